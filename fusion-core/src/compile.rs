@@ -1,0 +1,128 @@
+//! Compiling OpenCL C into kernels, and the process-wide kernel counters.
+
+use crate::error::{ClResultExt, Error, Result};
+use crate::runtime::Runtime;
+use opencl3::kernel::Kernel;
+use opencl3::program::Program;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+static COMPILED: AtomicU64 = AtomicU64::new(0);
+static LAUNCHED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts of kernels compiled and launched since the process started.
+///
+/// ```
+/// let before = fusion_core::kernel_stats();
+/// assert!(fusion_core::kernel_stats().launched >= before.launched);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KernelStats {
+    /// Programs built (fused and hand-written).
+    pub compiled: u64,
+    /// Kernel launches enqueued.
+    pub launched: u64,
+}
+
+impl std::ops::Sub for KernelStats {
+    type Output = KernelStats;
+    fn sub(self, rhs: KernelStats) -> KernelStats {
+        KernelStats {
+            compiled: self.compiled - rhs.compiled,
+            launched: self.launched - rhs.launched,
+        }
+    }
+}
+
+/// The current counters.
+pub fn kernel_stats() -> KernelStats {
+    KernelStats {
+        compiled: COMPILED.load(Ordering::Relaxed),
+        launched: LAUNCHED.load(Ordering::Relaxed),
+    }
+}
+
+pub(crate) fn count_launch() {
+    LAUNCHED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A compiled kernel. OpenCL kernel objects are not safe to configure from
+/// two threads at once, so argument setting and enqueueing hold its lock.
+pub struct CompiledKernel {
+    name: String,
+    kernel: Mutex<Kernel>,
+    // Keeps the program alive as long as the kernel.
+    _program: Program,
+}
+
+impl std::fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledKernel").field("name", &self.name).finish()
+    }
+}
+
+impl CompiledKernel {
+    /// The kernel function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Kernel> {
+        self.kernel.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Builds kernel `name` from `source` with `options` for the runtime's device.
+///
+/// A build failure returns [`Error::Build`] carrying the compiler log. When
+/// `FUSION_DUMP_KERNELS=<dir>` is set, the source is written to
+/// `<dir>/<dump_name>.cl` first (so a failing kernel can be inspected too).
+///
+/// ```
+/// let k = fusion_core::compile_kernel("twice", "__kernel void twice(__global int* x) { x[get_global_id(0)] *= 2; }", "", "twice")?;
+/// assert_eq!(k.name(), "twice");
+/// let bad = fusion_core::compile_kernel("bad", "__kernel void bad( { }", "", "bad");
+/// assert!(matches!(bad, Err(fusion_core::Error::Build { .. })));
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn compile_kernel(
+    name: &str,
+    source: &str,
+    options: &str,
+    dump_name: &str,
+) -> Result<CompiledKernel> {
+    let rt = Runtime::get()?;
+    if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
+        let path = std::path::Path::new(&dir).join(format!("{dump_name}.cl"));
+        // Dumping is a debugging aid; failing to write must not fail the build.
+        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, source));
+    }
+    let mut program = Program::create_from_source(rt.context(), source)
+        .call("clCreateProgramWithSource")?;
+    let device = rt.device_info();
+    let device_id = rt.context().default_device();
+    COMPILED.fetch_add(1, Ordering::Relaxed);
+    if program.build(&[device_id], options).is_err() {
+        let log = program
+            .get_build_log(device_id)
+            .unwrap_or_else(|_| format!("(no build log from {})", device.name));
+        return Err(Error::Build {
+            kernel: name.to_string(),
+            options: options.to_string(),
+            log,
+        });
+    }
+    let kernel = Kernel::create(&program, name).map_err(|e| Error::Build {
+        kernel: name.to_string(),
+        options: options.to_string(),
+        log: format!(
+            "the program built but has no kernel `{name}` ({})",
+            opencl3::error_codes::error_text(e.0)
+        ),
+    })?;
+    Ok(CompiledKernel {
+        name: name.to_string(),
+        kernel: Mutex::new(kernel),
+        _program: program,
+    })
+}

@@ -1,0 +1,147 @@
+//! The one error type of the whole workspace.
+
+use crate::view::View;
+
+/// Everything that can go wrong in fusion.
+///
+/// ```
+/// use fusion_core::Error;
+/// let e = Error::DimensionMismatch { operation: "add".into(), lhs: (2, 3), rhs: (3, 2) };
+/// assert!(e.to_string().contains("add"));
+/// ```
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum Error {
+    /// No OpenCL platform could be found (no ICD loader or no vendor driver).
+    #[error(
+        "no OpenCL platform found ({detail}). Install one: on Debian/Ubuntu \
+         `sudo apt-get install -y pocl-opencl-icd ocl-icd-libopencl1` (CPU), or your GPU vendor's \
+         OpenCL driver; `clinfo -l` lists what is installed"
+    )]
+    NoPlatform {
+        /// What the OpenCL loader reported.
+        detail: String,
+    },
+    /// `FUSION_PLATFORM`/`FUSION_DEVICE` (or `select_device`) matched nothing.
+    #[error("no OpenCL device matches {selector:?}; available devices: {available}")]
+    NoDevice {
+        /// The selector that matched nothing.
+        selector: String,
+        /// A short list of what exists.
+        available: String,
+    },
+    /// The runtime was already created, so it can no longer be configured.
+    #[error("the OpenCL runtime is already initialised; {what} must be called before first use")]
+    AlreadyInitialized {
+        /// Which configuration call came too late.
+        what: &'static str,
+    },
+    /// An OpenCL API call failed.
+    #[error("OpenCL error {code} ({name}) in {call}")]
+    OpenCl {
+        /// The raw OpenCL status code.
+        code: i32,
+        /// Its symbolic name.
+        name: String,
+        /// Which operation failed.
+        call: &'static str,
+    },
+    /// A kernel failed to compile.
+    #[error("kernel `{kernel}` failed to build with options `{options}`:\n{log}")]
+    Build {
+        /// Kernel name.
+        kernel: String,
+        /// Compile options used.
+        options: String,
+        /// The compiler's build log.
+        log: String,
+    },
+    /// The device lacks a capability (fp64, ...).
+    #[error("unsupported on this device: {what}")]
+    Unsupported {
+        /// What is missing.
+        what: String,
+    },
+    /// Operands of an operation have incompatible shapes.
+    #[error("{operation}: dimension mismatch, {lhs:?} vs {rhs:?} (rows, cols)")]
+    DimensionMismatch {
+        /// The operation that found the mismatch.
+        operation: String,
+        /// Shape of the first operand (rows, cols).
+        lhs: (usize, usize),
+        /// Shape of the second operand (rows, cols).
+        rhs: (usize, usize),
+    },
+    /// A host slice does not have `rows * cols` elements.
+    #[error("{function}: argument `{argument}` has {actual} elements, expected {expected}")]
+    SizeMismatch {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Required length.
+        expected: usize,
+        /// Given length.
+        actual: usize,
+    },
+    /// An argument has an invalid value.
+    #[error("{function}: argument `{argument}` is invalid: {reason}")]
+    InvalidArgument {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A matrix with this view cannot be used here.
+    #[error("{function}: view {view:?} is not allowed here ({reason})")]
+    InvalidView {
+        /// Function called.
+        function: &'static str,
+        /// The offending view.
+        view: View,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A check on the device found a bad element.
+    #[error("{function}: {argument}[{row}, {col}] is {value}, but must be {requirement}")]
+    CheckFailed {
+        /// Function that performed the check.
+        function: String,
+        /// Argument checked.
+        argument: String,
+        /// Row of the first failing element (0-based).
+        row: usize,
+        /// Column of the first failing element (0-based).
+        col: usize,
+        /// Its value.
+        value: f64,
+        /// What it must satisfy.
+        requirement: String,
+    },
+}
+
+/// Result alias used across fusion.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Wraps an OpenCL status code from `call`.
+    pub(crate) fn cl(call: &'static str, err: opencl3::error_codes::ClError) -> Self {
+        Error::OpenCl {
+            code: err.0,
+            name: opencl3::error_codes::error_text(err.0).to_string(),
+            call,
+        }
+    }
+}
+
+/// Converts an `opencl3` result into ours, naming the call.
+pub(crate) trait ClResultExt<T> {
+    fn call(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> ClResultExt<T> for std::result::Result<T, opencl3::error_codes::ClError> {
+    fn call(self, call: &'static str) -> Result<T> {
+        self.map_err(|e| Error::cl(call, e))
+    }
+}

@@ -1,0 +1,158 @@
+//! Read and write event lists of a device buffer (paper §2.3).
+//!
+//! A command that reads a buffer waits for its pending writes; a command that
+//! writes waits for its pending reads and writes; a host read waits for the
+//! writes. Completed events are pruned so that a matrix that is only ever
+//! read (data) does not accumulate events forever.
+
+use crate::error::{ClResultExt, Result};
+use opencl3::event::Event;
+use opencl3::types::cl_event;
+use std::sync::Mutex;
+
+/// A retained OpenCL event that can be cloned (each clone holds a reference).
+#[derive(Debug)]
+pub struct ClEvent(Option<Event>);
+
+impl ClEvent {
+    /// Wraps an event returned by an enqueue call.
+    pub fn new(event: Event) -> Self {
+        ClEvent(Some(event))
+    }
+
+    /// The raw handle (null for an event that could not be retained), valid while `self` lives.
+    pub fn raw(&self) -> cl_event {
+        self.0.as_ref().map_or(std::ptr::null_mut(), Event::get)
+    }
+
+    /// Blocks until the command has finished.
+    pub fn wait(&self) -> Result<()> {
+        match &self.0 {
+            Some(e) => e.wait().call("clWaitForEvents"),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the command has finished (or failed, which also ends it).
+    pub fn is_complete(&self) -> bool {
+        // CL_COMPLETE is 0; errors are negative; both mean nothing is pending.
+        self.0
+            .as_ref()
+            .is_none_or(|e| e.command_execution_status().map_or(true, |s| s.0 <= 0))
+    }
+
+    /// Device execution time in nanoseconds (needs a profiling queue).
+    pub fn elapsed_ns(&self) -> Result<u64> {
+        let Some(e) = &self.0 else { return Ok(0) };
+        e.wait().call("clWaitForEvents")?;
+        let start = e.profiling_command_start().call("clGetEventProfilingInfo")?;
+        let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
+        Ok(end.saturating_sub(start))
+    }
+}
+
+impl Clone for ClEvent {
+    fn clone(&self) -> Self {
+        let Some(e) = &self.0 else { return ClEvent(None) };
+        // SAFETY: `e` holds a valid event; retaining adds the reference that
+        // the new `Event`'s `Drop` releases.
+        match unsafe { opencl3::event::retain_event(e.get()) } {
+            Ok(()) => ClEvent(Some(Event::new(e.get()))),
+            // Retaining a valid event cannot fail; if a driver says otherwise,
+            // the clone must not release a reference it does not own.
+            Err(_) => ClEvent(None),
+        }
+    }
+}
+
+/// Prune completed events once a list holds this many.
+const PRUNE_AT: usize = 16;
+
+#[derive(Default, Debug)]
+struct Lists {
+    reads: Vec<ClEvent>,
+    writes: Vec<ClEvent>,
+}
+
+/// The pending read and write events of one buffer.
+///
+/// ```
+/// let events = fusion_core::EventLists::default();
+/// assert_eq!(events.pending(), (0, 0));
+/// ```
+#[derive(Default, Debug)]
+pub struct EventLists {
+    lists: Mutex<Lists>,
+}
+
+impl EventLists {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lists> {
+        // A poisoned lock only means another thread panicked mid-push; the
+        // lists are still valid.
+        self.lists.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends what a command reading this buffer must wait for.
+    pub fn wait_list_for_read(&self, out: &mut Vec<ClEvent>) {
+        out.extend(self.lock().writes.iter().cloned());
+    }
+
+    /// Appends what a command writing this buffer must wait for.
+    pub fn wait_list_for_write(&self, out: &mut Vec<ClEvent>) {
+        let lists = self.lock();
+        out.extend(
+            lists
+                .reads
+                .iter()
+                .chain(lists.writes.iter())
+                
+                .cloned(),
+        );
+    }
+
+    /// Records a command that reads this buffer.
+    pub fn add_read(&self, event: ClEvent) {
+        let mut lists = self.lock();
+        if lists.reads.len() >= PRUNE_AT {
+            lists.reads.retain(|e| !e.is_complete());
+        }
+        lists.reads.push(event);
+    }
+
+    /// Records a command that writes this buffer. It waited for every pending
+    /// read and write, so it alone now stands for all of them.
+    pub fn add_write(&self, event: ClEvent) {
+        let mut lists = self.lock();
+        lists.reads.clear();
+        lists.writes.clear();
+        lists.writes.push(event);
+    }
+
+    /// Blocks until every pending write has finished.
+    pub fn wait_for_writes(&self) -> Result<()> {
+        let writes: Vec<ClEvent> = self.lock().writes.to_vec();
+        writes.iter().try_for_each(ClEvent::wait)
+    }
+
+    /// Blocks until every pending read and write has finished.
+    pub fn wait_for_all(&self) -> Result<()> {
+        let mut all = Vec::new();
+        self.wait_list_for_write(&mut all);
+        all.iter().try_for_each(ClEvent::wait)
+    }
+
+    /// Number of pending (read, write) events held.
+    pub fn pending(&self) -> (usize, usize) {
+        let lists = self.lock();
+        (lists.reads.len(), lists.writes.len())
+    }
+}
+
+/// Raw handles of `events`, for an enqueue call's wait list.
+pub fn raw_handles(events: &[ClEvent]) -> Vec<cl_event> {
+    events
+        .iter()
+        .map(ClEvent::raw)
+        .filter(|h| !h.is_null())
+        .collect()
+}

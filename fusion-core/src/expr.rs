@@ -1,0 +1,204 @@
+//! The syntax of lazy expressions: the node types that Rust operators build.
+//!
+//! These structs only *hold* operands; their code generation lives in
+//! `fusion-ops` (`Operation` impls). They are defined here, beside `MatrixCl`,
+//! because Rust's orphan rule only allows `impl Add for &MatrixCl` in the crate
+//! that defines `MatrixCl`: `&a + &b` must name its result type from here.
+
+use crate::cl_type::ClType;
+use crate::matrix::MatrixCl;
+use std::ops;
+
+/// A lazy expression. Every operator and function returns one; nothing runs
+/// until it is assigned (`MatrixCl::assign`) or evaluated (`.eval()`).
+///
+/// ```
+/// use fusion_core::{Expr, MatrixCl};
+/// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
+/// let e: Expr<_> = 2.0f32 * (&a + &a); // builds a tree; no kernel runs
+/// # let _ = e;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Expr<O>(pub O);
+
+/// A matrix operand, borrowed or owned by the expression.
+#[derive(Debug)]
+pub enum MatrixRef<'a, T: ClType> {
+    /// Borrowed from the caller.
+    Borrowed(&'a MatrixCl<T>),
+    /// Moved into the expression (a temporary).
+    Owned(MatrixCl<T>),
+}
+
+impl<T: ClType> std::ops::Deref for MatrixRef<'_, T> {
+    type Target = MatrixCl<T>;
+    fn deref(&self) -> &MatrixCl<T> {
+        match self {
+            MatrixRef::Borrowed(m) => m,
+            MatrixRef::Owned(m) => m,
+        }
+    }
+}
+
+/// Reads a matrix (a leaf).
+#[derive(Debug)]
+pub struct Load<'a, T: ClType>(pub MatrixRef<'a, T>);
+
+/// A scalar value, broadcast to every element (passed as a kernel argument).
+#[derive(Debug, Clone, Copy)]
+pub struct Scalar<T: ClType>(pub T);
+
+/// A sub-expression used more than once by reference: computed once per element.
+#[derive(Debug, Clone, Copy)]
+pub struct Shared<'a, O>(pub &'a O);
+
+/// `lhs + rhs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Add<L, R>(pub L, pub R);
+/// `lhs - rhs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Sub<L, R>(pub L, pub R);
+/// Element-wise `lhs * rhs`.
+#[derive(Debug, Clone, Copy)]
+pub struct ElewiseMul<L, R>(pub L, pub R);
+/// Element-wise `lhs / rhs`.
+#[derive(Debug, Clone, Copy)]
+pub struct ElewiseDiv<L, R>(pub L, pub R);
+/// `-a`.
+#[derive(Debug, Clone, Copy)]
+pub struct Neg<A>(pub A);
+
+/// Anything that can be an operand of an expression: matrices (borrowed or
+/// owned), expressions (owned or shared by reference) and scalars.
+pub trait IntoOperand {
+    /// The node it becomes.
+    type Operand;
+    /// Converts into the node.
+    fn into_operand(self) -> Self::Operand;
+}
+
+impl<'a, T: ClType> IntoOperand for &'a MatrixCl<T> {
+    type Operand = Load<'a, T>;
+    fn into_operand(self) -> Load<'a, T> {
+        Load(MatrixRef::Borrowed(self))
+    }
+}
+
+impl<T: ClType> IntoOperand for MatrixCl<T> {
+    type Operand = Load<'static, T>;
+    fn into_operand(self) -> Load<'static, T> {
+        Load(MatrixRef::Owned(self))
+    }
+}
+
+impl<O> IntoOperand for Expr<O> {
+    type Operand = O;
+    fn into_operand(self) -> O {
+        self.0
+    }
+}
+
+impl<'a, O> IntoOperand for &'a Expr<O> {
+    type Operand = Shared<'a, O>;
+    fn into_operand(self) -> Shared<'a, O> {
+        Shared(&self.0)
+    }
+}
+
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl IntoOperand for $t {
+            type Operand = Scalar<$t>;
+            fn into_operand(self) -> Scalar<$t> { Scalar(self) }
+        }
+    )*};
+}
+scalar_operand!(f64, f32, i32);
+
+/// Operators whose left operand is a matrix or expression.
+macro_rules! matrix_operators {
+    ([$($gen:tt)*] $lhs:ty) => {
+        impl<$($gen)*, Rhs: IntoOperand> ops::Add<Rhs> for $lhs {
+            type Output = Expr<Add<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
+            fn add(self, rhs: Rhs) -> Self::Output {
+                Expr(Add(self.into_operand(), rhs.into_operand()))
+            }
+        }
+        impl<$($gen)*, Rhs: IntoOperand> ops::Sub<Rhs> for $lhs {
+            type Output = Expr<Sub<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
+            fn sub(self, rhs: Rhs) -> Self::Output {
+                Expr(Sub(self.into_operand(), rhs.into_operand()))
+            }
+        }
+        impl<$($gen)*> ops::Neg for $lhs {
+            type Output = Expr<Neg<<$lhs as IntoOperand>::Operand>>;
+            fn neg(self) -> Self::Output {
+                Expr(Neg(self.into_operand()))
+            }
+        }
+        matrix_operators!(@scalar [$($gen)*] $lhs; f64);
+        matrix_operators!(@scalar [$($gen)*] $lhs; f32);
+        matrix_operators!(@scalar [$($gen)*] $lhs; i32);
+    };
+    (@scalar [$($gen:tt)*] $lhs:ty; $s:ty) => {
+        impl<$($gen)*> ops::Mul<$s> for $lhs {
+            type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
+            fn mul(self, rhs: $s) -> Self::Output {
+                Expr(ElewiseMul(self.into_operand(), Scalar(rhs)))
+            }
+        }
+        impl<$($gen)*> ops::Div<$s> for $lhs {
+            type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
+            fn div(self, rhs: $s) -> Self::Output {
+                Expr(ElewiseDiv(self.into_operand(), Scalar(rhs)))
+            }
+        }
+    };
+}
+
+matrix_operators!([O] Expr<O>);
+matrix_operators!(['a, O] &'a Expr<O>);
+matrix_operators!(['a, T: ClType] &'a MatrixCl<T>);
+matrix_operators!([T: ClType] MatrixCl<T>);
+
+/// Operators whose left operand is a scalar and right operand a matrix or expression.
+macro_rules! scalar_lhs_operators {
+    ($s:ty; $([$($gen:tt)*] $rhs:ty),*) => {$(
+        impl<$($gen)*> ops::Add<$rhs> for $s {
+            type Output = Expr<Add<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
+            fn add(self, rhs: $rhs) -> Self::Output {
+                Expr(Add(Scalar(self), rhs.into_operand()))
+            }
+        }
+        impl<$($gen)*> ops::Sub<$rhs> for $s {
+            type Output = Expr<Sub<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
+            fn sub(self, rhs: $rhs) -> Self::Output {
+                Expr(Sub(Scalar(self), rhs.into_operand()))
+            }
+        }
+        impl<$($gen)*> ops::Mul<$rhs> for $s {
+            type Output = Expr<ElewiseMul<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
+            fn mul(self, rhs: $rhs) -> Self::Output {
+                Expr(ElewiseMul(Scalar(self), rhs.into_operand()))
+            }
+        }
+        impl<$($gen)*> ops::Div<$rhs> for $s {
+            type Output = Expr<ElewiseDiv<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
+            fn div(self, rhs: $rhs) -> Self::Output {
+                Expr(ElewiseDiv(Scalar(self), rhs.into_operand()))
+            }
+        }
+    )*};
+}
+
+macro_rules! scalar_lhs_all {
+    ($($s:ty),*) => {$(
+        scalar_lhs_operators!($s;
+            [O] Expr<O>,
+            ['a, O] &'a Expr<O>,
+            ['a, T: ClType] &'a MatrixCl<T>,
+            [T: ClType] MatrixCl<T>);
+    )*};
+}
+scalar_lhs_all!(f64, f32, i32);

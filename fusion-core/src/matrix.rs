@@ -1,0 +1,350 @@
+//! `MatrixCl<T>`: a column-major matrix in device memory with a triangular view
+//! and its own read/write event lists (paper §2.2–2.3).
+
+use crate::cl_type::ClType;
+use crate::error::{ClResultExt, Error, Result};
+use crate::events::{raw_handles, ClEvent, EventLists};
+use crate::runtime::Runtime;
+use crate::view::View;
+use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::types::{cl_mem, CL_BLOCKING};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A matrix on the OpenCL device.
+///
+/// Storage is column-major. Every method takes `&self`: like an OpenCL buffer
+/// handle, a `MatrixCl` may be read and written by many commands, and the
+/// event lists order them. That is also what lets `a.assign(&a + &b)` compile.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let m = MatrixCl::from_slice(2, 3, &[1.0f32, 2., 3., 4., 5., 6.])?;
+/// assert_eq!((m.rows(), m.cols()), (2, 3));
+/// assert_eq!(m.to_vec()?, vec![1.0, 2., 3., 4., 5., 6.]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub struct MatrixCl<T: ClType> {
+    buffer: Option<Buffer<T>>,
+    rows: usize,
+    cols: usize,
+    view: AtomicI32,
+    events: EventLists,
+    id: u64,
+}
+
+impl<T: ClType> std::fmt::Debug for MatrixCl<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatrixCl")
+            .field("type", &T::CL_NAME)
+            .field("rows", &self.rows)
+            .field("cols", &self.cols)
+            .field("view", &self.view())
+            .finish()
+    }
+}
+
+/// Largest element count: generated kernels index with 32-bit `int`.
+pub const MAX_ELEMENTS: usize = i32::MAX as usize;
+
+fn checked_len(function: &'static str, rows: usize, cols: usize) -> Result<usize> {
+    match rows.checked_mul(cols) {
+        Some(n) if n <= MAX_ELEMENTS => Ok(n),
+        _ => Err(Error::InvalidArgument {
+            function,
+            argument: "rows * cols",
+            reason: format!("{rows} x {cols} exceeds the limit of {MAX_ELEMENTS} elements"),
+        }),
+    }
+}
+
+impl<T: ClType> MatrixCl<T> {
+    fn with_buffer(rows: usize, cols: usize, buffer: Option<Buffer<T>>) -> Self {
+        MatrixCl {
+            buffer,
+            rows,
+            cols,
+            view: AtomicI32::new(View::Entire.bits()),
+            events: EventLists::default(),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// An uninitialised matrix (contents unspecified); used for outputs.
+    ///
+    /// ```
+    /// let m = fusion_core::MatrixCl::<f32>::uninitialized(4, 0)?;
+    /// assert!(m.is_empty());
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn uninitialized(rows: usize, cols: usize) -> Result<Self> {
+        let len = checked_len("MatrixCl::uninitialized", rows, cols)?;
+        let rt = Runtime::get()?;
+        rt.require::<T>("MatrixCl::uninitialized")?;
+        if len == 0 {
+            return Ok(Self::with_buffer(rows, cols, None));
+        }
+        // SAFETY: no host pointer is passed; the size is non-zero and bounded.
+        let buffer = unsafe {
+            Buffer::<T>::create(rt.context(), CL_MEM_READ_WRITE, len, std::ptr::null_mut())
+        }
+        .call("clCreateBuffer")?;
+        Ok(Self::with_buffer(rows, cols, Some(buffer)))
+    }
+
+    /// Copies a column-major host slice to the device.
+    ///
+    /// ```
+    /// let m = fusion_core::MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
+    /// assert_eq!(m.to_vec()?, vec![1, 2, 3, 4]);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn from_slice(rows: usize, cols: usize, data: &[T]) -> Result<Self> {
+        let len = checked_len("MatrixCl::from_slice", rows, cols)?;
+        if data.len() != len {
+            return Err(Error::SizeMismatch {
+                function: "MatrixCl::from_slice",
+                argument: "data",
+                expected: len,
+                actual: data.len(),
+            });
+        }
+        let rt = Runtime::get()?;
+        rt.require::<T>("MatrixCl::from_slice")?;
+        if len == 0 {
+            return Ok(Self::with_buffer(rows, cols, None));
+        }
+        // SAFETY: CL_MEM_COPY_HOST_PTR copies `len` elements from `data`
+        // before returning, so no host pointer outlives this call.
+        let buffer = unsafe {
+            Buffer::<T>::create(
+                rt.context(),
+                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                len,
+                data.as_ptr() as *mut std::ffi::c_void,
+            )
+        }
+        .call("clCreateBuffer")?;
+        Ok(Self::with_buffer(rows, cols, Some(buffer)))
+    }
+
+    /// A matrix with every element equal to `value`.
+    ///
+    /// ```
+    /// let m = fusion_core::MatrixCl::constant(2, 2, 7.5f32)?;
+    /// assert_eq!(m.to_vec()?, vec![7.5; 4]);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn constant(rows: usize, cols: usize, value: T) -> Result<Self> {
+        let m = Self::uninitialized(rows, cols)?;
+        m.fill(value)?;
+        Ok(m)
+    }
+
+    /// A matrix of zeros.
+    ///
+    /// ```
+    /// let m = fusion_core::MatrixCl::<i32>::zeros(3, 1)?;
+    /// assert_eq!(m.to_vec()?, vec![0, 0, 0]);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn zeros(rows: usize, cols: usize) -> Result<Self> {
+        Self::constant(rows, cols, T::default())
+    }
+
+    /// Sets every element to `value` on the device (after pending reads and writes).
+    pub fn fill(&self, value: T) -> Result<()> {
+        let Some(buffer) = &self.buffer else {
+            return Ok(());
+        };
+        let rt = Runtime::get()?;
+        let mut wait = Vec::new();
+        self.events.wait_list_for_write(&mut wait);
+        let pattern = [value];
+        let size = self.len() * std::mem::size_of::<T>();
+        // SAFETY: the buffer is live and `size` bytes long; the pattern is
+        // copied by the call before it returns.
+        let event = unsafe {
+            rt.queue().enqueue_fill_buffer(
+                &mut buffer_alias(buffer),
+                &pattern,
+                0,
+                size,
+                &raw_handles(&wait),
+            )
+        }
+        .call("clEnqueueFillBuffer")?;
+        let event = ClEvent::new(event);
+        self.events.add_write(event);
+        Ok(())
+    }
+
+    /// Overwrites the contents with a column-major host slice (blocking).
+    pub fn write(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::SizeMismatch {
+                function: "MatrixCl::write",
+                argument: "data",
+                expected: self.len(),
+                actual: data.len(),
+            });
+        }
+        let Some(buffer) = &self.buffer else {
+            return Ok(());
+        };
+        let rt = Runtime::get()?;
+        let mut wait = Vec::new();
+        self.events.wait_list_for_write(&mut wait);
+        // SAFETY: blocking write: `data` is fully read before the call returns.
+        let event = unsafe {
+            rt.queue()
+                .enqueue_write_buffer(&mut buffer_alias(buffer), CL_BLOCKING, 0, data, &raw_handles(&wait))
+        }
+        .call("clEnqueueWriteBuffer")?;
+        self.events.add_write(ClEvent::new(event));
+        Ok(())
+    }
+
+    /// Copies the matrix to the host, column-major (waits for pending writes).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); self.len()];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Copies the matrix into `out` (column-major, `rows * cols` long).
+    pub fn read_into(&self, out: &mut [T]) -> Result<()> {
+        if out.len() != self.len() {
+            return Err(Error::SizeMismatch {
+                function: "MatrixCl::read_into",
+                argument: "out",
+                expected: self.len(),
+                actual: out.len(),
+            });
+        }
+        let Some(buffer) = &self.buffer else {
+            return Ok(());
+        };
+        let rt = Runtime::get()?;
+        let mut wait = Vec::new();
+        self.events.wait_list_for_read(&mut wait);
+        // SAFETY: blocking read into `out`, whose length matches the buffer.
+        let event = unsafe {
+            rt.queue()
+                .enqueue_read_buffer(buffer, CL_BLOCKING, 0, out, &raw_handles(&wait))
+        }
+        .call("clEnqueueReadBuffer")?;
+        self.events.add_read(ClEvent::new(event));
+        Ok(())
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `rows * cols`.
+    pub fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// Whether the matrix has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Which part may be non-zero.
+    pub fn view(&self) -> View {
+        View::from_bits(self.view.load(Ordering::Relaxed))
+    }
+
+    /// Declares which part may be non-zero; elements outside it are treated as zero.
+    pub fn set_view(&self, view: View) {
+        self.view.store(view.bits(), Ordering::Relaxed);
+    }
+
+    /// Builder form of [`set_view`](Self::set_view).
+    pub fn with_view(self, view: View) -> Self {
+        self.set_view(view);
+        self
+    }
+
+    /// The pending read/write events of this matrix.
+    pub fn events(&self) -> &EventLists {
+        &self.events
+    }
+
+    /// A process-unique identity of the underlying buffer (used to detect aliasing).
+    pub fn buffer_id(&self) -> u64 {
+        self.id
+    }
+
+    /// The raw `cl_mem` handle (null for an empty matrix).
+    pub fn raw_mem(&self) -> cl_mem {
+        self.buffer.as_ref().map_or(std::ptr::null_mut(), |b| b.get())
+    }
+
+    /// Copies a column-major device buffer range of `other` (same shape) into `self`.
+    pub fn copy_from(&self, other: &MatrixCl<T>) -> Result<()> {
+        if (self.rows, self.cols) != (other.rows, other.cols) {
+            return Err(Error::DimensionMismatch {
+                operation: "MatrixCl::copy_from".into(),
+                lhs: (self.rows, self.cols),
+                rhs: (other.rows, other.cols),
+            });
+        }
+        let (Some(dst), Some(src)) = (&self.buffer, &other.buffer) else {
+            return Ok(());
+        };
+        if self.id == other.id {
+            return Ok(());
+        }
+        let rt = Runtime::get()?;
+        let mut wait = Vec::new();
+        self.events.wait_list_for_write(&mut wait);
+        other.events.wait_list_for_read(&mut wait);
+        // SAFETY: both buffers are live and hold exactly `len` elements.
+        let event = unsafe {
+            rt.queue().enqueue_copy_buffer(
+                src,
+                &mut buffer_alias(dst),
+                0,
+                0,
+                self.len() * std::mem::size_of::<T>(),
+                &raw_handles(&wait),
+            )
+        }
+        .call("clEnqueueCopyBuffer")?;
+        let event = ClEvent::new(event);
+        other.events.add_read(event.clone());
+        self.events.add_write(event);
+        self.set_view(other.view());
+        Ok(())
+    }
+
+    /// A device-side copy with its own buffer.
+    pub fn try_clone(&self) -> Result<Self> {
+        let m = Self::uninitialized(self.rows, self.cols)?;
+        m.copy_from(self)?;
+        Ok(m)
+    }
+}
+
+/// A second `Buffer` value for the same `cl_mem`, for opencl3 calls that take
+/// `&mut Buffer` although the handle is shared; it retains the object so its
+/// drop is balanced.
+fn buffer_alias<T>(buffer: &Buffer<T>) -> Buffer<T> {
+    let mem = buffer.get();
+    // SAFETY: `mem` is a live buffer; retaining it balances the release done
+    // when the alias drops.
+    unsafe {
+        let _ = opencl3::memory::retain_mem_object(mem);
+        Buffer::new(mem)
+    }
+}

@@ -1,0 +1,343 @@
+//! The process-wide OpenCL context and queue (paper §2.1: one context, one queue).
+//!
+//! The runtime is created lazily on first use. Which device it uses comes from
+//! [`configure`] (called before first use), else the environment variables
+//! `FUSION_PLATFORM` / `FUSION_DEVICE` (an index or a case-insensitive name
+//! substring), else the first GPU found, else the first device of any kind.
+
+use crate::error::{ClResultExt, Error, Result};
+use once_cell::sync::OnceCell;
+use opencl3::command_queue::{
+    CommandQueue, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE,
+};
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::platform::get_platforms;
+use std::sync::Mutex;
+
+/// How commands are ordered on the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueMode {
+    /// Out-of-order where the device supports it (event lists keep the order), else in-order.
+    #[default]
+    Auto,
+    /// Always an in-order queue.
+    InOrder,
+}
+
+/// Choices applied when the runtime is created.
+///
+/// ```
+/// let cfg = fusion_core::RuntimeConfig { device: Some("pthread".into()), ..Default::default() };
+/// assert_eq!(cfg.queue, fusion_core::QueueMode::Auto);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Platform index or case-insensitive name substring.
+    pub platform: Option<String>,
+    /// Device index (in [`list_devices`] order, within the platform if one is chosen)
+    /// or case-insensitive name substring.
+    pub device: Option<String>,
+    /// Queue ordering.
+    pub queue: QueueMode,
+    /// Enable event profiling (device-side timestamps, used by benchmarks).
+    pub profiling: bool,
+    /// Pretend the device has no fp64 support (to test that path on any device).
+    pub force_no_fp64: bool,
+}
+
+impl RuntimeConfig {
+    /// The configuration described by the environment: `FUSION_PLATFORM`,
+    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order`, `FUSION_PROFILING=1`, `FUSION_NO_FP64=1`.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let flag = |name: &str| var(name).is_some_and(|v| v != "0");
+        RuntimeConfig {
+            platform: var("FUSION_PLATFORM"),
+            device: var("FUSION_DEVICE"),
+            queue: match var("FUSION_QUEUE").as_deref() {
+                Some("in-order") | Some("inorder") | Some("in_order") => QueueMode::InOrder,
+                _ => QueueMode::Auto,
+            },
+            profiling: flag("FUSION_PROFILING"),
+            force_no_fp64: flag("FUSION_NO_FP64"),
+        }
+    }
+}
+
+/// A description of one OpenCL device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    /// Position in [`list_devices`].
+    pub index: usize,
+    /// Index of its platform.
+    pub platform_index: usize,
+    /// Platform name.
+    pub platform_name: String,
+    /// Device name.
+    pub name: String,
+    /// Vendor name.
+    pub vendor: String,
+    /// Driver version string.
+    pub driver_version: String,
+    /// OpenCL version string.
+    pub version: String,
+    /// Whether it is a GPU.
+    pub is_gpu: bool,
+    /// Whether it supports double precision.
+    pub fp64: bool,
+    /// Compute units.
+    pub compute_units: u32,
+    /// Global memory in bytes.
+    pub global_mem_bytes: u64,
+    /// Local memory per work-group in bytes.
+    pub local_mem_bytes: u64,
+    /// Largest work-group size.
+    pub max_work_group_size: usize,
+    /// Whether host queues may execute out of order.
+    pub out_of_order: bool,
+}
+
+struct Found {
+    info: DeviceInfo,
+    device: Device,
+}
+
+fn discover() -> Result<Vec<Found>> {
+    let platforms = get_platforms().map_err(|e| Error::NoPlatform {
+        detail: opencl3::error_codes::error_text(e.0).to_string(),
+    })?;
+    if platforms.is_empty() {
+        return Err(Error::NoPlatform {
+            detail: "the OpenCL loader lists no platforms".into(),
+        });
+    }
+    let mut found = Vec::new();
+    for (platform_index, platform) in platforms.iter().enumerate() {
+        let platform_name = platform.name().unwrap_or_default();
+        // A platform without devices reports CL_DEVICE_NOT_FOUND; skip it.
+        let ids = platform.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
+        for id in ids {
+            let device = Device::new(id);
+            let fp64 = device.double_fp_config().unwrap_or(0) != 0;
+            let info = DeviceInfo {
+                index: found.len(),
+                platform_index,
+                platform_name: platform_name.clone(),
+                name: device.name().call("clGetDeviceInfo(NAME)")?.trim().to_string(),
+                vendor: device.vendor().unwrap_or_default(),
+                driver_version: device.driver_version().unwrap_or_default(),
+                version: device.version().unwrap_or_default(),
+                is_gpu: device.dev_type().unwrap_or(0) & CL_DEVICE_TYPE_GPU != 0,
+                fp64,
+                compute_units: device.max_compute_units().unwrap_or(1),
+                global_mem_bytes: device.global_mem_size().unwrap_or(0),
+                local_mem_bytes: device.local_mem_size().unwrap_or(0),
+                max_work_group_size: device.max_work_group_size().unwrap_or(1),
+                out_of_order: device.queue_on_host_properties().unwrap_or(0)
+                    & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
+                    != 0,
+            };
+            found.push(Found { info, device });
+        }
+    }
+    Ok(found)
+}
+
+/// Lists every OpenCL device of every platform.
+///
+/// ```no_run
+/// for d in fusion_core::list_devices()? {
+///     println!("[{}] {} (fp64: {})", d.index, d.name, d.fp64);
+/// }
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn list_devices() -> Result<Vec<DeviceInfo>> {
+    Ok(discover()?.into_iter().map(|f| f.info).collect())
+}
+
+fn matches(selector: &str, index: usize, name: &str) -> bool {
+    match selector.trim().parse::<usize>() {
+        Ok(i) => i == index,
+        Err(_) => name.to_lowercase().contains(&selector.trim().to_lowercase()),
+    }
+}
+
+fn choose(found: Vec<Found>, cfg: &RuntimeConfig) -> Result<Found> {
+    let available = found
+        .iter()
+        .map(|f| format!("[{}] {} / {}", f.info.index, f.info.platform_name, f.info.name))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut candidates: Vec<Found> = match &cfg.platform {
+        Some(p) => found
+            .into_iter()
+            .filter(|f| matches(p, f.info.platform_index, &f.info.platform_name))
+            .collect(),
+        None => found,
+    };
+    let pick = match &cfg.device {
+        Some(d) => {
+            let within_platform = cfg.platform.is_some();
+            candidates.iter().position(|f| {
+                let local_index = if within_platform {
+                    f.info.index - candidates[0].info.index
+                } else {
+                    f.info.index
+                };
+                matches(d, local_index, &f.info.name)
+            })
+        }
+        None => candidates
+            .iter()
+            .position(|f| f.info.is_gpu)
+            .or(if candidates.is_empty() { None } else { Some(0) }),
+    };
+    match pick {
+        Some(i) => Ok(candidates.swap_remove(i)),
+        None => Err(Error::NoDevice {
+            selector: format!(
+                "platform={} device={}",
+                cfg.platform.as_deref().unwrap_or("*"),
+                cfg.device.as_deref().unwrap_or("*")
+            ),
+            available,
+        }),
+    }
+}
+
+/// The one context and queue of the process, on the selected device.
+pub struct Runtime {
+    context: Context,
+    queue: CommandQueue,
+    info: DeviceInfo,
+    fp64: bool,
+    out_of_order: bool,
+    profiling: bool,
+}
+
+static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
+static RUNTIME: OnceCell<Runtime> = OnceCell::new();
+
+/// Sets the runtime configuration; must be called before the first use of the device.
+///
+/// ```no_run
+/// use fusion_core::{configure, RuntimeConfig, QueueMode};
+/// configure(RuntimeConfig { queue: QueueMode::InOrder, ..RuntimeConfig::from_env() })?;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn configure(config: RuntimeConfig) -> Result<()> {
+    if RUNTIME.get().is_some() {
+        return Err(Error::AlreadyInitialized { what: "configure" });
+    }
+    let mut pending = PENDING_CONFIG.lock().unwrap_or_else(|p| p.into_inner());
+    *pending = Some(config);
+    Ok(())
+}
+
+/// Chooses the device by index or name substring; must be called before first use.
+///
+/// ```no_run
+/// fusion_core::select_device("0")?;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn select_device(selector: &str) -> Result<()> {
+    configure(RuntimeConfig {
+        device: Some(selector.to_string()),
+        ..RuntimeConfig::from_env()
+    })
+}
+
+impl Runtime {
+    /// The runtime, created on first call.
+    ///
+    /// ```no_run
+    /// let rt = fusion_core::Runtime::get()?;
+    /// println!("running on {}", rt.device_info().name);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn get() -> Result<&'static Runtime> {
+        RUNTIME.get_or_try_init(|| {
+            let pending = PENDING_CONFIG
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            Runtime::create(&pending.unwrap_or_else(RuntimeConfig::from_env))
+        })
+    }
+
+    fn create(cfg: &RuntimeConfig) -> Result<Runtime> {
+        let found = choose(discover()?, cfg)?;
+        let context = Context::from_device(&found.device).call("clCreateContext")?;
+        let out_of_order = cfg.queue == QueueMode::Auto && found.info.out_of_order;
+        let mut properties = 0;
+        if out_of_order {
+            properties |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+        }
+        if cfg.profiling {
+            properties |= CL_QUEUE_PROFILING_ENABLE;
+        }
+        // SAFETY: the device is the one the context was created from.
+        let queue = unsafe {
+            CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
+        }
+        .call("clCreateCommandQueueWithProperties")?;
+        Ok(Runtime {
+            context,
+            queue,
+            fp64: found.info.fp64 && !cfg.force_no_fp64,
+            out_of_order,
+            profiling: cfg.profiling,
+            info: found.info,
+        })
+    }
+
+    /// The OpenCL context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The command queue.
+    pub fn queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
+    /// The selected device.
+    pub fn device_info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Whether `f64` may be used (false also when forced off by configuration).
+    pub fn fp64(&self) -> bool {
+        self.fp64
+    }
+
+    /// Whether the queue executes out of order.
+    pub fn out_of_order(&self) -> bool {
+        self.out_of_order
+    }
+
+    /// Whether events carry profiling timestamps.
+    pub fn profiling(&self) -> bool {
+        self.profiling
+    }
+
+    /// Fails with [`Error::Unsupported`] when `T` needs fp64 and the device lacks it.
+    pub fn require<T: crate::ClType>(&self, function: &str) -> Result<()> {
+        if T::NEEDS_FP64 && !self.fp64 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{function}: `{}` needs fp64 (cl_khr_fp64), which device `{}` lacks",
+                    T::CL_NAME,
+                    self.info.name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits until every enqueued command has finished.
+    pub fn finish(&self) -> Result<()> {
+        self.queue.finish().call("clFinish")
+    }
+}

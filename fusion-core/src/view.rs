@@ -1,0 +1,69 @@
+//! Triangular views: which part of a matrix may hold non-zeros (paper §2.2).
+
+/// Which part of a matrix may be non-zero; code may skip the rest.
+///
+/// Encoded as two bits (lower part, upper part) so that unions and
+/// intersections are bit operations, on the host and in generated kernels.
+///
+/// ```
+/// use fusion_core::View;
+/// assert_eq!(View::Lower.union(View::Upper), View::Entire);
+/// assert_eq!(View::Lower.intersection(View::Upper), View::Diagonal);
+/// assert!(View::Lower.contains(3, 1));
+/// assert!(!View::Lower.contains(1, 3));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum View {
+    /// Only the diagonal may be non-zero.
+    Diagonal = 0,
+    /// The diagonal and the part below it.
+    Lower = 1,
+    /// The diagonal and the part above it.
+    Upper = 2,
+    /// Any element may be non-zero.
+    #[default]
+    Entire = 3,
+}
+
+impl View {
+    /// The two-bit code passed to kernels (`bit 0`: lower part, `bit 1`: upper part).
+    pub fn bits(self) -> i32 {
+        self as i32
+    }
+
+    /// The view with the given two-bit code.
+    pub fn from_bits(bits: i32) -> View {
+        match bits & 3 {
+            0 => View::Diagonal,
+            1 => View::Lower,
+            2 => View::Upper,
+            _ => View::Entire,
+        }
+    }
+
+    /// Non-zeros of either operand may be non-zero (`+`, `-`).
+    pub fn union(self, other: View) -> View {
+        View::from_bits(self.bits() | other.bits())
+    }
+
+    /// Only positions non-zero in both may be non-zero (element-wise `*`, logical and).
+    pub fn intersection(self, other: View) -> View {
+        View::from_bits(self.bits() & other.bits())
+    }
+
+    /// The view of the transposed matrix.
+    pub fn transpose(self) -> View {
+        match self {
+            View::Lower => View::Upper,
+            View::Upper => View::Lower,
+            v => v,
+        }
+    }
+
+    /// Whether element (`row`, `col`) lies inside the view.
+    pub fn contains(self, row: usize, col: usize) -> bool {
+        row == col
+            || (row > col && self.bits() & 1 != 0)
+            || (row < col && self.bits() & 2 != 0)
+    }
+}

@@ -1,1 +1,34 @@
+//! # fusion
+//!
+//! Lazy matrix expressions fused into single OpenCL kernels — the Rust
+//! successor of Stan Math's OpenCL backend and kernel generator.
+//!
+//! ```
+//! use fusion::prelude::*;
+//! let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
+//! let b = MatrixCl::from_slice(2, 2, &[4.0, 3.0, 2.0, 1.0])?;
+//! let d = MatrixCl::<f64>::zeros(2, 2)?;
+//! d.assign(0.5 * (&a + &b))?; // one generated kernel, compiled once, cached
+//! assert_eq!(d.to_vec()?, vec![2.5; 4]);
+//! # Ok::<(), fusion::Error>(())
+//! ```
+//!
+//! Crates: [`fusion_core`] (runtime, `MatrixCl`, events, typed kernels),
+//! [`fusion_ops`] (operations and code generation), [`fusion_kernels`]
+//! (hand-written kernels).
 
+pub use fusion_core;
+pub use fusion_kernels;
+pub use fusion_ops;
+
+pub use fusion_core::{
+    configure, kernel_stats, list_devices, select_device, ClType, DeviceInfo, Error, Expr,
+    KernelStats, MatrixCl, QueueMode, Result, Runtime, RuntimeConfig, View,
+};
+
+/// Everything a user of fusion needs: `use fusion::prelude::*;`.
+pub mod prelude {
+    pub use fusion_kernels::prelude::*;
+    pub use fusion_ops::prelude::*;
+    pub use fusion_core::{kernel_stats, MatrixCl, Result, View};
+}

@@ -118,37 +118,37 @@ scalar_operand!(f64, f32, i32);
 
 /// Operators whose left operand is a matrix or expression.
 macro_rules! matrix_operators {
-    ([$($gen:tt)*] $lhs:ty) => {
-        impl<$($gen)*, Rhs: IntoOperand> ops::Add<Rhs> for $lhs {
+    ([$($g:tt)*] $lhs:ty) => {
+        impl<$($g)*, Rhs: IntoOperand> ops::Add<Rhs> for $lhs {
             type Output = Expr<Add<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
             fn add(self, rhs: Rhs) -> Self::Output {
                 Expr(Add(self.into_operand(), rhs.into_operand()))
             }
         }
-        impl<$($gen)*, Rhs: IntoOperand> ops::Sub<Rhs> for $lhs {
+        impl<$($g)*, Rhs: IntoOperand> ops::Sub<Rhs> for $lhs {
             type Output = Expr<Sub<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
             fn sub(self, rhs: Rhs) -> Self::Output {
                 Expr(Sub(self.into_operand(), rhs.into_operand()))
             }
         }
-        impl<$($gen)*> ops::Neg for $lhs {
+        impl<$($g)*> ops::Neg for $lhs {
             type Output = Expr<Neg<<$lhs as IntoOperand>::Operand>>;
             fn neg(self) -> Self::Output {
                 Expr(Neg(self.into_operand()))
             }
         }
-        matrix_operators!(@scalar [$($gen)*] $lhs; f64);
-        matrix_operators!(@scalar [$($gen)*] $lhs; f32);
-        matrix_operators!(@scalar [$($gen)*] $lhs; i32);
+        matrix_operators!(@scalar [$($g)*] $lhs; f64);
+        matrix_operators!(@scalar [$($g)*] $lhs; f32);
+        matrix_operators!(@scalar [$($g)*] $lhs; i32);
     };
-    (@scalar [$($gen:tt)*] $lhs:ty; $s:ty) => {
-        impl<$($gen)*> ops::Mul<$s> for $lhs {
+    (@scalar [$($g:tt)*] $lhs:ty; $s:ty) => {
+        impl<$($g)*> ops::Mul<$s> for $lhs {
             type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
             fn mul(self, rhs: $s) -> Self::Output {
                 Expr(ElewiseMul(self.into_operand(), Scalar(rhs)))
             }
         }
-        impl<$($gen)*> ops::Div<$s> for $lhs {
+        impl<$($g)*> ops::Div<$s> for $lhs {
             type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
             fn div(self, rhs: $s) -> Self::Output {
                 Expr(ElewiseDiv(self.into_operand(), Scalar(rhs)))
@@ -164,26 +164,26 @@ matrix_operators!([T: ClType] MatrixCl<T>);
 
 /// Operators whose left operand is a scalar and right operand a matrix or expression.
 macro_rules! scalar_lhs_operators {
-    ($s:ty; $([$($gen:tt)*] $rhs:ty),*) => {$(
-        impl<$($gen)*> ops::Add<$rhs> for $s {
+    ($s:ty; $([$($g:tt)*] $rhs:ty),*) => {$(
+        impl<$($g)*> ops::Add<$rhs> for $s {
             type Output = Expr<Add<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
             fn add(self, rhs: $rhs) -> Self::Output {
                 Expr(Add(Scalar(self), rhs.into_operand()))
             }
         }
-        impl<$($gen)*> ops::Sub<$rhs> for $s {
+        impl<$($g)*> ops::Sub<$rhs> for $s {
             type Output = Expr<Sub<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
             fn sub(self, rhs: $rhs) -> Self::Output {
                 Expr(Sub(Scalar(self), rhs.into_operand()))
             }
         }
-        impl<$($gen)*> ops::Mul<$rhs> for $s {
+        impl<$($g)*> ops::Mul<$rhs> for $s {
             type Output = Expr<ElewiseMul<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
             fn mul(self, rhs: $rhs) -> Self::Output {
                 Expr(ElewiseMul(Scalar(self), rhs.into_operand()))
             }
         }
-        impl<$($gen)*> ops::Div<$rhs> for $s {
+        impl<$($g)*> ops::Div<$rhs> for $s {
             type Output = Expr<ElewiseDiv<Scalar<$s>, <$rhs as IntoOperand>::Operand>>;
             fn div(self, rhs: $rhs) -> Self::Output {
                 Expr(ElewiseDiv(Scalar(self), rhs.into_operand()))

@@ -1,0 +1,105 @@
+//! Collecting the kernel arguments of an expression, and which leaves alias.
+
+use fusion_core::{Access, ClType, KernelArg, MatrixCl};
+
+/// What identifies a leaf: a device buffer or a shared sub-expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Identity {
+    /// A `MatrixCl` buffer, by its process-unique id.
+    Buffer(u64),
+    /// A sub-expression shared by reference, by its address.
+    Shared(usize),
+}
+
+/// Walks an expression collecting kernel arguments in parameter order.
+///
+/// Every leaf reports its identity; the sequence of "first seen at" indices is
+/// the alias pattern, the part of the cache key that tells `a + a` from `a + b`.
+#[derive(Debug, Default)]
+pub struct Binder<'a> {
+    args: Vec<KernelArg<'a>>,
+    seen: Vec<(Identity, usize)>,
+    pattern: Vec<u32>,
+}
+
+impl<'a> Binder<'a> {
+    /// An empty binder.
+    pub fn new() -> Self {
+        Binder {
+            args: Vec::with_capacity(16),
+            seen: Vec::with_capacity(8),
+            pattern: Vec::with_capacity(8),
+        }
+    }
+
+    /// Records a leaf; returns `true` the first time `identity` is seen (the
+    /// caller then binds its arguments).
+    pub fn first_use(&mut self, identity: Identity) -> bool {
+        match self.seen.iter().position(|(id, _)| *id == identity) {
+            Some(index) => {
+                self.pattern.push(index as u32);
+                false
+            }
+            None => {
+                self.pattern.push(self.seen.len() as u32);
+                self.seen.push((identity, self.args.len()));
+                true
+            }
+        }
+    }
+
+    /// Binds a matrix leaf: its buffer, row count and view on first use; on
+    /// later uses only widens the buffer's access (a read buffer also written).
+    pub fn matrix<T: ClType>(&mut self, m: &'a MatrixCl<T>, access: Access, with_view: bool) {
+        let identity = Identity::Buffer(m.buffer_id());
+        if self.first_use(identity) {
+            self.args.push(KernelArg::buffer(m, access));
+            self.args.push(KernelArg::Int(m.rows() as i32));
+            if with_view {
+                self.args.push(KernelArg::Int(m.view().bits()));
+            }
+            return;
+        }
+        let first_arg = self
+            .seen
+            .iter()
+            .find(|(id, _)| *id == identity)
+            .map(|(_, arg)| *arg);
+        if let Some(KernelArg::Buffer { access: existing, .. }) =
+            first_arg.and_then(|i| self.args.get_mut(i))
+        {
+            if *existing != access {
+                *existing = Access::ReadWrite;
+            }
+        }
+    }
+
+    /// Binds a scalar value.
+    pub fn scalar<T: ClType>(&mut self, value: T) {
+        self.args.push(scalar_arg(value));
+    }
+
+    /// Binds an `int`.
+    pub fn int(&mut self, value: i32) {
+        self.args.push(KernelArg::Int(value));
+    }
+
+    /// The alias pattern so far.
+    pub fn pattern(&self) -> &[u32] {
+        &self.pattern
+    }
+
+    /// The arguments and the alias pattern.
+    pub fn finish(self) -> (Vec<KernelArg<'a>>, Vec<u32>) {
+        (self.args, self.pattern)
+    }
+}
+
+/// The kernel argument carrying `value` with its C type.
+pub fn scalar_arg<'a, T: ClType>(value: T) -> KernelArg<'a> {
+    match T::RANK {
+        0 => KernelArg::Int(value.to_f64() as i32),
+        1 => KernelArg::Float(value.to_f64() as f32),
+        _ => KernelArg::Double(value.to_f64()),
+    }
+}

@@ -1,0 +1,198 @@
+//! Leaves: matrices, scalars, shared sub-expressions, constants and indices.
+
+use crate::binder::{Binder, Identity};
+use crate::generator::Generator;
+use crate::operation::{Operation, Shape};
+use fusion_core::expr::{Load, Scalar, Shared};
+use fusion_core::{Access, ClType, Expr, Result, View};
+
+impl<T: ClType> Operation for Load<'_, T> {
+    type Scalar = T;
+    type Key = Load<'static, T>;
+
+    fn shape(&self) -> Result<Shape> {
+        Ok(Some((self.0.rows(), self.0.cols())))
+    }
+
+    fn view(&self) -> View {
+        self.0.view()
+    }
+
+    fn generate(&self, g: &mut Generator) -> String {
+        let identity = Identity::Buffer(self.0.buffer_id());
+        if let Some(var) = g.known(identity) {
+            return var;
+        }
+        let var = g.fresh();
+        g.buffer_param(identity, &var, T::CL_NAME, true);
+        g.statement(&format!("{} {var} = 0;", T::CL_NAME));
+        g.statement(&format!("if (in_view(i, j, {var}_view)) {{"));
+        g.statement(&format!("{var} = {var}_global[i + {var}_rows * j];"));
+        g.statement("}");
+        var
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        b.matrix(&self.0, Access::Read, true);
+    }
+}
+
+impl<T: ClType> Operation for Scalar<T> {
+    type Scalar = T;
+    type Key = Scalar<T>;
+
+    fn shape(&self) -> Result<Shape> {
+        Ok(None)
+    }
+
+    fn view(&self) -> View {
+        if self.0 == T::default() {
+            View::Diagonal
+        } else {
+            View::Entire
+        }
+    }
+
+    fn generate(&self, g: &mut Generator) -> String {
+        g.value_param(T::CL_NAME)
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        b.scalar(self.0);
+    }
+}
+
+impl<O: Operation> Operation for Shared<'_, O> {
+    type Scalar = O::Scalar;
+    type Key = Shared<'static, O::Key>;
+
+    fn shape(&self) -> Result<Shape> {
+        self.0.shape()
+    }
+
+    fn view(&self) -> View {
+        self.0.view()
+    }
+
+    fn generate(&self, g: &mut Generator) -> String {
+        let identity = Identity::Shared(self.0 as *const O as usize);
+        if let Some(var) = g.known(identity) {
+            return var;
+        }
+        let var = self.0.generate(g);
+        g.remember(identity, &var);
+        var
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        if b.first_use(Identity::Shared(self.0 as *const O as usize)) {
+            self.0.bind(b);
+        }
+    }
+}
+
+/// A `rows x cols` matrix with every element `value` (never stored).
+#[derive(Debug, Clone, Copy)]
+pub struct Constant<T: ClType> {
+    value: T,
+    rows: usize,
+    cols: usize,
+}
+
+/// A lazy `rows x cols` matrix of `value`s.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let m = constant(2.5f64, 2, 3).eval()?;
+/// assert_eq!(m.to_vec()?, vec![2.5; 6]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn constant<T: ClType>(value: T, rows: usize, cols: usize) -> Expr<Constant<T>> {
+    Expr(Constant { value, rows, cols })
+}
+
+impl<T: ClType> Operation for Constant<T> {
+    type Scalar = T;
+    type Key = Constant<T>;
+
+    fn shape(&self) -> Result<Shape> {
+        Ok(Some((self.rows, self.cols)))
+    }
+
+    fn view(&self) -> View {
+        if self.value == T::default() {
+            View::Diagonal
+        } else {
+            View::Entire
+        }
+    }
+
+    fn generate(&self, g: &mut Generator) -> String {
+        g.value_param(T::CL_NAME)
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        b.scalar(self.value);
+    }
+}
+
+/// The row index `i` of each element of a `rows x cols` matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct RowIndex {
+    rows: usize,
+    cols: usize,
+}
+
+/// The column index `j` of each element of a `rows x cols` matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct ColIndex {
+    rows: usize,
+    cols: usize,
+}
+
+/// A lazy `rows x cols` matrix whose element `(i, j)` is `i`.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// assert_eq!(row_index(2, 2).eval()?.to_vec()?, vec![0, 1, 0, 1]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn row_index(rows: usize, cols: usize) -> Expr<RowIndex> {
+    Expr(RowIndex { rows, cols })
+}
+
+/// A lazy `rows x cols` matrix whose element `(i, j)` is `j`.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// assert_eq!(col_index(2, 2).eval()?.to_vec()?, vec![0, 0, 1, 1]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn col_index(rows: usize, cols: usize) -> Expr<ColIndex> {
+    Expr(ColIndex { rows, cols })
+}
+
+macro_rules! index_leaf {
+    ($ty:ident, $var:literal) => {
+        impl Operation for $ty {
+            type Scalar = i32;
+            type Key = $ty;
+
+            fn shape(&self) -> Result<Shape> {
+                Ok(Some((self.rows, self.cols)))
+            }
+
+            fn view(&self) -> View {
+                View::Entire
+            }
+
+            fn generate(&self, _g: &mut Generator) -> String {
+                $var.to_string()
+            }
+
+            fn bind<'a>(&'a self, _b: &mut Binder<'a>) {}
+        }
+    };
+}
+index_leaf!(RowIndex, "i");
+index_leaf!(ColIndex, "j");

@@ -1,0 +1,66 @@
+//! Methods on matrices and expressions: `.eval()`, `.kernel_source()`,
+//! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
+
+use crate::assign::{eval_operation, operation_source};
+use crate::functions::{BinaryFunctions, UnaryFunctions};
+use crate::logic::LogicalMethods;
+use crate::operation::Operation;
+use fusion_core::expr::{ElewiseDiv, ElewiseMul};
+use fusion_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
+
+/// `.eval()` and `.kernel_source()` of an expression.
+pub trait ExprMethods: IntoOperand + Sized
+where
+    Self::Operand: Operation,
+{
+    /// Evaluates into a new matrix with one kernel.
+    ///
+    /// ```
+    /// use fusion_ops::prelude::*;
+    /// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
+    /// assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);
+    /// # Ok::<(), fusion_ops::Error>(())
+    /// ```
+    fn eval(self) -> Result<MatrixCl<<Self::Operand as Operation>::Scalar>> {
+        eval_operation(self.into_operand())
+    }
+
+    /// The OpenCL C of the kernel that evaluates this expression.
+    ///
+    /// ```
+    /// use fusion_ops::prelude::*;
+    /// let a = MatrixCl::from_slice(1, 1, &[1.0f32])?;
+    /// assert!((&a + 1.0f32).kernel_source()?.contains("__kernel void calculate("));
+    /// # Ok::<(), fusion_ops::Error>(())
+    /// ```
+    fn kernel_source(self) -> Result<String> {
+        operation_source(self.into_operand())
+    }
+}
+
+/// Element-wise product and quotient as methods.
+pub trait ElementwiseMethods: IntoOperand + Sized {
+    /// Element-wise product; see [`elt_multiply`](crate::elt_multiply).
+    fn elt_multiply<B: IntoOperand>(self, b: B) -> Expr<ElewiseMul<Self::Operand, B::Operand>> {
+        Expr(ElewiseMul(self.into_operand(), b.into_operand()))
+    }
+
+    /// Element-wise quotient; see [`elt_divide`](crate::elt_divide).
+    fn elt_divide<B: IntoOperand>(self, b: B) -> Expr<ElewiseDiv<Self::Operand, B::Operand>> {
+        Expr(ElewiseDiv(self.into_operand(), b.into_operand()))
+    }
+}
+
+macro_rules! method_receivers {
+    ($([$($g:tt)*] $ty:ty),*) => {$(
+        impl<$($g)*> UnaryFunctions for $ty {}
+        impl<$($g)*> BinaryFunctions for $ty {}
+        impl<$($g)*> LogicalMethods for $ty {}
+        impl<$($g)*> ElementwiseMethods for $ty {}
+    )*};
+}
+
+method_receivers!([O] Expr<O>, ['a, O] &'a Expr<O>, ['a, T: ClType] &'a MatrixCl<T>);
+
+impl<O: Operation> ExprMethods for Expr<O> {}
+impl<O: Operation> ExprMethods for &Expr<O> {}

@@ -1,0 +1,49 @@
+//! The one trait every operation implements.
+
+use crate::binder::Binder;
+use crate::generator::Generator;
+use fusion_core::{ClType, Error, Result, View};
+
+/// The shape of an operand: `None` for a scalar broadcast to any shape.
+pub type Shape = Option<(usize, usize)>;
+
+/// A node of a lazy expression: what it computes and how it is spelled in OpenCL C.
+///
+/// An operation declares its element type, its shape, its triangular view, the
+/// code it generates and the kernel arguments it binds. Everything else
+/// (caching, launching, events) is shared machinery.
+///
+/// `generate` and `bind` walk the tree in the same order; a leaf that appears
+/// twice (the same buffer, or the same shared sub-expression) is declared and
+/// bound once. Which leaves coincide is part of the kernel cache key, so the
+/// two walks always agree with the cached source.
+pub trait Operation {
+    /// Element type of the result.
+    type Scalar: ClType;
+    /// The same type with every lifetime replaced by `'static`: the part of
+    /// the kernel cache key that identifies the generated code.
+    type Key: 'static;
+    /// Rows and columns of the result, or `None` for a broadcast scalar;
+    /// `Err(DimensionMismatch)` when operands disagree.
+    fn shape(&self) -> Result<Shape>;
+    /// Which part of the result may be non-zero.
+    fn view(&self) -> View;
+    /// Emits the statements computing this node for element `(i, j)` and
+    /// returns the expression (usually a variable name) holding its value.
+    fn generate(&self, g: &mut Generator) -> String;
+    /// Appends this node's kernel arguments (values only, never code).
+    fn bind<'a>(&'a self, b: &mut Binder<'a>);
+}
+
+/// The shape of two operands combined element-wise by `operation`.
+pub fn combine_shapes(operation: &str, lhs: Shape, rhs: Shape) -> Result<Shape> {
+    match (lhs, rhs) {
+        (Some(l), Some(r)) if l != r => Err(Error::DimensionMismatch {
+            operation: operation.to_string(),
+            lhs: l,
+            rhs: r,
+        }),
+        (Some(l), _) => Ok(Some(l)),
+        (None, r) => Ok(r),
+    }
+}

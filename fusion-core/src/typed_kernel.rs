@@ -134,7 +134,7 @@ arg_list!(A, B, C, D, E, F, G, H, I, J);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L);
 
-type CacheKey = (usize, TypeId, String);
+type CacheKey = (usize, &'static str, TypeId, String);
 static CACHE: Lazy<DashMap<CacheKey, Arc<CompiledKernel>>> = Lazy::new(DashMap::new);
 
 /// A hand-written kernel with a typed argument list `A`.
@@ -183,7 +183,12 @@ impl<A: ArgList> TypedKernel<A> {
 
     /// The compiled kernel for these options (compiled and cached on first use).
     pub fn compiled(&self, extra_options: &str) -> Result<Arc<CompiledKernel>> {
-        let key = (self.source.as_ptr() as usize, TypeId::of::<A>(), extra_options.to_string());
+        let key = (
+            self.source.as_ptr() as usize,
+            self.name,
+            TypeId::of::<A>(),
+            extra_options.to_string(),
+        );
         if let Some(k) = CACHE.get(&key) {
             return Ok(k.clone());
         }
@@ -199,7 +204,12 @@ impl<A: ArgList> TypedKernel<A> {
             options.push_str(extra_options);
         }
         let dump_name = format!("{}_{}", self.name, A::ELEMENT.unwrap_or("none"));
-        let compiled = Arc::new(compile_kernel(self.name, self.source, options.trim(), &dump_name)?);
+        let source = if A::NEEDS_FP64 {
+            format!("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{}", self.source)
+        } else {
+            self.source.to_string()
+        };
+        let compiled = Arc::new(compile_kernel(self.name, &source, options.trim(), &dump_name)?);
         CACHE.insert(key, compiled.clone());
         Ok(compiled)
     }

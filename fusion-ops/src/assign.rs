@@ -12,7 +12,7 @@ use crate::templates::convert;
 use dashmap::DashMap;
 use fusion_core::{
     compile_kernel, enqueue, Access, ClType, CompiledKernel, Error, IntoOperand, MatrixCl,
-    NdRange, Result, Runtime, View,
+    NdRange, Result, Runtime,
 };
 use once_cell::sync::Lazy;
 use std::any::TypeId;
@@ -309,12 +309,11 @@ pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
 }
 
 /// The kernel source that evaluating `op` into a fresh matrix uses.
-pub fn operation_source<O: Operation>(op: O) -> Result<String> {
+pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
     // A target that no expression can alias: buffer ids start at 1.
     let mut g = Generator::new();
     let value = op.generate(&mut g);
     store::<O::Scalar>(&mut g, Identity::Buffer(0), &value);
-    let _ = View::Entire;
     Ok(g.kernel_source())
 }
 

@@ -33,9 +33,7 @@ where
     /// assert!((&a + 1.0f32).kernel_source()?.contains("__kernel void calculate("));
     /// # Ok::<(), fusion_ops::Error>(())
     /// ```
-    fn kernel_source(self) -> Result<String> {
-        operation_source(self.into_operand())
-    }
+    fn kernel_source(&self) -> Result<String>;
 }
 
 /// Element-wise product and quotient as methods.
@@ -62,5 +60,14 @@ macro_rules! method_receivers {
 
 method_receivers!([O] Expr<O>, ['a, O] &'a Expr<O>, ['a, T: ClType] &'a MatrixCl<T>);
 
-impl<O: Operation> ExprMethods for Expr<O> {}
-impl<O: Operation> ExprMethods for &Expr<O> {}
+impl<O: Operation> ExprMethods for Expr<O> {
+    fn kernel_source(&self) -> Result<String> {
+        operation_source(&self.0)
+    }
+}
+
+impl<O: Operation> ExprMethods for &Expr<O> {
+    fn kernel_source(&self) -> Result<String> {
+        operation_source(&self.0)
+    }
+}

@@ -1,4 +1,12 @@
-//! fusion-kernels: hand-written OpenCL kernels and their launchers.
+//! fusion-kernels: hand-written OpenCL kernels (`cl/*.cl`) and their typed launchers.
+
+mod basic;
+mod packed;
+
+pub use basic::BasicConstructors;
+pub use packed::{packed_len, PackedTransfer};
 
 /// The hand-written kernels' extension traits.
-pub mod prelude {}
+pub mod prelude {
+    pub use crate::{BasicConstructors, PackedTransfer};
+}

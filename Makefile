@@ -1,0 +1,13 @@
+# The two commands of the README's Quick start. Both first make sure an
+# OpenCL runtime exists (installing PoCL when none is found).
+
+.PHONY: demo test opencl bench-quick
+
+opencl:
+	@bash scripts/ensure-opencl.sh
+
+demo: opencl
+	cargo run --release --example demo
+
+test: opencl
+	cargo test --workspace

@@ -1,0 +1,29 @@
+//! Basic kernels (paper §3.5) that matrices are created with.
+
+use fusion_core::{ClType, MatrixCl, NdRange, Out, Result, TypedKernel, View};
+
+const IDENTITY: &str = include_str!("../cl/identity.cl");
+
+/// Constructors backed by hand-written kernels.
+pub trait BasicConstructors<T: ClType>: Sized {
+    /// The `n x n` identity (view `Diagonal`).
+    ///
+    /// ```
+    /// use fusion::prelude::*;
+    /// let i = MatrixCl::<f32>::identity(2)?;
+    /// assert_eq!(i.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
+    /// assert_eq!(i.view(), View::Diagonal);
+    /// # Ok::<(), fusion::Error>(())
+    /// ```
+    fn identity(n: usize) -> Result<Self>;
+}
+
+impl<T: ClType> BasicConstructors<T> for MatrixCl<T> {
+    fn identity(n: usize) -> Result<Self> {
+        let m = MatrixCl::<T>::uninitialized(n, n)?;
+        TypedKernel::<(Out<T>, i32, i32)>::new("identity", IDENTITY, "")
+            .launch(NdRange::d2([n, n]), (&m, n as i32, n as i32))?;
+        m.set_view(View::Diagonal);
+        Ok(m)
+    }
+}

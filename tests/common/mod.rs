@@ -1,0 +1,45 @@
+//! Helpers shared by test binaries.
+#![allow(dead_code)]
+
+use fusion::fusion_core::{In, InOut, NdRange, Out, TypedKernel};
+use fusion::prelude::*;
+
+pub const INCREMENT: &str = "
+__kernel void increment(__global T* x, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    x[i] += 1;
+  }
+}
+__kernel void add_into(__global T* out, const __global T* a, const __global T* b, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    out[i] = a[i] + b[i];
+  }
+}";
+
+pub static INCREMENT_K: TypedKernel<(InOut<i32>, i32)> = TypedKernel::new("increment", INCREMENT, "");
+pub static ADD_INTO: TypedKernel<(Out<i32>, In<i32>, In<i32>, i32)> = TypedKernel::new("add_into", INCREMENT, "");
+
+/// 1000+ dependent launches; only the event lists order them on an out-of-order queue.
+pub fn dependent_chain() -> Result<()> {
+    let n = 1001;
+    let a = MatrixCl::<i32>::zeros(n, 1)?;
+    let b = MatrixCl::<i32>::zeros(n, 1)?;
+    for _ in 0..1000 {
+        INCREMENT_K.launch(NdRange::d1(n), (&a, n as i32))?;
+    }
+    // Ping-pong through b: each launch reads the other matrix's last write.
+    let ones = MatrixCl::constant(n, 1, 1i32)?;
+    let zeros = MatrixCl::<i32>::zeros(n, 1)?;
+    for _ in 0..200 {
+        ADD_INTO.launch(NdRange::d1(n), (&b, &a, &ones, n as i32))?;
+        ADD_INTO.launch(NdRange::d1(n), (&a, &b, &zeros, n as i32))?;
+        INCREMENT_K.launch(NdRange::d1(n), (&a, n as i32))?;
+    }
+    assert!(a.to_vec()?.iter().all(|v| *v == 1000 + 200 * 2));
+    let (reads, writes) = a.events().pending();
+    assert!(reads <= 17 && writes <= 1, "events pile up: {reads} reads, {writes} writes");
+    Ok(())
+}
+

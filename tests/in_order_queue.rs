@@ -1,0 +1,16 @@
+//! The in-order queue path: the same dependent chain with the queue forced in-order.
+
+use fusion::prelude::*;
+use fusion::{QueueMode, Runtime, RuntimeConfig};
+
+mod common;
+
+#[test]
+fn chain_on_an_in_order_queue() -> Result<()> {
+    fusion::configure(RuntimeConfig { queue: QueueMode::InOrder, ..RuntimeConfig::from_env() })?;
+    assert!(!Runtime::get()?.out_of_order());
+    common::dependent_chain()?;
+    let a = MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;
+    assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);
+    Ok(())
+}

@@ -74,6 +74,13 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Records structure that the operation's type does not show (for
+    /// operations whose shape is decided at run time): it becomes part of the
+    /// cache key, so differently shaped trees never share a kernel.
+    pub fn structure(&mut self, code: u32) {
+        self.pattern.push(0x8000_0000 | code);
+    }
+
     /// Binds a scalar value.
     pub fn scalar<T: ClType>(&mut self, value: T) {
         self.args.push(scalar_arg(value));

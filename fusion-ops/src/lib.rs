@@ -11,6 +11,7 @@ mod arithmetic;
 mod assign;
 mod binder;
 mod device_functions;
+mod dynamic;
 mod functions;
 mod generator;
 mod leaves;
@@ -23,6 +24,7 @@ pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{cached_kernels, results, run, AssignExt, Assignment, FusedKernel, OutputList, Results};
 pub use binder::{Binder, Identity};
 pub use device_functions::instantiate;
+pub use dynamic::{boxed, DynOp};
 pub use functions::*;
 pub use generator::Generator;
 pub use leaves::{col_index, constant, row_index, ColIndex, Constant, RowIndex};
@@ -39,7 +41,7 @@ pub mod prelude {
     pub use crate::functions::*;
     pub use crate::logic::*;
     pub use crate::{
-        col_index, constant, elt_divide, elt_multiply, results, row_index, AssignExt,
+        boxed, col_index, constant, elt_divide, elt_multiply, results, row_index, AssignExt,
         ElementwiseMethods, ExprMethods,
     };
     pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};

@@ -43,3 +43,13 @@ pub fn dependent_chain() -> Result<()> {
     Ok(())
 }
 
+pub mod reference;
+
+/// Asserts element-wise closeness (relative `tol`, absolute near zero), reporting only the first mismatch.
+pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        let ok = if w.is_nan() { g.is_nan() } else { (g - w).abs() <= tol * w.abs().max(1.0) || g == w };
+        assert!(ok, "{what}: element {k}: device {g:e}, reference {w:e}");
+    }
+}

@@ -1,0 +1,105 @@
+//! Type-erased operations, for expressions whose structure is only known at
+//! run time (built from data, a model description, or random tests).
+//!
+//! `DynOp` boxes any operation. Its structure no longer shows in the Rust
+//! type, so each `DynOp` records the erased type in the binder's alias
+//! pattern: two different erased trees never share a kernel.
+
+use crate::binder::Binder;
+use crate::generator::Generator;
+use crate::operation::{Operation, Shape};
+use dashmap::DashMap;
+use fusion_core::{ClType, Expr, IntoOperand, Result, View};
+use once_cell::sync::Lazy;
+use std::any::TypeId;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+trait ErasedOperation<T> {
+    fn shape(&self) -> Result<Shape>;
+    fn view(&self) -> View;
+    fn generate(&self, g: &mut Generator) -> String;
+    fn bind<'a>(&'a self, b: &mut Binder<'a>);
+}
+
+impl<O: Operation> ErasedOperation<O::Scalar> for O {
+    fn shape(&self) -> Result<Shape> {
+        Operation::shape(self)
+    }
+    fn view(&self) -> View {
+        Operation::view(self)
+    }
+    fn generate(&self, g: &mut Generator) -> String {
+        Operation::generate(self, g)
+    }
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        Operation::bind(self, b)
+    }
+}
+
+/// Small, exact numbers for erased types (a hash could collide).
+static TYPE_CODES: Lazy<DashMap<TypeId, u32>> = Lazy::new(DashMap::new);
+static NEXT_CODE: AtomicU32 = AtomicU32::new(0);
+
+fn type_code<K: 'static>() -> u32 {
+    *TYPE_CODES
+        .entry(TypeId::of::<K>())
+        .or_insert_with(|| NEXT_CODE.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A boxed operation with element type `T`.
+pub struct DynOp<'a, T: ClType> {
+    inner: Box<dyn ErasedOperation<T> + 'a>,
+    code: u32,
+}
+
+impl<T: ClType> std::fmt::Debug for DynOp<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynOp").field("type", &T::CL_NAME).field("code", &self.code).finish()
+    }
+}
+
+/// Erases the type of an expression.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let a = MatrixCl::from_slice(1, 2, &[1.0f64, 2.0])?;
+/// let mut e = boxed(&a + 0.0);
+/// for _ in 0..3 {
+///     e = boxed(e * 2.0); // the structure is decided at run time
+/// }
+/// assert_eq!(e.eval()?.to_vec()?, vec![8.0, 16.0]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn boxed<'a, E>(expr: E) -> Expr<DynOp<'a, <E::Operand as Operation>::Scalar>>
+where
+    E: IntoOperand,
+    E::Operand: Operation + 'a,
+{
+    let op = expr.into_operand();
+    Expr(DynOp {
+        code: type_code::<<E::Operand as Operation>::Key>(),
+        inner: Box::new(op),
+    })
+}
+
+impl<T: ClType> Operation for DynOp<'_, T> {
+    type Scalar = T;
+    type Key = DynOp<'static, T>;
+
+    fn shape(&self) -> Result<Shape> {
+        self.inner.shape()
+    }
+
+    fn view(&self) -> View {
+        self.inner.view()
+    }
+
+    fn generate(&self, g: &mut Generator) -> String {
+        self.inner.generate(g)
+    }
+
+    fn bind<'b>(&'b self, b: &mut Binder<'b>) {
+        b.structure(self.code);
+        self.inner.bind(b);
+    }
+}

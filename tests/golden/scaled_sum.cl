@@ -1,0 +1,36 @@
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+// Whether element (i, j) lies in a triangular view: bit 0 = lower part, bit 1 = upper part.
+inline bool in_view(int i, int j, int view) {
+  return i == j || ((i > j ? view & 1 : view & 2) != 0);
+}
+
+__kernel void calculate(
+    double var1,
+    __global const double* restrict var2_global,
+    int var2_rows,
+    int var2_view,
+    __global const double* restrict var3_global,
+    int var3_rows,
+    int var3_view,
+    __global double* restrict var6_global,
+    int var6_rows,
+    int rows,
+    int cols) {
+  const int i = get_global_id(0);
+  const int j = get_global_id(1);
+  if (i >= rows || j >= cols) {
+    return;
+  }
+  double var2 = 0;
+  if (in_view(i, j, var2_view)) {
+    var2 = var2_global[i + var2_rows * j];
+  }
+  double var3 = 0;
+  if (in_view(i, j, var3_view)) {
+    var3 = var3_global[i + var3_rows * j];
+  }
+  double var4 = var2 + var3;
+  double var5 = var1 * var4;
+  var6_global[i + var6_rows * j] = var5;
+}

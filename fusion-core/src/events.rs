@@ -65,13 +65,26 @@ impl Clone for ClEvent {
     }
 }
 
-/// Prune completed events once a list holds this many.
+/// Prune completed read events once the list holds this many; after a prune
+/// the limit becomes twice what is still pending, so pushing stays O(1)
+/// amortised even when the device lags far behind the host.
 const PRUNE_AT: usize = 16;
 
-#[derive(Default, Debug)]
+#[derive(Debug)]
 struct Lists {
     reads: Vec<ClEvent>,
     writes: Vec<ClEvent>,
+    prune_at: usize,
+}
+
+impl Default for Lists {
+    fn default() -> Self {
+        Lists {
+            reads: Vec::new(),
+            writes: Vec::new(),
+            prune_at: PRUNE_AT,
+        }
+    }
 }
 
 /// The pending read and write events of one buffer.
@@ -113,8 +126,9 @@ impl EventLists {
     /// Records a command that reads this buffer.
     pub fn add_read(&self, event: ClEvent) {
         let mut lists = self.lock();
-        if lists.reads.len() >= PRUNE_AT {
+        if lists.reads.len() >= lists.prune_at {
             lists.reads.retain(|e| !e.is_complete());
+            lists.prune_at = (2 * lists.reads.len()).max(PRUNE_AT);
         }
         lists.reads.push(event);
     }

@@ -1,0 +1,109 @@
+//! Benchmark report: fused kernels vs chains of basic kernels vs hand-written
+//! kernels, on the selected OpenCL device.
+//!
+//! `cargo run --release --example bench_report -- [--quick] [--out DIR] [--max-n N] [--reps R]`
+//! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
+//! (default `bench-out`).
+
+mod output;
+mod overhead;
+mod timing;
+mod workloads;
+
+use fusion::Runtime;
+use std::path::PathBuf;
+
+struct Args {
+    quick: bool,
+    out: PathBuf,
+    max_n: Option<usize>,
+    reps: usize,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args { quick: false, out: PathBuf::from("bench-out"), max_n: None, reps: 9 };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => args.quick = true,
+            "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
+            "--max-n" => args.max_n = Some(it.next().and_then(|v| v.parse::<f64>().ok()).ok_or("--max-n needs a number")? as usize),
+            "--reps" => args.reps = it.next().and_then(|v| v.parse().ok()).ok_or("--reps needs a number")?,
+            "--help" | "-h" => return Err("usage: bench_report [--quick] [--out DIR] [--max-n N] [--reps R]".into()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    args.reps = args.reps.max(if args.quick { 3 } else { 9 });
+    Ok(args)
+}
+
+fn main() {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&args) {
+        eprintln!("bench_report failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    plotters::style::register_font("sans-serif", plotters::style::FontStyle::Normal, include_bytes!("../../assets/DejaVuSans.ttf"))
+        .map_err(|_| "cannot load the bundled font")?;
+    let rt = Runtime::get()?;
+    let info = rt.device_info();
+    let gpu = info.is_gpu;
+    let default_max = if args.quick { 1_000_000 } else if gpu { 100_000_000 } else { 10_000_000 };
+    let max_n = args.max_n.unwrap_or(default_max);
+    // Keep the largest size within a quarter of device memory for ~6 live vectors.
+    let memory_cap = (info.global_mem_bytes as usize / 4 / 8 / 6).max(1000);
+    let sizes: Vec<usize> = [1_000usize, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+        .into_iter()
+        .filter(|n| *n <= max_n && *n <= memory_cap)
+        .filter(|n| !args.quick || [1_000, 100_000, 1_000_000].contains(n))
+        .collect();
+    let launches = if args.quick { 200 } else { 1000 };
+    let total = sizes.len() as u64 * 10 + 4;
+    let progress = indicatif::ProgressBar::new(total);
+    progress.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .map_err(|e| e.to_string())?,
+    );
+    let mut ctx = workloads::Ctx { reps: args.reps, records: Vec::new(), progress };
+    eprintln!("device: {} ({}), driver {}", info.name, info.platform_name, info.driver_version);
+    for &n in &sizes {
+        ctx.progress.set_message(format!("n = {n}"));
+        workloads::copy_bandwidth(&mut ctx, n)?;
+        workloads::scaled_sum(&mut ctx, n)?;
+        workloads::vector_scaled_sum(&mut ctx, n)?;
+        workloads::six_op_chain(&mut ctx, n)?;
+        workloads::multi_output(&mut ctx, n)?;
+    }
+    ctx.progress.set_message("launch overhead");
+    overhead::launch_overhead(&mut ctx, launches)?;
+    ctx.progress.finish_and_clear();
+
+    std::fs::create_dir_all(&args.out)?;
+    let dev = output::DeviceLine {
+        device: info.name.clone(),
+        driver: info.driver_version.clone(),
+        platform: info.platform_name.clone(),
+    };
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let date = std::process::Command::new("date")
+        .arg("-u")
+        .arg("+%Y-%m-%d %H:%M UTC")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    std::fs::write(args.out.join("report.json"), serde_json::to_string_pretty(&output::json(&ctx.records, &dev, &command))?)?;
+    std::fs::write(args.out.join("report.md"), output::markdown(&ctx.records, &dev, &command, &date))?;
+    output::plots(&ctx.records, &args.out)?;
+    eprintln!("wrote {}", args.out.join("report.md").display());
+    Ok(())
+}

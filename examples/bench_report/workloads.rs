@@ -1,0 +1,144 @@
+//! The workloads: each computes one thing several ways in the same run.
+
+use crate::timing::{first_call, measure, Record};
+use fusion::fusion_core::{In, NdRange, Out, TypedKernel};
+use fusion::prelude::*;
+
+pub struct Ctx {
+    pub reps: usize,
+    pub records: Vec<Record>,
+    pub progress: indicatif::ProgressBar,
+}
+
+impl Ctx {
+    pub fn push(&mut self, workload: &str, variant: &str, n: usize, bytes: f64, flops: f64, t: (f64, f64, f64)) {
+        self.records.push(Record {
+            workload: workload.into(),
+            variant: variant.into(),
+            n,
+            median_s: t.0,
+            min_s: t.1,
+            max_s: t.2,
+            repetitions: self.reps,
+            bytes,
+            flops,
+        });
+        self.progress.inc(1);
+    }
+
+    fn first(&mut self, workload: &str, n: usize, seconds: f64) {
+        self.records.push(Record {
+            workload: workload.into(),
+            variant: "first call (compile)".into(),
+            n,
+            median_s: seconds,
+            min_s: seconds,
+            max_s: seconds,
+            repetitions: 1,
+            bytes: 0.0,
+            flops: 0.0,
+        });
+    }
+}
+
+fn vector(n: usize, salt: f64) -> Result<MatrixCl<f64>> {
+    let host: Vec<f64> = (0..n).map(|i| ((i % 1000) as f64 + salt) / 1000.0).collect();
+    MatrixCl::from_slice(n, 1, &host)
+}
+
+const HAND_WRITTEN: &str = "
+__kernel void scaled_sum(__global double* d, const __global double* a, const __global double* b, double c, int n) {
+  const int i = get_global_id(0);
+  if (i < n) {
+    d[i] = c * (a[i] + b[i]);
+  }
+}";
+
+static SCALED_SUM: TypedKernel<(Out<f64>, In<f64>, In<f64>, f64, i32)> =
+    TypedKernel::new("scaled_sum", HAND_WRITTEN, "");
+
+/// Device-to-device copy: the bandwidth every GB/s figure is compared with.
+pub fn copy_bandwidth(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let a = vector(n, 0.0)?;
+    let b = MatrixCl::<f64>::zeros(n, 1)?;
+    let t = measure(ctx.reps, || b.copy_from(&a))?;
+    ctx.push("copy", "clEnqueueCopyBuffer", n, 16.0 * n as f64, 0.0, t);
+    Ok(())
+}
+
+/// d = c * (a + b), scalar c.
+pub fn scaled_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (a, b) = (vector(n, 0.0)?, vector(n, 1.0)?);
+    let d = MatrixCl::<f64>::zeros(n, 1)?;
+    let c = 2.5;
+    let bytes = 24.0 * n as f64;
+    let w = "d = c*(a+b)";
+    let f = first_call(|| d.assign(c * (&a + &b)))?;
+    ctx.first(w, n, f);
+    let t = measure(ctx.reps, || d.assign(c * (&a + &b)))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let sum = (&a + &b).eval()?;
+        d.assign(c * &sum)
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        SCALED_SUM.launch(NdRange::d1(n.div_ceil(256) * 256).with_local(&[256]), (&d, &a, &b, c, n as i32))?;
+        Ok(())
+    })?;
+    ctx.push(w, "hand-written", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+/// d = c .* (a + b), vector c.
+pub fn vector_scaled_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (a, b, c) = (vector(n, 0.0)?, vector(n, 1.0)?, vector(n, 2.0)?);
+    let d = MatrixCl::<f64>::zeros(n, 1)?;
+    let bytes = 32.0 * n as f64;
+    let w = "d = c.*(a+b)";
+    let t = measure(ctx.reps, || d.assign(elt_multiply(&c, &a + &b)))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let sum = (&a + &b).eval()?;
+        d.assign(elt_multiply(&c, &sum))
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+/// d = ((a + b) .* c - a) * 0.5 + b ./ c: six operations.
+pub fn six_op_chain(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (a, b, c) = (vector(n, 0.0)?, vector(n, 1.0)?, vector(n, 2.0)?);
+    let d = MatrixCl::<f64>::zeros(n, 1)?;
+    let bytes = 32.0 * n as f64;
+    let w = "6-op chain";
+    let t = measure(ctx.reps, || d.assign((elt_multiply(&a + &b, &c) - &a) * 0.5f64 + elt_divide(&b, &c)))?;
+    ctx.push(w, "fused", n, bytes, 6.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let t1 = (&a + &b).eval()?;
+        let t2 = elt_multiply(&t1, &c).eval()?;
+        let t3 = (&t2 - &a).eval()?;
+        let t4 = (&t3 * 0.5f64).eval()?;
+        let t5 = elt_divide(&b, &c).eval()?;
+        d.assign(&t4 + &t5)
+    })?;
+    ctx.push(w, "chain", n, bytes, 6.0 * n as f64, t);
+    Ok(())
+}
+
+/// d = a + b and e = a - b: one two-output kernel vs two kernels.
+pub fn multi_output(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (a, b) = (vector(n, 0.0)?, vector(n, 1.0)?);
+    let d = MatrixCl::<f64>::zeros(n, 1)?;
+    let e = MatrixCl::<f64>::zeros(n, 1)?;
+    let bytes = 32.0 * n as f64;
+    let w = "d=a+b, e=a-b";
+    let t = measure(ctx.reps, || results((&d, &e)).assign((&a + &b, &a - &b)))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        d.assign(&a + &b)?;
+        e.assign(&a - &b)
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}

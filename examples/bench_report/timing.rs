@@ -16,6 +16,7 @@ pub struct Record {
     /// Bytes that must move (inputs read once, outputs written once).
     pub bytes: f64,
     /// Floating-point operations, where meaningful.
+    #[allow(dead_code)] // kept in the record for TFLOP/s workloads
     pub flops: f64,
 }
 

@@ -104,6 +104,9 @@ pub fn enqueue(
         return Ok(None);
     }
     let rt = Runtime::get()?;
+    // An in-order queue already runs commands in submission order, so event
+    // bookkeeping is needed only on an out-of-order queue.
+    let track = rt.out_of_order();
     let mut wait = Vec::new();
     for arg in args {
         if let KernelArg::Buffer { events, access, mem } = arg {
@@ -114,9 +117,11 @@ pub fn enqueue(
                     reason: format!("kernel `{}` got an empty matrix as a buffer", kernel.name()),
                 });
             }
-            match access {
-                Access::Read => events.wait_list_for_read(&mut wait),
-                Access::Write | Access::ReadWrite => events.wait_list_for_write(&mut wait),
+            if track {
+                match access {
+                    Access::Read => events.wait_list_for_read(&mut wait),
+                    Access::Write | Access::ReadWrite => events.wait_list_for_write(&mut wait),
+                }
             }
         }
     }
@@ -158,6 +163,9 @@ pub fn enqueue(
     };
     count_launch();
     let event = ClEvent::new(event);
+    if !track {
+        return Ok(Some(event));
+    }
     for arg in args {
         if let KernelArg::Buffer { events, access: Access::Read, .. } = arg {
             events.add_read(event.clone());

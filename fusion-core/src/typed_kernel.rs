@@ -135,7 +135,9 @@ arg_list!(A, B, C, D, E, F, G, H, I, J, K);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L);
 
 type CacheKey = (usize, &'static str, TypeId, String);
-static CACHE: Lazy<DashMap<CacheKey, Arc<CompiledKernel>>> = Lazy::new(DashMap::new);
+type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
+static CACHE: Lazy<DashMap<CacheKey, Arc<CompiledKernel>, FxBuild>> =
+    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
 
 /// A hand-written kernel with a typed argument list `A`.
 ///

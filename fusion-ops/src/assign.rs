@@ -34,7 +34,9 @@ impl FusedKernel {
 }
 
 type CacheKey = (TypeId, Vec<u32>);
-static CACHE: Lazy<DashMap<CacheKey, Arc<FusedKernel>>> = Lazy::new(DashMap::new);
+type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
+static CACHE: Lazy<DashMap<CacheKey, Arc<FusedKernel>, FxBuild>> =
+    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
 
 /// One target and the expression assigned to it.
 #[derive(Debug)]
@@ -214,7 +216,7 @@ pub fn run<L: OutputList>(list: &L) -> Result<()> {
     let (rows, cols) = shape.unwrap_or((0, 0));
     let mut ids = Vec::new();
     list.target_ids(&mut ids);
-    for (k, id) in ids.iter().enumerate() {
+    for (k, id) in ids.iter().enumerate().skip(1) {
         if ids[..k].contains(id) {
             return Err(Error::InvalidArgument {
                 function: "results(..).assign",

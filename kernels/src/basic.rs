@@ -9,11 +9,12 @@ pub trait BasicConstructors<T: ClType>: Sized {
     /// The `n x n` identity (view `Diagonal`).
     ///
     /// ```
-    /// use fusion::prelude::*;
+    /// use fusion_core::{MatrixCl, View};
+    /// use fusion_kernels::prelude::*;
     /// let i = MatrixCl::<f32>::identity(2)?;
     /// assert_eq!(i.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
     /// assert_eq!(i.view(), View::Diagonal);
-    /// # Ok::<(), fusion::Error>(())
+    /// # Ok::<(), fusion_core::Error>(())
     /// ```
     fn identity(n: usize) -> Result<Self>;
 }

@@ -42,12 +42,13 @@ pub trait PackedTransfer<T: ClType>: Sized {
     /// triangle is zeroed on the device.
     ///
     /// ```
-    /// use fusion::prelude::*;
+    /// use fusion_core::{MatrixCl, View};
+    /// use fusion_kernels::prelude::*;
     /// // [1 0; 2 3] packed by columns: 1, 2 | 3
     /// let l = MatrixCl::from_packed(2, View::Lower, &[1.0, 2.0, 3.0])?;
     /// assert_eq!(l.to_vec()?, vec![1.0, 2.0, 0.0, 3.0]);
     /// assert_eq!(l.to_packed()?, vec![1.0, 2.0, 3.0]);
-    /// # Ok::<(), fusion::Error>(())
+    /// # Ok::<(), fusion_core::Error>(())
     /// ```
     fn from_packed(n: usize, view: View, packed: &[T]) -> Result<Self>;
 

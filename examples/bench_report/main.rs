@@ -104,6 +104,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(args.out.join("report.json"), serde_json::to_string_pretty(&output::json(&ctx.records, &dev, &command))?)?;
     std::fs::write(args.out.join("report.md"), output::markdown(&ctx.records, &dev, &command, &date))?;
     output::plots(&ctx.records, &args.out)?;
+    // CI relies on this: the report must parse back and hold records.
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(args.out.join("report.json"))?)?;
+    let count = written["records"].as_array().map_or(0, Vec::len);
+    if count == 0 {
+        return Err("report.json holds no records".into());
+    }
+    eprintln!("report.json: valid JSON with {count} records");
     eprintln!("wrote {}", args.out.join("report.md").display());
     Ok(())
 }

@@ -8,10 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 static COMPILED: AtomicU64 = AtomicU64::new(0);
-/// PoCL's LLVM-based compiler has crashed ("Failed to create kernel compiler
-/// pass") when several threads build programs at once; builds are cheap to
-/// serialise next to the kernels they produce, so all builds take this lock.
-static BUILD_LOCK: Mutex<()> = Mutex::new(());
 static LAUNCHED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts of kernels compiled and launched since the process started.
@@ -106,7 +102,6 @@ pub fn compile_kernel(
     let device = rt.device_info();
     let device_id = rt.context().default_device();
     COMPILED.fetch_add(1, Ordering::Relaxed);
-    let _serialised = BUILD_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     if program.build(&[device_id], options).is_err() {
         let log = program
             .get_build_log(device_id)

@@ -5,7 +5,7 @@
 
 use crate::binder::Binder;
 use crate::functions::ViewRule;
-use crate::generator::Generator;
+use crate::generator::{Generator, Index};
 use crate::operation::{combine_shapes, Operation, Shape};
 use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Neg, Sub};
 use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
@@ -27,9 +27,9 @@ macro_rules! infix {
                 ViewRule::$rule.apply(self.0.view(), self.1.view())
             }
 
-            fn generate(&self, g: &mut Generator) -> String {
-                let x = self.0.generate(g);
-                let y = self.1.generate(g);
+            fn generate(&self, g: &mut Generator, at: &Index) -> String {
+                let x = self.0.generate(g, at);
+                let y = self.1.generate(g, at);
                 g.declare(<Self::Scalar as ClType>::CL_NAME, &format!(concat!("{} ", $symbol, " {}"), x, y))
             }
 
@@ -60,8 +60,8 @@ impl<A: Operation> Operation for Neg<A> {
         self.0.view()
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
-        let x = self.0.generate(g);
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let x = self.0.generate(g, at);
         g.declare(A::Scalar::CL_NAME, &format!("-{x}"))
     }
 

@@ -1,23 +1,29 @@
-//! Assigning expressions: one generated kernel per distinct expression
-//! structure, compiled once, cached, and launched with the values bound.
+//! Running outputs: one generated kernel per distinct structure, compiled
+//! once, cached, and launched with the values bound.
 //!
-//! `target.assign(expr)` → shapes checked → arguments bound (one tree walk,
-//! which also yields the alias pattern) → cache lookup by (type, alias
-//! pattern) → on a miss only: source generated and compiled → enqueue.
+//! `target.assign(expr)` → [`run`]: shapes checked → launch shape chosen →
+//! outputs prepared (scratch buffers) → arguments bound (one tree walk, which
+//! also yields the alias pattern) → cache lookup by (type, alias pattern) →
+//! on a miss only: source generated and compiled → enqueue → outputs
+//! finished (views set, reductions combined, checks read).
 
-use crate::binder::{Binder, Identity};
-use crate::generator::Generator;
+use crate::binder::Binder;
+use crate::generator::{Generator, Index, Section};
 use crate::operation::Operation;
+use crate::reductions::{ColwiseReduction, ReduceOp};
+use crate::structural::{Block, Diagonal, Indexing, Transpose};
+use crate::targets::Target;
 use crate::templates::convert;
 use dashmap::DashMap;
+use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
-    compile_kernel, enqueue, Access, ClType, CompiledKernel, Error, IntoOperand, MatrixCl,
-    NdRange, Result, Runtime,
+    compile_kernel, enqueue, Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl,
+    NdRange, Result, Runtime, View,
 };
 use once_cell::sync::Lazy;
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled fused kernel and its source.
 #[derive(Debug)]
@@ -33,106 +39,465 @@ impl FusedKernel {
     }
 }
 
-type CacheKey = (TypeId, Vec<u32>);
-type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
-static CACHE: Lazy<DashMap<CacheKey, Arc<FusedKernel>, FxBuild>> =
-    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
-
-/// One target and the expression assigned to it.
-#[derive(Debug)]
-pub struct Assignment<'t, T: ClType, E> {
-    target: &'t MatrixCl<T>,
-    expr: E,
+/// What the cache knows about one structure.
+#[derive(Debug, Clone)]
+enum Plan {
+    /// Run the kernel in place.
+    Direct(Arc<FusedKernel>),
+    /// A target is read at other positions than it is written: evaluate into
+    /// temporaries first.
+    ViaTemporaries,
 }
 
-/// A list of assignments computed together by one kernel (a tuple of
-/// [`Assignment`]s, or one). Expressions are all evaluated before any target
-/// is written, so an output may be read by another output's expression.
+type CacheKey = (TypeId, Vec<u32>);
+type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
+static CACHE: Lazy<DashMap<CacheKey, Plan, FxBuild>> = Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
+
+/// The work-item grid of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Rows of the element grid.
+    pub rows: usize,
+    /// Columns of the element grid.
+    pub cols: usize,
+    /// Work-group size along rows and columns.
+    pub local: [usize; 2],
+}
+
+impl LaunchShape {
+    fn choose(rows: usize, cols: usize, reduces: bool, max_group: usize) -> Self {
+        let group = max_group.clamp(1, 256);
+        let l0 = rows.max(1).next_power_of_two().min(group);
+        // Column-wise reductions combine a work-group's rows: one column per group.
+        let l1 = if reduces { 1 } else { cols.max(1).next_power_of_two().min(group / l0).max(1) };
+        LaunchShape { rows, cols, local: [l0, l1] }
+    }
+
+    /// Work-groups along rows (the number of partial results per column).
+    pub fn row_groups(&self) -> usize {
+        self.rows.div_ceil(self.local[0])
+    }
+
+    fn range(&self) -> NdRange {
+        NdRange::d2([self.row_groups() * self.local[0], self.cols.div_ceil(self.local[1]) * self.local[1]])
+            .with_local(&self.local)
+    }
+}
+
+/// Outputs computed together by one kernel. Expressions are all evaluated
+/// before any target is written, so an output may read another's target.
 pub trait OutputList {
     /// Cache key type (lifetimes erased).
     type Key: 'static;
-    /// Checks every expression against its target; returns the common shape.
-    fn shape(&self, common: &mut Option<(usize, usize)>) -> Result<()>;
+    /// Checks shapes; sets or checks the common element grid.
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()>;
+    /// Whether a column-wise reduction is among the outputs.
+    fn reduces(&self) -> bool;
+    /// Allocates scratch buffers and prepares targets before binding.
+    fn prepare(&self, launch: &LaunchShape) -> Result<()>;
     /// Binds the expressions' arguments.
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>);
-    /// Binds the targets' arguments.
-    fn bind_targets<'a>(&'a self, b: &mut Binder<'a>);
+    /// Binds the outputs' arguments.
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>);
     /// Generates every expression, pushing the variables holding the values.
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>);
     /// Generates the stores, consuming `values` in order.
-    fn generate_stores(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>);
-    /// Updates each target's view after the launch.
-    fn finish(&self);
-    /// Pushes each target's buffer id.
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>);
+    /// After the kernel: views, reductions' second step, checks' verdicts.
+    fn finish(&self, launch: &LaunchShape) -> Result<()>;
+    /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
+    /// Temporary path, step 1: evaluate element-wise outputs into temporaries
+    /// (and run reductions and checks on their own).
+    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()>;
+    /// Temporary path, step 2: copy the temporaries into the targets.
+    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()>;
 }
 
-impl<T: ClType, E: Operation> OutputList for Assignment<'_, T, E> {
-    type Key = (T, E::Key);
+/// One target and the expression assigned to it.
+#[derive(Debug)]
+pub struct Assignment<Tg, E> {
+    target: Tg,
+    expr: E,
+}
 
-    fn shape(&self, common: &mut Option<(usize, usize)>) -> Result<()> {
-        let target = (self.target.rows(), self.target.cols());
+impl<Tg: Target, E: Operation> Assignment<Tg, E> {
+    /// Pairs a target with an expression.
+    pub fn new(target: Tg, expr: E) -> Self {
+        Assignment { target, expr }
+    }
+}
+
+impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
+    type Key = (Tg::Key, E::Key);
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        let target = self.target.shape();
         if let Some(shape) = self.expr.shape()? {
             if shape != target {
-                return Err(Error::DimensionMismatch {
-                    operation: "assign".into(),
-                    lhs: target,
-                    rhs: shape,
-                });
+                return Err(Error::DimensionMismatch { operation: "assign".into(), lhs: target, rhs: shape });
             }
         }
-        match common {
-            Some(c) if *c != target => Err(Error::DimensionMismatch {
-                operation: "assign (all outputs of one kernel must have one shape)".into(),
-                lhs: *c,
-                rhs: target,
-            }),
-            _ => {
-                *common = Some(target);
-                Ok(())
-            }
-        }
+        common_grid(grid, target)
+    }
+
+    fn reduces(&self) -> bool {
+        false
+    }
+
+    fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
+        self.target.prepare(self.expr.view())
     }
 
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
         self.expr.bind(b);
     }
 
-    fn bind_targets<'a>(&'a self, b: &mut Binder<'a>) {
-        b.matrix(self.target, Access::Write, false);
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        self.target.bind(b);
     }
 
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
-        let value = self.expr.generate(g);
+        let value = self.expr.generate(g, &Index::work_item());
+        values.push(convert::<E::Scalar, Tg::Scalar>(&value));
+    }
+
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        let value = values.next().cloned().unwrap_or_default();
+        self.target.store(g, &Index::work_item(), &value);
+    }
+
+    fn finish(&self, _launch: &LaunchShape) -> Result<()> {
+        self.target.finish(self.expr.view());
+        Ok(())
+    }
+
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        ids.push(self.target.matrix().buffer_id());
+    }
+
+    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        let (rows, cols) = self.target.shape();
+        let temp = MatrixCl::<E::Scalar>::uninitialized(rows, cols)?;
+        run_direct(&Assignment::new(&temp, &self.expr))?;
+        temps.push(Box::new(temp));
+        Ok(())
+    }
+
+    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        let temp = temps
+            .next()
+            .and_then(|t| t.downcast::<MatrixCl<E::Scalar>>().ok())
+            .ok_or_else(|| Error::InvalidArgument {
+                function: "assign",
+                argument: "temporaries",
+                reason: "internal: temporary missing or of the wrong type".into(),
+            })?;
+        run(&Assignment::new(self.target, Load(MatrixRef::Borrowed(&*temp))))
+    }
+}
+
+fn common_grid(grid: &mut Option<(usize, usize)>, shape: (usize, usize)) -> Result<()> {
+    match grid {
+        Some(c) if *c != shape => Err(Error::DimensionMismatch {
+            operation: "outputs of one kernel must share one shape".into(),
+            lhs: *c,
+            rhs: shape,
+        }),
+        _ => {
+            *grid = Some(shape);
+            Ok(())
+        }
+    }
+}
+
+/// A column-wise reduction written into a `1 x cols` matrix.
+#[derive(Debug)]
+pub struct ColwiseAssignment<'t, T: ClType, R, E> {
+    target: &'t MatrixCl<T>,
+    expr: E,
+    partial: OnceLock<MatrixCl<T>>,
+    local_bytes: OnceLock<usize>,
+    _op: std::marker::PhantomData<R>,
+}
+
+/// Declares the accumulator before the bounds guard, sets it inside, and
+/// combines the work-group's values in local memory after it; work item 0 of
+/// each group writes the group's result to row `group` of `partial`.
+fn generate_group_reduction<R: ReduceOp>(g: &mut Generator, cl_type: &'static str, value: &str, partial: &MatrixCl<impl ClType>) {
+    g.use_local_ids();
+    g.set_section(Section::Before);
+    let acc = g.declare(cl_type, R::init(cl_type));
+    g.set_section(Section::Body);
+    g.statement(&format!("{acc} = {value};"));
+    g.set_section(Section::After);
+    let base = g.buffer(crate::binder::Identity::Buffer(partial.buffer_id()), cl_type, false);
+    g.mark_written(crate::binder::Identity::Buffer(partial.buffer_id()));
+    let local = g.local_param(cl_type);
+    let step = g.fresh();
+    g.statement(&format!("{local}[lid] = {acc};"));
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    g.statement(&format!("for (int {step} = lsize / 2; {step} > 0; {step} /= 2) {{"));
+    g.statement(&format!("if (lid < {step}) {{"));
+    g.statement(&format!("{local}[lid] = {};", R::combine(cl_type, &format!("{local}[lid]"), &format!("{local}[lid + {step}]"))));
+    g.statement("}");
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    g.statement("}");
+    g.statement("if (lid == 0 && j < cols) {");
+    g.statement(&format!("{base}_global[get_group_id(0) + {base}_rows * j] = {local}[0];"));
+    g.statement("}");
+    g.set_section(Section::Body);
+}
+
+impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, T, R, E> {
+    type Key = (ColwiseReduction<R, T>, E::Key);
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        let shape = self.expr.shape()?.ok_or_else(|| Error::InvalidArgument {
+            function: "colwise reduction",
+            argument: "expr",
+            reason: "needs a matrix operand, not a scalar".into(),
+        })?;
+        let target = (self.target.rows(), self.target.cols());
+        if target != (1, shape.1) {
+            return Err(Error::DimensionMismatch { operation: format!("colwise_{} (target must be 1 x cols)", R::NAME), lhs: target, rhs: (1, shape.1) });
+        }
+        common_grid(grid, shape)
+    }
+
+    fn reduces(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        let partial = MatrixCl::<T>::uninitialized(launch.row_groups().max(1), launch.cols)?;
+        // A repeated run of the same output object reuses nothing stale:
+        // the partial buffer is sized for this launch.
+        let _ = self.partial.set(partial);
+        let _ = self.local_bytes.set(launch.local[0] * std::mem::size_of::<T>());
+        Ok(())
+    }
+
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        self.expr.bind(b);
+    }
+
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(p) = self.partial.get() {
+            b.matrix(p, Access::Write, false);
+        }
+        b.local(self.local_bytes.get().copied().unwrap_or(0));
+    }
+
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        let value = self.expr.generate(g, &Index::work_item());
         values.push(convert::<E::Scalar, T>(&value));
     }
 
-    fn generate_stores(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let value = values.next().cloned().unwrap_or_default();
-        store::<T>(g, Identity::Buffer(self.target.buffer_id()), &value);
+        // The placeholder identity keeps the generated names independent of
+        // which buffer is bound (sources are generated once per structure).
+        let placeholder = self.partial.get();
+        match placeholder {
+            Some(p) => generate_group_reduction::<R>(g, T::CL_NAME, &value, p),
+            None => {
+                let scratch = MatrixCl::<T>::uninitialized(0, 0);
+                if let Ok(s) = scratch {
+                    generate_group_reduction::<R>(g, T::CL_NAME, &value, &s);
+                }
+            }
+        }
     }
 
-    fn finish(&self) {
-        self.target.set_view(self.expr.view());
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        let Some(partial) = self.partial.get() else {
+            return Ok(());
+        };
+        if launch.rows == 0 || launch.cols == 0 {
+            self.target.fill(R::host_init::<T>())?;
+        } else if partial.rows() == 1 {
+            self.target.copy_from(partial)?;
+        } else {
+            // The second step: reduce the partial results the same way.
+            run(&ColwiseAssignment::<T, R, _>::new(self.target, Load(MatrixRef::Borrowed(partial))))?;
+        }
+        self.target.set_view(View::Entire);
+        Ok(())
     }
 
     fn target_ids(&self, ids: &mut Vec<u64>) {
         ids.push(self.target.buffer_id());
     }
+
+    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        // Reductions never write a target inside the kernel: run them alone first.
+        run_direct(&ColwiseAssignment::<T, R, _>::new(self.target, &self.expr))
+    }
+
+    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
 }
 
-/// Emits `<target>_global[i + <target>_rows * j] = value;`.
-fn store<T: ClType>(g: &mut Generator, identity: Identity, value: &str) {
-    let base = match g.known(identity) {
-        Some(base) => base,
-        None => {
-            let base = g.fresh();
-            g.buffer_param(identity, &base, T::CL_NAME, false);
-            base
+impl<'t, T: ClType, R: ReduceOp, E: Operation> ColwiseAssignment<'t, T, R, E> {
+    /// A column-wise reduction of `expr` into `target` (`1 x cols`).
+    pub fn new(target: &'t MatrixCl<T>, expr: E) -> Self {
+        ColwiseAssignment { target, expr, partial: OnceLock::new(), local_bytes: OnceLock::new(), _op: std::marker::PhantomData }
+    }
+}
+
+/// Turns an expression into the output that writes it to a target: element-wise
+/// expressions are stored, column-wise reductions are reduced.
+pub trait Assignable<Tg> {
+    /// The output.
+    type Output: OutputList;
+    /// Pairs with the target.
+    fn into_output(self, target: Tg) -> Self::Output;
+}
+
+impl<Tg: Target, O: Operation> Assignable<Tg> for O {
+    type Output = Assignment<Tg, O>;
+    fn into_output(self, target: Tg) -> Assignment<Tg, O> {
+        Assignment::new(target, self)
+    }
+}
+
+impl<'t, T: ClType, R: ReduceOp, E: Operation> Assignable<&'t MatrixCl<T>> for ColwiseReduction<R, E> {
+    type Output = ColwiseAssignment<'t, T, R, E>;
+    fn into_output(self, target: &'t MatrixCl<T>) -> Self::Output {
+        ColwiseAssignment::new(target, self.0)
+    }
+}
+
+/// Things that can be written to: matrices and blocks, transposes, diagonals
+/// and scatters (`indexing`) of matrices.
+pub trait IntoTarget<'t> {
+    /// The target.
+    type Target: Target + 't;
+    /// Converts.
+    fn into_target(&'t self) -> Self::Target;
+}
+
+impl<'t, T: ClType> IntoTarget<'t> for MatrixCl<T> {
+    type Target = &'t MatrixCl<T>;
+    fn into_target(&'t self) -> &'t MatrixCl<T> {
+        self
+    }
+}
+
+macro_rules! structural_target {
+    ($([$($g:tt)*] $node:ty),*) => {$(
+        impl<'t, $($g)*> IntoTarget<'t> for Expr<$node> where &'t $node: Target, $node: 't {
+            type Target = &'t $node;
+            fn into_target(&'t self) -> &'t $node {
+                &self.0
+            }
         }
-    };
-    g.mark_written(&base);
-    g.statement(&format!("{base}_global[i + {base}_rows * j] = {value};"));
+    )*};
+}
+
+structural_target!(
+    ['a, T: ClType] Block<Load<'a, T>>,
+    ['a, T: ClType] Transpose<Load<'a, T>>,
+    ['a, T: ClType] Diagonal<Load<'a, T>>,
+    ['a, T: ClType, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>] Indexing<Load<'a, T>, R, C>
+);
+
+/// An output pairing `target` with `expr`, for [`fuse`].
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
+/// let (d, total) = (MatrixCl::<f64>::zeros(3, 1)?, MatrixCl::<f64>::zeros(1, 1)?);
+/// fuse((output(&d, exp(&x)), output(&total, colwise_sum(square(&x)))))?; // one kernel
+/// assert_eq!(total.to_vec()?, vec![14.0]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn output<'t, Tg, E>(target: &'t Tg, expr: E) -> <E::Operand as Assignable<Tg::Target>>::Output
+where
+    Tg: IntoTarget<'t> + ?Sized,
+    E: IntoOperand,
+    E::Operand: Assignable<Tg::Target>,
+{
+    expr.into_operand().into_output(target.into_target())
+}
+
+/// Runs several outputs (a tuple from [`output`], [`optional`], checks, ...) in one kernel.
+pub fn fuse<L: OutputList>(outputs: L) -> Result<()> {
+    run(&outputs)
+}
+
+/// An output that is present only when `enabled` (a run-time switch that is
+/// part of the cache key): a disabled output and the work only it needs are
+/// absent from the generated kernel.
+#[derive(Debug)]
+pub struct Optional<O> {
+    inner: O,
+    enabled: bool,
+}
+
+/// Makes `output` optional; see [`Optional`].
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?;
+/// let (d, e) = (MatrixCl::<f64>::zeros(2, 1)?, MatrixCl::<f64>::zeros(2, 1)?);
+/// fuse((output(&d, &x + 1.0), optional(output(&e, exp(&x)), false)))?;
+/// assert_eq!(e.to_vec()?, vec![0.0, 0.0]); // not computed
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn optional<O: OutputList>(output: O, enabled: bool) -> Optional<O> {
+    Optional { inner: output, enabled }
+}
+
+impl<O: OutputList> OutputList for Optional<O> {
+    type Key = Optional<O::Key>;
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        if self.enabled { self.inner.grid(grid) } else { Ok(()) }
+    }
+    fn reduces(&self) -> bool {
+        self.enabled && self.inner.reduces()
+    }
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        if self.enabled { self.inner.prepare(launch) } else { Ok(()) }
+    }
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        b.structure(u32::from(self.enabled));
+        if self.enabled {
+            self.inner.bind_exprs(b);
+        }
+    }
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        if self.enabled {
+            self.inner.bind_outputs(b);
+        }
+    }
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        if self.enabled {
+            self.inner.generate_exprs(g, values);
+        }
+    }
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        if self.enabled {
+            self.inner.generate_outputs(g, values);
+        }
+    }
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        if self.enabled { self.inner.finish(launch) } else { Ok(()) }
+    }
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        if self.enabled {
+            self.inner.target_ids(ids);
+        }
+    }
+    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        if self.enabled { self.inner.to_temporaries(temps) } else { Ok(()) }
+    }
+    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        if self.enabled { self.inner.from_temporaries(temps) } else { Ok(()) }
+    }
 }
 
 macro_rules! output_tuple {
@@ -140,33 +505,45 @@ macro_rules! output_tuple {
         impl<$($name: OutputList),+> OutputList for ($($name,)+) {
             type Key = ($($name::Key,)+);
 
-            fn shape(&self, common: &mut Option<(usize, usize)>) -> Result<()> {
-                $(self.$index.shape(common)?;)+
+            fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+                $(self.$index.grid(grid)?;)+
                 Ok(())
             }
-
+            fn reduces(&self) -> bool {
+                false $(|| self.$index.reduces())+
+            }
+            fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+                $(self.$index.prepare(launch)?;)+
+                Ok(())
+            }
             fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
                 $(self.$index.bind_exprs(b);)+
             }
-
-            fn bind_targets<'a>(&'a self, b: &mut Binder<'a>) {
-                $(self.$index.bind_targets(b);)+
+            fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+                $(self.$index.bind_outputs(b);)+
             }
-
             fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
                 $(self.$index.generate_exprs(g, values);)+
             }
-
-            fn generate_stores(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
-                $(self.$index.generate_stores(g, values);)+
+            fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+                $(self.$index.generate_outputs(g, values);)+
             }
-
-            fn finish(&self) {
-                $(self.$index.finish();)+
+            fn finish(&self, launch: &LaunchShape) -> Result<()> {
+                // Every output is finished even if one fails; the first error is returned.
+                let mut first = Ok(());
+                $(if let Err(e) = self.$index.finish(launch) { if first.is_ok() { first = Err(e); } })+
+                first
             }
-
             fn target_ids(&self, ids: &mut Vec<u64>) {
                 $(self.$index.target_ids(ids);)+
+            }
+            fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+                $(self.$index.to_temporaries(temps)?;)+
+                Ok(())
+            }
+            fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+                $(self.$index.from_temporaries(temps)?;)+
+                Ok(())
             }
         }
     };
@@ -190,17 +567,8 @@ fn generate<L: OutputList>(list: &L) -> Generator {
     let mut g = Generator::new();
     let mut values = Vec::new();
     list.generate_exprs(&mut g, &mut values);
-    list.generate_stores(&mut g, &mut values.iter());
+    list.generate_outputs(&mut g, &mut values.iter());
     g
-}
-
-/// Work-group shape for a `rows x cols` element-wise kernel: up to 256 work
-/// items, filling rows first (coalesced column-major access).
-fn nd_range(rows: usize, cols: usize, max_group: usize) -> NdRange {
-    let group = max_group.clamp(1, 256);
-    let l0 = rows.next_power_of_two().min(group);
-    let l1 = cols.next_power_of_two().min(group / l0).max(1);
-    NdRange::d2([rows.div_ceil(l0) * l0, cols.div_ceil(l1) * l1]).with_local(&[l0, l1])
 }
 
 fn dump_name(key: &CacheKey) -> String {
@@ -209,49 +577,102 @@ fn dump_name(key: &CacheKey) -> String {
     format!("fused_{:016x}", h.finish())
 }
 
-/// Runs the assignments in `list` as one kernel.
-pub fn run<L: OutputList>(list: &L) -> Result<()> {
-    let mut shape = None;
-    list.shape(&mut shape)?;
-    let (rows, cols) = shape.unwrap_or((0, 0));
+/// What [`launch`] did.
+enum Launched {
+    Done,
+    NeedsTemporaries,
+}
+
+/// Checks, binds, looks up or builds the kernel, and runs it, unless the
+/// structure needs temporaries.
+fn launch<L: OutputList>(list: &L) -> Result<Launched> {
+    let mut grid = None;
+    list.grid(&mut grid)?;
+    let (rows, cols) = grid.unwrap_or((0, 0));
     let mut ids = Vec::new();
     list.target_ids(&mut ids);
     for (k, id) in ids.iter().enumerate().skip(1) {
         if ids[..k].contains(id) {
             return Err(Error::InvalidArgument {
-                function: "results(..).assign",
+                function: "assign",
                 argument: "targets",
-                reason: format!("target {k} is the same matrix as an earlier target"),
+                reason: format!("output {k} writes the same matrix as an earlier output"),
             });
         }
     }
     let rt = Runtime::get()?;
+    let launch = LaunchShape::choose(rows, cols, list.reduces(), rt.device_info().max_work_group_size);
+    list.prepare(&launch)?;
     let mut binder = Binder::new();
     list.bind_exprs(&mut binder);
-    list.bind_targets(&mut binder);
+    list.bind_outputs(&mut binder);
     binder.int(rows as i32);
     binder.int(cols as i32);
     let (args, pattern) = binder.finish();
     let key: CacheKey = (TypeId::of::<L::Key>(), pattern);
-    let kernel = match CACHE.get(&key) {
-        Some(k) => k.clone(),
+    let plan = match CACHE.get(&key) {
+        Some(p) => p.clone(),
         None => {
             let g = generate(list);
-            if g.uses_fp64() {
-                rt.require::<f64>("assign")?;
-            }
-            let source = g.kernel_source();
-            let compiled = compile_kernel("calculate", &source, "", &dump_name(&key))?;
-            let kernel = Arc::new(FusedKernel { compiled, source });
-            CACHE.entry(key).or_insert(kernel).clone()
+            let plan = if g.reads_target_elsewhere() {
+                Plan::ViaTemporaries
+            } else {
+                if g.uses_fp64() {
+                    rt.require::<f64>("assign")?;
+                }
+                let source = g.kernel_source();
+                let compiled = compile_kernel("calculate", &source, "", &dump_name(&key))?;
+                Plan::Direct(Arc::new(FusedKernel { compiled, source }))
+            };
+            CACHE.entry(key).or_insert(plan).clone()
         }
     };
-    if rows > 0 && cols > 0 {
-        let range = nd_range(rows, cols, rt.device_info().max_work_group_size);
-        enqueue(&kernel.compiled, &args, range)?;
+    match plan {
+        Plan::Direct(kernel) => {
+            if rows > 0 && cols > 0 {
+                enqueue(&kernel.compiled, &args, launch.range())?;
+            }
+            list.finish(&launch)?;
+            Ok(Launched::Done)
+        }
+        Plan::ViaTemporaries => Ok(Launched::NeedsTemporaries),
     }
-    list.finish();
-    Ok(())
+}
+
+/// Runs the outputs in `list` as one kernel or, when a target is read at
+/// positions other than those written (`a.assign(transpose(&a))`), by
+/// evaluating into temporaries first.
+pub fn run<L: OutputList>(list: &L) -> Result<()> {
+    match launch(list)? {
+        Launched::Done => Ok(()),
+        Launched::NeedsTemporaries => {
+            let mut temps = Vec::new();
+            list.to_temporaries(&mut temps)?;
+            list.from_temporaries(&mut temps.into_iter())
+        }
+    }
+}
+
+/// Like [`run`] for outputs that cannot alias their inputs (fresh
+/// temporaries, reductions, checks). Kept separate so that the temporary
+/// path is not instantiated for ever-deeper reference types.
+pub(crate) fn run_direct<L: OutputList>(list: &L) -> Result<()> {
+    match launch(list)? {
+        Launched::Done => Ok(()),
+        Launched::NeedsTemporaries => Err(Error::InvalidArgument {
+            function: "assign",
+            argument: "outputs",
+            reason: "internal: an output into a fresh temporary was planned through temporaries".into(),
+        }),
+    }
+}
+
+/// Evaluates `op` into a new matrix without the temporary path.
+pub(crate) fn eval_direct<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
+    let (rows, cols) = op.shape()?.unwrap_or((1, 1));
+    let out = MatrixCl::<O::Scalar>::uninitialized(rows, cols)?;
+    run_direct(&Assignment::new(&out, op))?;
+    Ok(out)
 }
 
 /// The source `run(list)` compiles (generated afresh, not looked up).
@@ -259,12 +680,14 @@ pub fn source_of<L: OutputList>(list: &L) -> String {
     generate(list).kernel_source()
 }
 
-/// Number of distinct fused kernels compiled in this process.
+/// Number of distinct kernel structures seen in this process.
 pub fn cached_kernels() -> usize {
     CACHE.len()
 }
 
-/// `target.assign(expr)`: evaluates `expr` into an existing matrix of the same shape.
+/// Assignment into matrices and into blocks, transposes, diagonals and
+/// scatters of matrices; compound forms return `Result` instead of
+/// overloading `+=` (an operator could not report errors).
 ///
 /// ```
 /// use fusion_ops::prelude::*;
@@ -273,28 +696,55 @@ pub fn cached_kernels() -> usize {
 /// let d = MatrixCl::<f64>::zeros(2, 1)?;
 /// d.assign(3.0 * (&a + &b))?;
 /// assert_eq!(d.to_vec()?, vec![33.0, 66.0]);
+/// d.add_assign(&a)?;
+/// d.mul_assign(2.0)?;
+/// assert_eq!(d.to_vec()?, vec![68.0, 136.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub trait AssignExt<T: ClType> {
+pub trait AssignExt<'t>: IntoTarget<'t> {
     /// Computes `expr` into `self` with one fused kernel; `self` takes the expression's view.
-    fn assign<E>(&self, expr: E) -> Result<()>
+    fn assign<E>(&'t self, expr: E) -> Result<()>
     where
         E: IntoOperand,
-        E::Operand: Operation;
-}
+        E::Operand: Assignable<Self::Target>,
+    {
+        run(&expr.into_operand().into_output(self.into_target()))
+    }
 
-impl<T: ClType> AssignExt<T> for MatrixCl<T> {
-    fn assign<E>(&self, expr: E) -> Result<()>
+    /// `self = self + expr`.
+    fn add_assign<E>(&'t self, expr: E) -> Result<()>
     where
         E: IntoOperand,
         E::Operand: Operation,
+        <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<<E::Operand as Operation>::Scalar>,
     {
-        run(&Assignment {
-            target: self,
-            expr: expr.into_operand(),
-        })
+        let target = self.into_target();
+        run(&Assignment::new(target, fusion_core::expr::Add(target.current(), expr.into_operand())))
+    }
+
+    /// `self = self - expr`.
+    fn sub_assign<E>(&'t self, expr: E) -> Result<()>
+    where
+        E: IntoOperand,
+        E::Operand: Operation,
+        <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<<E::Operand as Operation>::Scalar>,
+    {
+        let target = self.into_target();
+        run(&Assignment::new(target, fusion_core::expr::Sub(target.current(), expr.into_operand())))
+    }
+
+    /// `self = self * scalar`.
+    fn mul_assign<S>(&'t self, scalar: S) -> Result<()>
+    where
+        S: ClType + IntoOperand<Operand = fusion_core::expr::Scalar<S>>,
+        <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<S>,
+    {
+        let target = self.into_target();
+        run(&Assignment::new(target, fusion_core::expr::ElewiseMul(target.current(), fusion_core::expr::Scalar(scalar))))
     }
 }
+
+impl<'t, X: IntoTarget<'t>> AssignExt<'t> for X {}
 
 /// Evaluates an operation into a new matrix.
 pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
@@ -306,70 +756,138 @@ pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
         });
     };
     let out = MatrixCl::<O::Scalar>::uninitialized(rows, cols)?;
-    run(&Assignment { target: &out, expr: op })?;
+    run(&Assignment::new(&out, op))?;
+    Ok(out)
+}
+
+/// Evaluates a column-wise reduction into a new `1 x cols` matrix.
+pub fn eval_colwise<R: ReduceOp, E: Operation>(r: ColwiseReduction<R, E>) -> Result<MatrixCl<E::Scalar>> {
+    let cols = r.0.shape()?.map_or(1, |s| s.1);
+    let out = MatrixCl::<E::Scalar>::uninitialized(1, cols)?;
+    run(&ColwiseAssignment::<E::Scalar, R, E>::new(&out, r.0))?;
     Ok(out)
 }
 
 /// The kernel source that evaluating `op` into a fresh matrix uses.
 pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
-    // A target that no expression can alias: buffer ids start at 1.
     let mut g = Generator::new();
-    let value = op.generate(&mut g);
-    store::<O::Scalar>(&mut g, Identity::Buffer(0), &value);
+    let value = op.generate(&mut g, &Index::work_item());
+    // A target no expression can alias: buffer ids start at 1.
+    g.store(crate::binder::Identity::Buffer(0), O::Scalar::CL_NAME, &Index::work_item(), &value);
     Ok(g.kernel_source())
 }
 
-/// Several targets computed by one kernel: `results((&d, &e)).assign((x, y))`.
-#[derive(Debug, Clone, Copy)]
-pub struct Results<R>(R);
-
-/// Groups targets for a multi-output assignment.
-///
-/// ```
-/// use fusion_ops::prelude::*;
-/// let a = MatrixCl::from_slice(1, 2, &[1.0f64, 2.0])?;
-/// let b = MatrixCl::from_slice(1, 2, &[3.0f64, 5.0])?;
-/// let (d, e) = (MatrixCl::<f64>::zeros(1, 2)?, MatrixCl::<f64>::zeros(1, 2)?);
-/// results((&d, &e)).assign((&a + &b, &a - &b))?; // one kernel, a and b read once
-/// assert_eq!(d.to_vec()?, vec![4.0, 7.0]);
-/// assert_eq!(e.to_vec()?, vec![-2.0, -3.0]);
-/// # Ok::<(), fusion_ops::Error>(())
-/// ```
-pub fn results<R>(targets: R) -> Results<R> {
-    Results(targets)
+/// A full reduction of an expression to one value, usable alone ([`sum`] and
+/// friends) or as an output of a larger kernel.
+#[derive(Debug)]
+pub struct FullReduction<R, E: Operation> {
+    inner: ColwiseAssignmentOwned<R, E>,
+    value: Mutex<Option<f64>>,
 }
 
-macro_rules! results_assign {
-    ($($t:ident $e:ident $index:tt),+) => {
-        impl<'t, $($t: ClType),+> Results<($(&'t MatrixCl<$t>,)+)> {
-            /// Computes each expression into its target in one kernel.
-            pub fn assign<$($e),+>(self, exprs: ($($e,)+)) -> Result<()>
-            where
-                $($e: IntoOperand, $e::Operand: Operation,)+
-            {
-                run(&($(Assignment { target: self.0.$index, expr: exprs.$index.into_operand() },)+))
-            }
+#[derive(Debug)]
+struct ColwiseAssignmentOwned<R, E: Operation> {
+    expr: E,
+    partial: OnceLock<MatrixCl<E::Scalar>>,
+    local_bytes: OnceLock<usize>,
+    _op: std::marker::PhantomData<R>,
+}
 
-            /// The source of the kernel that [`assign`](Self::assign) would compile.
-            pub fn kernel_source<$($e),+>(self, exprs: ($($e,)+)) -> String
-            where
-                $($e: IntoOperand, $e::Operand: Operation,)+
-            {
-                source_of(&($(Assignment { target: self.0.$index, expr: exprs.$index.into_operand() },)+))
+impl<R: ReduceOp, E: Operation> FullReduction<R, E> {
+    /// The reduced value after the kernel ran.
+    pub fn value(&self) -> Option<E::Scalar> {
+        self.value.lock().unwrap_or_else(|p| p.into_inner()).map(E::Scalar::from_f64)
+    }
+}
+
+impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
+    type Key = (FullReduction<R, fusion_core::expr::Scalar<E::Scalar>>, E::Key);
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        let shape = self.inner.expr.shape()?.unwrap_or((1, 1));
+        common_grid(grid, shape)
+    }
+    fn reduces(&self) -> bool {
+        true
+    }
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        let _ = self.inner.partial.set(MatrixCl::uninitialized(launch.row_groups().max(1), launch.cols.max(1))?);
+        let _ = self.inner.local_bytes.set(launch.local[0] * std::mem::size_of::<E::Scalar>());
+        Ok(())
+    }
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        self.inner.expr.bind(b);
+    }
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(p) = self.inner.partial.get() {
+            b.matrix(p, Access::Write, false);
+        }
+        b.local(self.inner.local_bytes.get().copied().unwrap_or(0));
+    }
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        values.push(self.inner.expr.generate(g, &Index::work_item()));
+    }
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        let value = values.next().cloned().unwrap_or_default();
+        if let Some(p) = self.inner.partial.get() {
+            generate_group_reduction::<R>(g, E::Scalar::CL_NAME, &value, p);
+        }
+    }
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        let mut total = R::host_init::<E::Scalar>().to_f64();
+        if launch.rows > 0 && launch.cols > 0 {
+            if let Some(p) = self.inner.partial.get() {
+                // The tiny final step, on the host: one value per work-group and column.
+                for v in p.to_vec()? {
+                    total = R::host_combine(total, v.to_f64());
+                }
             }
         }
-    };
+        *self.value.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
+        Ok(())
+    }
+    fn target_ids(&self, _ids: &mut Vec<u64>) {}
+    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        run_direct(self)
+    }
+    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
 }
 
-results_assign!(T0 E0 0);
-results_assign!(T0 E0 0, T1 E1 1);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6, T7 E7 7);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6, T7 E7 7, T8 E8 8);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6, T7 E7 7, T8 E8 8, T9 E9 9);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6, T7 E7 7, T8 E8 8, T9 E9 9, T10 E10 10);
-results_assign!(T0 E0 0, T1 E1 1, T2 E2 2, T3 E3 3, T4 E4 4, T5 E5 5, T6 E6 6, T7 E7 7, T8 E8 8, T9 E9 9, T10 E10 10, T11 E11 11);
+/// A full-reduction output of `expr`; read it with [`FullReduction::value`] after [`fuse`].
+pub fn full_reduction<R: ReduceOp, A: IntoOperand>(expr: A) -> FullReduction<R, A::Operand>
+where
+    A::Operand: Operation,
+{
+    FullReduction {
+        inner: ColwiseAssignmentOwned { expr: expr.into_operand(), partial: OnceLock::new(), local_bytes: OnceLock::new(), _op: std::marker::PhantomData },
+        value: Mutex::new(None),
+    }
+}
+
+macro_rules! full {
+    ($($fun:ident $op:ident $doc:literal;)*) => {$(
+        #[doc = concat!("The ", $doc, " of every element of `expr`: one kernel (the expression is computed inside it) plus a tiny final step on the host.\n\n",
+            "```\nuse fusion_ops::prelude::*;\n",
+            "let a = MatrixCl::from_slice(2, 2, &[1.0f64, -2.0, 3.0, 4.0])?;\n",
+            "let v: f64 = ", stringify!($fun), "(square(&a))?;\n",
+            "# let _ = v;\n",
+            "# Ok::<(), fusion_ops::Error>(())\n```")]
+        pub fn $fun<A: IntoOperand>(expr: A) -> Result<<A::Operand as Operation>::Scalar>
+        where
+            A::Operand: Operation,
+        {
+            let r = full_reduction::<crate::reductions::$op, A>(expr);
+            run(&r)?;
+            r.value().ok_or_else(|| Error::InvalidArgument { function: stringify!($fun), argument: "expr", reason: "internal: no value".into() })
+        }
+    )*};
+}
+
+full! {
+    sum SumOp "sum";
+    prod ProdOp "product";
+    max MaxOp "maximum";
+    min MinOp "minimum";
+}

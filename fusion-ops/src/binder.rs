@@ -86,6 +86,11 @@ impl<'a> Binder<'a> {
         self.args.push(scalar_arg(value));
     }
 
+    /// Binds `__local` memory of `bytes` bytes.
+    pub fn local(&mut self, bytes: usize) {
+        self.args.push(KernelArg::Local(bytes));
+    }
+
     /// Binds an `int`.
     pub fn int(&mut self, value: i32) {
         self.args.push(KernelArg::Int(value));

@@ -6,7 +6,7 @@
 //! pattern: two different erased trees never share a kernel.
 
 use crate::binder::Binder;
-use crate::generator::Generator;
+use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
 use dashmap::DashMap;
 use fusion_core::{ClType, Expr, IntoOperand, Result, View};
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 trait ErasedOperation<T> {
     fn shape(&self) -> Result<Shape>;
     fn view(&self) -> View;
-    fn generate(&self, g: &mut Generator) -> String;
+    fn generate(&self, g: &mut Generator, at: &Index) -> String;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
 }
 
@@ -28,8 +28,8 @@ impl<O: Operation> ErasedOperation<O::Scalar> for O {
     fn view(&self) -> View {
         Operation::view(self)
     }
-    fn generate(&self, g: &mut Generator) -> String {
-        Operation::generate(self, g)
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        Operation::generate(self, g, at)
     }
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         Operation::bind(self, b)
@@ -94,8 +94,8 @@ impl<T: ClType> Operation for DynOp<'_, T> {
         self.inner.view()
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
-        self.inner.generate(g)
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        self.inner.generate(g, at)
     }
 
     fn bind<'b>(&'b self, b: &mut Binder<'b>) {

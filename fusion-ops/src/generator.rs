@@ -1,9 +1,12 @@
 //! Building the OpenCL C source of a fused kernel.
 //!
-//! Operations emit statements for one element `(i, j)`; the generator names
-//! variables (`var1`, `var2`, ...), declares kernel parameters once per
-//! distinct leaf, collects device helper functions once each, and assembles
-//! the kernel.
+//! Operations emit statements computing one element at an [`Index`] (usually
+//! `(i, j)`, the work item's position; structural operations pass transformed
+//! indices to their operands). The generator names variables (`var1`, ...),
+//! declares each distinct buffer's parameters once, remembers values already
+//! computed in the current scope, collects device helper functions once each,
+//! and assembles the kernel from three sections: before the bounds guard,
+//! inside it, and after it (where reductions combine work-group results).
 
 use crate::binder::Identity;
 
@@ -12,6 +15,38 @@ const IN_VIEW: &str = "\
 inline bool in_view(int i, int j, int view) {
   return i == j || ((i > j ? view & 1 : view & 2) != 0);
 }";
+
+/// The position an operation computes: OpenCL C expressions for the row and column.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Index {
+    /// Row expression.
+    pub i: String,
+    /// Column expression.
+    pub j: String,
+}
+
+impl Index {
+    /// The work item's own position `(i, j)`.
+    pub fn work_item() -> Self {
+        Index::new("i", "j")
+    }
+
+    /// An index from two expressions.
+    pub fn new(i: impl Into<String>, j: impl Into<String>) -> Self {
+        Index { i: i.into(), j: j.into() }
+    }
+}
+
+/// Where statements go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Before the bounds guard (every work item runs it).
+    Before,
+    /// Inside `if (i < rows && j < cols)`.
+    Body,
+    /// After the guard (every work item; reductions synchronise here).
+    After,
+}
 
 #[derive(Debug)]
 enum Param {
@@ -25,26 +60,63 @@ enum Param {
         name: String,
         cl_type: &'static str,
     },
+    Local {
+        name: String,
+        cl_type: &'static str,
+    },
 }
 
 /// The source of a kernel under construction.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Generator {
     params: Vec<Param>,
-    body: Vec<String>,
+    sections: [Vec<String>; 3],
+    section: Section,
+    indent: [usize; 3],
     helpers: Vec<String>,
     next_var: usize,
-    names: Vec<(Identity, String)>,
+    buffers: Vec<(Identity, String)>,
+    values: Vec<((Identity, Index), String)>,
+    scopes: Vec<usize>,
+    reads: Vec<(Identity, Index)>,
+    stores: Vec<(Identity, Index)>,
     uses_fp64: bool,
-    indent: usize,
+    needs_local_size: bool,
+    declared: Vec<String>,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn section_index(s: Section) -> usize {
+    match s {
+        Section::Before => 0,
+        Section::Body => 1,
+        Section::After => 2,
+    }
 }
 
 impl Generator {
     /// An empty kernel.
     pub fn new() -> Self {
         Generator {
-            indent: 1,
-            ..Default::default()
+            params: Vec::new(),
+            sections: [Vec::new(), Vec::new(), Vec::new()],
+            section: Section::Body,
+            indent: [1, 2, 1],
+            helpers: Vec::new(),
+            next_var: 0,
+            buffers: Vec::new(),
+            values: Vec::new(),
+            scopes: Vec::new(),
+            reads: Vec::new(),
+            stores: Vec::new(),
+            uses_fp64: false,
+            needs_local_size: false,
+            declared: Vec::new(),
         }
     }
 
@@ -54,10 +126,25 @@ impl Generator {
         }
     }
 
+    /// Sends further statements to `section`.
+    pub fn set_section(&mut self, section: Section) {
+        self.section = section;
+    }
+
     /// A new variable name.
     pub fn fresh(&mut self) -> String {
         self.next_var += 1;
         format!("var{}", self.next_var)
+    }
+
+    /// Whether a variable with this name was declared already.
+    pub fn is_declared(&self, name: &str) -> bool {
+        self.declared.iter().any(|d| d == name)
+    }
+
+    /// Records a variable declaration.
+    pub fn mark_declared(&mut self, name: &str) {
+        self.declared.push(name.to_string());
     }
 
     /// Declares `cl_type varN = value;` and returns `varN`.
@@ -68,14 +155,30 @@ impl Generator {
         var
     }
 
-    /// Appends one statement line (indented to the current block).
+    /// Appends one statement line, indented to the current block (a line
+    /// ending in `{` opens a block, one starting with `}` closes it).
     pub fn statement(&mut self, line: &str) {
+        let s = section_index(self.section);
         if line.starts_with('}') {
-            self.indent = self.indent.saturating_sub(1);
+            self.indent[s] = self.indent[s].saturating_sub(1);
         }
-        self.body.push(format!("{}{}", "  ".repeat(self.indent), line));
+        let text = format!("{}{}", "  ".repeat(self.indent[s]), line);
+        self.sections[s].push(text);
         if line.ends_with('{') {
-            self.indent += 1;
+            self.indent[s] += 1;
+        }
+    }
+
+    /// Opens a scope (a loop or branch body): values computed inside are
+    /// forgotten when it closes.
+    pub fn open_scope(&mut self) {
+        self.scopes.push(self.values.len());
+    }
+
+    /// Closes the innermost scope.
+    pub fn close_scope(&mut self) {
+        if let Some(len) = self.scopes.pop() {
+            self.values.truncate(len);
         }
     }
 
@@ -83,62 +186,86 @@ impl Generator {
     pub fn value_param(&mut self, cl_type: &'static str) -> String {
         self.note_type(cl_type);
         let name = self.fresh();
-        self.params.push(Param::Value {
-            name: name.clone(),
-            cl_type,
-        });
+        self.params.push(Param::Value { name: name.clone(), cl_type });
         name
     }
 
-    /// Declares an `int` kernel parameter with a chosen name.
-    pub fn int_param(&mut self, name: &str) {
-        self.params.push(Param::Value {
-            name: name.to_string(),
-            cl_type: "int",
-        });
-    }
-
-    /// Declares a buffer parameter `<base>_global` with `<base>_rows` (and
-    /// `<base>_view` when `with_view`) for the leaf `identity`.
-    pub fn buffer_param(
-        &mut self,
-        identity: Identity,
-        base: &str,
-        cl_type: &'static str,
-        with_view: bool,
-    ) {
+    /// Declares a `__local cl_type*` parameter and returns its name.
+    pub fn local_param(&mut self, cl_type: &'static str) -> String {
         self.note_type(cl_type);
-        self.params.push(Param::Buffer {
-            base: base.to_string(),
-            cl_type,
-            with_view,
-            written: false,
-        });
-        self.names.push((identity, base.to_string()));
+        let name = format!("{}_local", self.fresh());
+        self.params.push(Param::Local { name: name.clone(), cl_type });
+        name
     }
 
-    /// Marks the buffer declared with `base` as written (its parameter loses `const`).
-    pub fn mark_written(&mut self, base: &str) {
+    /// The parameter base name of buffer `identity`, declaring
+    /// `<base>_global`, `<base>_rows` (and `<base>_view`) on first use.
+    pub fn buffer(&mut self, identity: Identity, cl_type: &'static str, with_view: bool) -> String {
+        if let Some((_, base)) = self.buffers.iter().find(|(id, _)| *id == identity) {
+            return base.clone();
+        }
+        self.note_type(cl_type);
+        let base = self.fresh();
+        self.params.push(Param::Buffer { base: base.clone(), cl_type, with_view, written: false });
+        self.buffers.push((identity, base.clone()));
+        base
+    }
+
+    /// Records that buffer `identity` is read at `at` (for alias detection).
+    pub fn note_read(&mut self, identity: Identity, at: &Index) {
+        self.reads.push((identity, at.clone()));
+    }
+
+    /// Emits `<base>_global[row + <base>_rows * col] = value;` for a buffer
+    /// target and records the store.
+    pub fn store(&mut self, identity: Identity, cl_type: &'static str, at: &Index, value: &str) {
+        let base = self.buffer(identity, cl_type, false);
         for p in &mut self.params {
             if let Param::Buffer { base: b, written, .. } = p {
-                if b == base {
+                if *b == base {
+                    *written = true;
+                }
+            }
+        }
+        self.stores.push((identity, at.clone()));
+        self.statement(&format!("{base}_global[{} + {base}_rows * {}] = {value};", at.i, at.j));
+    }
+
+    /// Marks buffer `identity` as written through code the generator did not emit.
+    pub fn mark_written(&mut self, identity: Identity) {
+        let Some(base) = self.buffers.iter().find(|(id, _)| *id == identity).map(|(_, b)| b.clone()) else {
+            return;
+        };
+        for p in &mut self.params {
+            if let Param::Buffer { base: b, written, .. } = p {
+                if *b == base {
                     *written = true;
                 }
             }
         }
     }
 
-    /// The name given to `identity` earlier in this kernel, if any.
-    pub fn known(&self, identity: Identity) -> Option<String> {
-        self.names
-            .iter()
-            .find(|(id, _)| *id == identity)
-            .map(|(_, name)| name.clone())
+    /// Whether some buffer that is written is also read at an index other
+    /// than the one it is written at: then writing in place could overwrite
+    /// values other work items still need, and a temporary is required.
+    pub fn reads_target_elsewhere(&self) -> bool {
+        self.stores.iter().any(|(id, stored_at)| {
+            self.reads.iter().any(|(rid, read_at)| rid == id && read_at != stored_at)
+        })
     }
 
-    /// Remembers the name of a shared sub-expression's value.
-    pub fn remember(&mut self, identity: Identity, name: &str) {
-        self.names.push((identity, name.to_string()));
+    /// A value computed earlier in the current scope for `key` at `at`.
+    pub fn known(&self, key: Identity, at: &Index) -> Option<String> {
+        self.values
+            .iter()
+            .rev()
+            .find(|((id, idx), _)| *id == key && idx == at)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Remembers the variable holding `key`'s value at `at`.
+    pub fn remember(&mut self, key: Identity, at: &Index, var: &str) {
+        self.values.push(((key, at.clone()), var.to_string()));
     }
 
     /// Adds a device helper function (emitted once, before the kernel).
@@ -146,6 +273,11 @@ impl Generator {
         if !self.helpers.contains(&source) {
             self.helpers.push(source);
         }
+    }
+
+    /// Declares that the kernel uses `lid` / `lsize` (local id and size along rows).
+    pub fn use_local_ids(&mut self) {
+        self.needs_local_size = true;
     }
 
     /// Whether any `double` appears.
@@ -168,12 +300,7 @@ impl Generator {
         let mut params: Vec<String> = Vec::new();
         for p in &self.params {
             match p {
-                Param::Buffer {
-                    base,
-                    cl_type,
-                    with_view,
-                    written,
-                } => {
+                Param::Buffer { base, cl_type, with_view, written } => {
                     let constness = if *written { "" } else { "const " };
                     params.push(format!("__global {constness}{cl_type}* restrict {base}_global"));
                     params.push(format!("int {base}_rows"));
@@ -182,25 +309,42 @@ impl Generator {
                     }
                 }
                 Param::Value { name, cl_type } => params.push(format!("{cl_type} {name}")),
+                Param::Local { name, cl_type } => params.push(format!("__local {cl_type}* {name}")),
             }
         }
         params.push("int rows".into());
         params.push("int cols".into());
         out.push_str("__kernel void calculate(\n");
-        out.push_str(
-            &params
-                .iter()
-                .map(|p| format!("    {p}"))
-                .collect::<Vec<_>>()
-                .join(",\n"),
-        );
+        out.push_str(&params.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
         out.push_str(") {\n");
         out.push_str("  const int i = get_global_id(0);\n");
         out.push_str("  const int j = get_global_id(1);\n");
-        out.push_str("  if (i >= rows || j >= cols) {\n    return;\n  }\n");
-        for line in &self.body {
+        if self.needs_local_size {
+            out.push_str("  const int lid = get_local_id(0);\n");
+            out.push_str("  const int lsize = get_local_size(0);\n");
+        }
+        for line in &self.sections[0] {
             out.push_str(line);
             out.push('\n');
+        }
+        if self.sections[2].is_empty() {
+            out.push_str("  if (i >= rows || j >= cols) {\n    return;\n  }\n");
+            for line in &self.sections[1] {
+                // Body lines are indented for the guarded form; drop one level.
+                out.push_str(line.strip_prefix("  ").unwrap_or(line));
+                out.push('\n');
+            }
+        } else {
+            out.push_str("  if (i < rows && j < cols) {\n");
+            for line in &self.sections[1] {
+                out.push_str(line);
+                out.push('\n');
+            }
+            out.push_str("  }\n");
+            for line in &self.sections[2] {
+                out.push_str(line);
+                out.push('\n');
+            }
         }
         out.push_str("}\n");
         out

@@ -1,7 +1,7 @@
 //! Leaves: matrices, scalars, shared sub-expressions, constants and indices.
 
 use crate::binder::{Binder, Identity};
-use crate::generator::Generator;
+use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
 use fusion_core::expr::{Load, Scalar, Shared};
 use fusion_core::{Access, ClType, Expr, Result, View};
@@ -18,17 +18,23 @@ impl<T: ClType> Operation for Load<'_, T> {
         self.0.view()
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let identity = Identity::Buffer(self.0.buffer_id());
-        if let Some(var) = g.known(identity) {
+        g.note_read(identity, at);
+        if let Some(var) = g.known(identity, at) {
             return var;
         }
-        let var = g.fresh();
-        g.buffer_param(identity, &var, T::CL_NAME, true);
+        let base = g.buffer(identity, T::CL_NAME, true);
+        // The first read at the work item's own position is named after the
+        // buffer (`var1` from `var1_global`), as a person would write it.
+        let var = if *at == Index::work_item() && !g.is_declared(&base) { base.clone() } else { g.fresh() };
+        let (i, j) = (&at.i, &at.j);
+        g.mark_declared(&var);
         g.statement(&format!("{} {var} = 0;", T::CL_NAME));
-        g.statement(&format!("if (in_view(i, j, {var}_view)) {{"));
-        g.statement(&format!("{var} = {var}_global[i + {var}_rows * j];"));
+        g.statement(&format!("if (in_view({i}, {j}, {base}_view)) {{"));
+        g.statement(&format!("{var} = {base}_global[{i} + {base}_rows * {j}];"));
         g.statement("}");
+        g.remember(identity, at, &var);
         var
     }
 
@@ -53,7 +59,7 @@ impl<T: ClType> Operation for Scalar<T> {
         }
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
+    fn generate(&self, g: &mut Generator, _at: &Index) -> String {
         g.value_param(T::CL_NAME)
     }
 
@@ -74,13 +80,13 @@ impl<O: Operation> Operation for Shared<'_, O> {
         self.0.view()
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let identity = Identity::Shared(self.0 as *const O as usize);
-        if let Some(var) = g.known(identity) {
+        if let Some(var) = g.known(identity, at) {
             return var;
         }
-        let var = self.0.generate(g);
-        g.remember(identity, &var);
+        let var = self.0.generate(g, at);
+        g.remember(identity, at, &var);
         var
     }
 
@@ -127,7 +133,7 @@ impl<T: ClType> Operation for Constant<T> {
         }
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
+    fn generate(&self, g: &mut Generator, _at: &Index) -> String {
         g.value_param(T::CL_NAME)
     }
 
@@ -173,7 +179,7 @@ pub fn col_index(rows: usize, cols: usize) -> Expr<ColIndex> {
 }
 
 macro_rules! index_leaf {
-    ($ty:ident, $var:literal) => {
+    ($ty:ident, $field:ident) => {
         impl Operation for $ty {
             type Scalar = i32;
             type Key = $ty;
@@ -186,13 +192,13 @@ macro_rules! index_leaf {
                 View::Entire
             }
 
-            fn generate(&self, _g: &mut Generator) -> String {
-                $var.to_string()
+            fn generate(&self, _g: &mut Generator, at: &Index) -> String {
+                at.$field.clone()
             }
 
             fn bind<'a>(&'a self, _b: &mut Binder<'a>) {}
         }
     };
 }
-index_leaf!(RowIndex, "i");
-index_leaf!(ColIndex, "j");
+index_leaf!(RowIndex, i);
+index_leaf!(ColIndex, j);

@@ -10,6 +10,7 @@
 mod arithmetic;
 mod assign;
 mod binder;
+mod checks;
 mod device_functions;
 mod dynamic;
 mod functions;
@@ -17,19 +18,32 @@ mod generator;
 mod leaves;
 mod logic;
 mod methods;
+mod results;
 mod operation;
+mod reductions;
+mod structural;
+mod targets;
 mod templates;
 
 pub use arithmetic::{elt_divide, elt_multiply};
-pub use assign::{cached_kernels, results, run, AssignExt, Assignment, FusedKernel, OutputList, Results};
+pub use assign::{
+    cached_kernels, eval_colwise, full_reduction, fuse, max, min, optional, output, prod, run, source_of, sum,
+    Assignable, AssignExt, Assignment, ColwiseAssignment, FullReduction, FusedKernel, IntoTarget, LaunchShape,
+    Optional, OutputList,
+};
+pub use checks::{check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric, Check};
+pub use reductions::*;
+pub use results::{results, Results};
+pub use structural::*;
+pub use targets::Target;
 pub use binder::{Binder, Identity};
 pub use device_functions::instantiate;
 pub use dynamic::{boxed, DynOp};
 pub use functions::*;
-pub use generator::Generator;
+pub use generator::{Generator, Index, Section};
 pub use leaves::{col_index, constant, row_index, ColIndex, Constant, RowIndex};
 pub use logic::*;
-pub use methods::{ElementwiseMethods, ExprMethods};
+pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};
 pub use operation::{combine_shapes, Operation, Shape};
 pub use templates::{convert, expand, RealOf};
 
@@ -40,9 +54,18 @@ pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
 pub mod prelude {
     pub use crate::functions::*;
     pub use crate::logic::*;
+    pub use crate::checks::{check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric};
+    pub use crate::reductions::{
+        colwise_max, colwise_min, colwise_prod, colwise_sum, matrix_vector_multiply, rowwise_max, rowwise_min,
+        rowwise_prod, rowwise_sum,
+    };
+    pub use crate::structural::{
+        append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast, rowwise_broadcast,
+        transpose,
+    };
     pub use crate::{
-        boxed, col_index, constant, elt_divide, elt_multiply, results, row_index, AssignExt,
-        ElementwiseMethods, ExprMethods,
+        boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
+        row_index, sum, AssignExt, ElementwiseMethods, ExprMethods, ReductionMethods,
     };
     pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};
 }

@@ -2,7 +2,7 @@
 
 use crate::binder::Binder;
 use crate::functions::ViewRule;
-use crate::generator::Generator;
+use crate::generator::{Generator, Index};
 use crate::operation::{combine_shapes, Operation, Shape};
 use crate::templates::convert;
 use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
@@ -27,9 +27,9 @@ macro_rules! int_valued_binary {
                     ViewRule::$rule.apply(self.0.view(), self.1.view())
                 }
 
-                fn generate(&self, g: &mut Generator) -> String {
-                    let x = self.0.generate(g);
-                    let y = self.1.generate(g);
+                fn generate(&self, g: &mut Generator, at: &Index) -> String {
+                    let x = self.0.generate(g, at);
+                    let y = self.1.generate(g, at);
                     g.declare("int", &format!(concat!("{} ", $symbol, " {}"), x, y))
                 }
 
@@ -101,8 +101,8 @@ impl<A: Operation> Operation for Not<A> {
         View::Entire
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
-        let x = self.0.generate(g);
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let x = self.0.generate(g, at);
         g.declare("int", &format!("!{x}"))
     }
 
@@ -143,10 +143,10 @@ where
         self.1.view().union(self.2.view())
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
-        let c = self.0.generate(g);
-        let a = self.1.generate(g);
-        let b = self.2.generate(g);
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let c = self.0.generate(g, at);
+        let a = self.1.generate(g, at);
+        let b = self.2.generate(g, at);
         let a = convert::<A::Scalar, Self::Scalar>(&a);
         let b = convert::<B::Scalar, Self::Scalar>(&b);
         g.declare(Self::Scalar::CL_NAME, &format!("{c} ? {a} : {b}"))
@@ -192,8 +192,8 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
         self.0.view()
     }
 
-    fn generate(&self, g: &mut Generator) -> String {
-        let x = self.0.generate(g);
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let x = self.0.generate(g, at);
         g.declare(T::CL_NAME, &convert::<A::Scalar, T>(&x))
     }
 

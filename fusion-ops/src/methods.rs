@@ -1,7 +1,8 @@
 //! Methods on matrices and expressions: `.eval()`, `.kernel_source()`,
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
-use crate::assign::{eval_operation, operation_source};
+use crate::assign::{eval_colwise, eval_operation, operation_source};
+use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::functions::{BinaryFunctions, UnaryFunctions};
 use crate::logic::LogicalMethods;
 use crate::operation::Operation;
@@ -69,5 +70,27 @@ impl<O: Operation> ExprMethods for Expr<O> {
 impl<O: Operation> ExprMethods for &Expr<O> {
     fn kernel_source(&self) -> Result<String> {
         operation_source(&self.0)
+    }
+}
+
+/// `.eval()` of a column-wise reduction (a `1 x cols` matrix).
+pub trait ReductionMethods {
+    /// Element type.
+    type Scalar: ClType;
+    /// Evaluates into a new `1 x cols` matrix.
+    ///
+    /// ```
+    /// use fusion_ops::prelude::*;
+    /// let m = MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
+    /// assert_eq!(colwise_sum(&m).eval()?.to_vec()?, vec![3, 7]);
+    /// # Ok::<(), fusion_ops::Error>(())
+    /// ```
+    fn eval(self) -> Result<MatrixCl<Self::Scalar>>;
+}
+
+impl<R: ReduceOp, E: Operation> ReductionMethods for Expr<ColwiseReduction<R, E>> {
+    type Scalar = E::Scalar;
+    fn eval(self) -> Result<MatrixCl<E::Scalar>> {
+        eval_colwise(self.0)
     }
 }

@@ -1,7 +1,7 @@
 //! The one trait every operation implements.
 
 use crate::binder::Binder;
-use crate::generator::Generator;
+use crate::generator::{Generator, Index};
 use fusion_core::{ClType, Error, Result, View};
 
 /// The shape of an operand: `None` for a scalar broadcast to any shape.
@@ -28,9 +28,9 @@ pub trait Operation {
     fn shape(&self) -> Result<Shape>;
     /// Which part of the result may be non-zero.
     fn view(&self) -> View;
-    /// Emits the statements computing this node for element `(i, j)` and
+    /// Emits the statements computing this node's element at `at` and
     /// returns the expression (usually a variable name) holding its value.
-    fn generate(&self, g: &mut Generator) -> String;
+    fn generate(&self, g: &mut Generator, at: &Index) -> String;
     /// Appends this node's kernel arguments (values only, never code).
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
 }
@@ -45,5 +45,28 @@ pub fn combine_shapes(operation: &str, lhs: Shape, rhs: Shape) -> Result<Shape> 
         }),
         (Some(l), _) => Ok(Some(l)),
         (None, r) => Ok(r),
+    }
+}
+
+/// An operation used by reference (re-evaluated where used, unlike a shared
+/// `&Expr`, which is computed once per element).
+impl<O: Operation + ?Sized> Operation for &O {
+    type Scalar = O::Scalar;
+    type Key = O::Key;
+
+    fn shape(&self) -> Result<Shape> {
+        (**self).shape()
+    }
+
+    fn view(&self) -> View {
+        (**self).view()
+    }
+
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        (**self).generate(g, at)
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        (**self).bind(b)
     }
 }

@@ -1,0 +1,243 @@
+//! In-kernel checks: a predicate validated on every element by the same
+//! kernel as the other outputs; a failure becomes an `Err` naming the
+//! function, the argument, the first failing (row, col) and its value.
+
+use crate::assign::{eval_direct, run, run_direct, LaunchShape, OutputList};
+use crate::binder::{Binder, Identity};
+use crate::functions::fabs;
+use crate::generator::{Generator, Index};
+use crate::logic::{eq, le, lt, ne};
+use crate::operation::{combine_shapes, Operation};
+use crate::structural::{diagonal, transpose, Block};
+use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
+use std::any::Any;
+use std::sync::OnceLock;
+
+/// A check output: the node built by [`check()`].
+#[derive(Debug)]
+pub struct Check<V, P> {
+    value: V,
+    predicate: P,
+    function: &'static str,
+    argument: &'static str,
+    requirement: String,
+    first_failure: OnceLock<MatrixCl<i32>>,
+}
+
+/// Validates `predicate` (non-zero = valid) on every element; a failure
+/// reports `value` at the first failing position in column-major order.
+/// Run it alone with [`Check::run`] or as one output of [`fuse`](crate::fuse);
+/// when it fails, outputs computed by the same kernel hold unspecified values.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let y = MatrixCl::from_slice(3, 1, &[0, 1, 2])?;
+/// let err = check(&y, "bernoulli_logit_glm", "y", ge(&y, 0).and(le(&y, 1)))
+///     .requiring("0 or 1")
+///     .run()
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "bernoulli_logit_glm: y[2, 0] is 2, but must be 0 or 1");
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn check<V: IntoOperand, P: IntoOperand>(
+    value: V,
+    function: &'static str,
+    argument: &'static str,
+    predicate: P,
+) -> Check<V::Operand, P::Operand> {
+    Check {
+        value: value.into_operand(),
+        predicate: predicate.into_operand(),
+        function,
+        argument,
+        requirement: "valid".into(),
+        first_failure: OnceLock::new(),
+    }
+}
+
+impl<V, P> Check<V, P> {
+    /// Sets the text after "must be" in the error message.
+    pub fn requiring(mut self, requirement: &str) -> Self {
+        self.requirement = requirement.to_string();
+        self
+    }
+}
+
+impl<V: Operation, P: Operation> Check<V, P> {
+    /// Runs the check alone.
+    pub fn run(self) -> Result<()> {
+        run(&self)
+    }
+}
+
+impl<V: Operation, P: Operation> OutputList for Check<V, P> {
+    type Key = (Check<V::Key, P::Key>,);
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        let shape = combine_shapes(self.function, self.value.shape()?, self.predicate.shape()?)?.unwrap_or((1, 1));
+        match grid {
+            Some(c) if *c != shape => Err(Error::DimensionMismatch {
+                operation: format!("{}: check of `{}` must have the kernel's shape", self.function, self.argument),
+                lhs: *c,
+                rhs: shape,
+            }),
+            _ => {
+                *grid = Some(shape);
+                Ok(())
+            }
+        }
+    }
+
+    fn reduces(&self) -> bool {
+        false
+    }
+
+    fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
+        let flag = match self.first_failure.get() {
+            Some(f) => f,
+            None => {
+                let _ = self.first_failure.set(MatrixCl::uninitialized(1, 1)?);
+                self.first_failure.get().ok_or_else(|| Error::InvalidArgument {
+                    function: self.function,
+                    argument: self.argument,
+                    reason: "internal: check buffer missing".into(),
+                })?
+            }
+        };
+        flag.fill(i32::MAX)
+    }
+
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        self.predicate.bind(b);
+    }
+
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(flag) = self.first_failure.get() {
+            b.matrix(flag, Access::ReadWrite, false);
+        }
+    }
+
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        values.push(self.predicate.generate(g, &Index::work_item()));
+    }
+
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        let ok = values.next().cloned().unwrap_or_default();
+        let id = Identity::Buffer(self.first_failure.get().map_or(u64::MAX, MatrixCl::buffer_id));
+        let base = g.buffer(id, "int", false);
+        g.mark_written(id);
+        g.statement(&format!("if (!({ok})) {{"));
+        g.statement(&format!("atomic_min(&{base}_global[0], i + rows * j);"));
+        g.statement("}");
+    }
+
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        let Some(flag) = self.first_failure.get() else {
+            return Ok(());
+        };
+        if launch.rows == 0 || launch.cols == 0 {
+            return Ok(());
+        }
+        let first = flag.to_vec()?.first().copied().unwrap_or(i32::MAX);
+        if first == i32::MAX {
+            return Ok(());
+        }
+        let (row, col) = (first as usize % launch.rows, first as usize / launch.rows);
+        let value = eval_direct(Block { inner: &self.value, row, col, rows: 1, cols: 1 })?
+            .to_vec()?
+            .first()
+            .map_or(f64::NAN, |v| v.to_f64());
+        Err(Error::CheckFailed {
+            function: self.function.to_string(),
+            argument: self.argument.to_string(),
+            row,
+            col,
+            value,
+            requirement: self.requirement.clone(),
+        })
+    }
+
+    fn target_ids(&self, _ids: &mut Vec<u64>) {}
+
+    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        // Checks write no target: run alone, before any target changes.
+        run_direct(self)
+    }
+
+    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A check that no element of `value` is NaN.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let m = MatrixCl::from_slice(2, 2, &[1.0f64, f64::NAN, 3.0, 4.0])?;
+/// let e = check_nan(&m, "f", "m").run().unwrap_err();
+/// assert!(e.to_string().contains("m[1, 0] is NaN"));
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn check_nan<A: IntoOperand + Copy>(value: A, function: &'static str, argument: &'static str) -> Check<A::Operand, crate::logic::Equal<A::Operand, A::Operand>> {
+    check(value, function, argument, eq(value, value)).requiring("not NaN")
+}
+
+/// A check that every element of `value` is finite.
+pub fn check_finite<A: IntoOperand + Copy>(
+    value: A,
+    function: &'static str,
+    argument: &'static str,
+) -> Check<A::Operand, crate::logic::Less<crate::functions::Fabs<A::Operand>, fusion_core::expr::Scalar<f64>>> {
+    check(value, function, argument, lt(fabs(value), f64::INFINITY)).requiring("finite")
+}
+
+/// A check that every element of `value` is positive.
+pub fn check_positive<A: IntoOperand + Copy>(
+    value: A,
+    function: &'static str,
+    argument: &'static str,
+) -> Check<A::Operand, crate::logic::Greater<A::Operand, fusion_core::expr::Scalar<i32>>> {
+    check(value, function, argument, crate::logic::gt(value, 0)).requiring("positive")
+}
+
+type SymmetryPredicate<'a, T> = crate::logic::LessEq<
+    crate::functions::Fabs<fusion_core::expr::Sub<fusion_core::expr::Load<'a, T>, crate::structural::Transpose<fusion_core::expr::Load<'a, T>>>>,
+    fusion_core::expr::Scalar<f64>,
+>;
+
+/// A check that a square `m` is symmetric: `|m(i, j) - m(j, i)| <= tolerance`.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 2.5, 1.0])?;
+/// assert!(check_symmetric(&m, 1e-8, "cholesky_decompose", "A")?.run().is_err());
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn check_symmetric<'a, T: ClType>(
+    m: &'a MatrixCl<T>,
+    tolerance: f64,
+    function: &'static str,
+    argument: &'static str,
+) -> Result<Check<fusion_core::expr::Load<'a, T>, SymmetryPredicate<'a, T>>>
+where
+    T: fusion_core::Promote<T> + crate::templates::RealOf,
+    <T as fusion_core::Promote<T>>::Output: crate::templates::RealOf,
+{
+    if m.rows() != m.cols() {
+        return Err(Error::InvalidArgument {
+            function,
+            argument,
+            reason: format!("must be square to be symmetric, is {} x {}", m.rows(), m.cols()),
+        });
+    }
+    Ok(check(m, function, argument, le(fabs(m - transpose(m)), tolerance)).requiring("symmetric"))
+}
+
+/// A check that no diagonal element of `m` is zero.
+pub fn check_diagonal_zeros<'a, T: ClType>(
+    m: &'a MatrixCl<T>,
+    function: &'static str,
+    argument: &'static str,
+) -> Check<crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>, crate::logic::NotEqual<crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>, fusion_core::expr::Scalar<i32>>> {
+    check(diagonal(m), function, argument, ne(diagonal(m), 0)).requiring("non-zero on the diagonal")
+}

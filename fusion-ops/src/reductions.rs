@@ -1,0 +1,271 @@
+//! Reductions fused with the expressions they reduce.
+//!
+//! Row-wise reductions are operations: each work item loops over its row
+//! (the loop bounded by the operand's triangular view for sums), so they
+//! compose with anything, e.g. `inv_logit(matrix_vector_multiply(&x, &b) + a)`.
+//! Column-wise and full reductions are kernel outputs: every work item
+//! computes one element, work-groups combine them in local memory, and a
+//! tiny second step combines the work-groups' partial results.
+
+use crate::binder::Binder;
+use crate::generator::{Generator, Index};
+use crate::operation::{Operation, Shape};
+use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
+use std::marker::PhantomData;
+
+/// How values are combined.
+pub trait ReduceOp: 'static {
+    /// Name used in error messages.
+    const NAME: &'static str;
+    /// The identity value in OpenCL C for `cl_type`.
+    fn init(cl_type: &str) -> &'static str;
+    /// The OpenCL C combining `a` and `b`.
+    fn combine(cl_type: &str, a: &str, b: &str) -> String;
+    /// The identity value on the host.
+    fn host_init<T: ClType>() -> T;
+    /// Combining on the host.
+    fn host_combine(a: f64, b: f64) -> f64;
+}
+
+/// Sum.
+#[derive(Debug, Clone, Copy)]
+pub struct SumOp;
+/// Product.
+#[derive(Debug, Clone, Copy)]
+pub struct ProdOp;
+/// Maximum.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxOp;
+/// Minimum.
+#[derive(Debug, Clone, Copy)]
+pub struct MinOp;
+
+impl ReduceOp for SumOp {
+    const NAME: &'static str = "sum";
+    fn init(_: &str) -> &'static str {
+        "0"
+    }
+    fn combine(_: &str, a: &str, b: &str) -> String {
+        format!("{a} + {b}")
+    }
+    fn host_init<T: ClType>() -> T {
+        T::default()
+    }
+    fn host_combine(a: f64, b: f64) -> f64 {
+        a + b
+    }
+}
+
+impl ReduceOp for ProdOp {
+    const NAME: &'static str = "prod";
+    fn init(_: &str) -> &'static str {
+        "1"
+    }
+    fn combine(_: &str, a: &str, b: &str) -> String {
+        format!("{a} * {b}")
+    }
+    fn host_init<T: ClType>() -> T {
+        T::one()
+    }
+    fn host_combine(a: f64, b: f64) -> f64 {
+        a * b
+    }
+}
+
+impl ReduceOp for MaxOp {
+    const NAME: &'static str = "max";
+    fn init(cl_type: &str) -> &'static str {
+        if cl_type == "int" { "INT_MIN" } else { "-INFINITY" }
+    }
+    fn combine(cl_type: &str, a: &str, b: &str) -> String {
+        if cl_type == "int" { format!("max({a}, {b})") } else { format!("fmax({a}, {b})") }
+    }
+    fn host_init<T: ClType>() -> T {
+        if T::RANK == 0 { T::from_f64(i32::MIN as f64) } else { T::from_f64(f64::NEG_INFINITY) }
+    }
+    fn host_combine(a: f64, b: f64) -> f64 {
+        a.max(b)
+    }
+}
+
+impl ReduceOp for MinOp {
+    const NAME: &'static str = "min";
+    fn init(cl_type: &str) -> &'static str {
+        if cl_type == "int" { "INT_MAX" } else { "INFINITY" }
+    }
+    fn combine(cl_type: &str, a: &str, b: &str) -> String {
+        if cl_type == "int" { format!("min({a}, {b})") } else { format!("fmin({a}, {b})") }
+    }
+    fn host_init<T: ClType>() -> T {
+        if T::RANK == 0 { T::from_f64(i32::MAX as f64) } else { T::from_f64(f64::INFINITY) }
+    }
+    fn host_combine(a: f64, b: f64) -> f64 {
+        a.min(b)
+    }
+}
+
+/// Reduces each row of an operand to one value: the node built by [`rowwise_sum()`] and friends.
+#[derive(Debug, Clone, Copy)]
+pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>);
+
+impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
+    type Scalar = E::Scalar;
+    type Key = RowwiseReduction<R, E::Key>;
+
+    fn shape(&self) -> Result<Shape> {
+        let (r, _) = self.0.shape()?.ok_or_else(|| Error::InvalidArgument {
+            function: "rowwise reduction",
+            argument: "expr",
+            reason: "needs a matrix operand, not a scalar".into(),
+        })?;
+        Ok(Some((r, 1)))
+    }
+
+    fn view(&self) -> View {
+        View::Entire
+    }
+
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let t = E::Scalar::CL_NAME;
+        let (view, cols) = (g.value_param("int"), g.value_param("int"));
+        let acc = g.declare(t, R::init(t));
+        let k = g.fresh();
+        let i = &at.i;
+        // Only a sum may skip the zeros outside the operand's view.
+        if R::NAME == "sum" {
+            g.statement(&format!(
+                "for (int {k} = ({view} & 1) ? 0 : {i}; {k} < (({view} & 2) ? {cols} : min({i} + 1, {cols})); {k}++) {{"
+            ));
+        } else {
+            g.statement(&format!("for (int {k} = 0; {k} < {cols}; {k}++) {{"));
+        }
+        g.open_scope();
+        let x = self.0.generate(g, &Index::new(i.clone(), k));
+        g.statement(&format!("{acc} = {};", R::combine(t, &acc, &x)));
+        g.close_scope();
+        g.statement("}");
+        acc
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
+        b.int(self.0.view().bits());
+        b.int(cols as i32);
+        self.0.bind(b);
+    }
+}
+
+macro_rules! rowwise {
+    ($($fun:ident $op:ident $doc:literal;)*) => {$(
+        #[doc = concat!("Row-wise ", $doc, ": an `n x 1` column, computed inside the kernel that uses it.\n\n",
+            "```\nuse fusion_ops::prelude::*;\n",
+            "let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;\n",
+            "let r = ", stringify!($fun), "(&m).eval()?;\n",
+            "assert_eq!(r.to_vec()?.len(), 2);\n",
+            "# Ok::<(), fusion_ops::Error>(())\n```")]
+        pub fn $fun<A: IntoOperand>(a: A) -> Expr<RowwiseReduction<$op, A::Operand>> {
+            Expr(RowwiseReduction(a.into_operand(), PhantomData))
+        }
+    )*};
+}
+
+rowwise! {
+    rowwise_sum SumOp "sum";
+    rowwise_prod ProdOp "product";
+    rowwise_max MaxOp "maximum";
+    rowwise_min MinOp "minimum";
+}
+
+/// `x · v` for a matrix `x` and a column vector `v`, as a fusable row-wise
+/// reduction: the node built by [`matrix_vector_multiply()`].
+#[derive(Debug, Clone, Copy)]
+pub struct MatrixVectorMultiply<X, V>(pub X, pub V);
+
+/// `x · v` (`x` is `n x p`, `v` is `p x 1`), fused with the expressions that
+/// produce `x` and `v` and with those that use the product.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;
+/// let b = MatrixCl::from_slice(2, 1, &[1.0f64, 1.0])?;
+/// let p = inv_logit(matrix_vector_multiply(&x, &b) - 4.0).eval()?;
+/// assert_eq!(p.to_vec()?, vec![0.5, 0.8807970779778823]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(x: X, v: V) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
+    Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand()))
+}
+
+impl<X: Operation, V: Operation> Operation for MatrixVectorMultiply<X, V>
+where
+    X::Scalar: Promote<V::Scalar>,
+{
+    type Scalar = <X::Scalar as Promote<V::Scalar>>::Output;
+    type Key = MatrixVectorMultiply<X::Key, V::Key>;
+
+    fn shape(&self) -> Result<Shape> {
+        let x = self.0.shape()?.ok_or_else(|| Error::InvalidArgument {
+            function: "matrix_vector_multiply",
+            argument: "x",
+            reason: "needs a matrix".into(),
+        })?;
+        if let Some(v) = self.1.shape()? {
+            if v != (x.1, 1) {
+                return Err(Error::DimensionMismatch { operation: "matrix_vector_multiply".into(), lhs: x, rhs: v });
+            }
+        }
+        Ok(Some((x.0, 1)))
+    }
+
+    fn view(&self) -> View {
+        View::Entire
+    }
+
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let t = Self::Scalar::CL_NAME;
+        let cols = g.value_param("int");
+        let acc = g.declare(t, "0");
+        let k = g.fresh();
+        g.statement(&format!("for (int {k} = 0; {k} < {cols}; {k}++) {{"));
+        g.open_scope();
+        let x = self.0.generate(g, &Index::new(at.i.clone(), k.clone()));
+        let v = self.1.generate(g, &Index::new(k, "0"));
+        g.statement(&format!("{acc} += {x} * {v};"));
+        g.close_scope();
+        g.statement("}");
+        acc
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
+        b.int(cols as i32);
+        self.0.bind(b);
+        self.1.bind(b);
+    }
+}
+
+/// Reduces each column to one value; a kernel output, not an operand: the
+/// node built by [`colwise_sum()`] and friends.
+#[derive(Debug, Clone, Copy)]
+pub struct ColwiseReduction<R, E>(pub E, pub PhantomData<R>);
+
+macro_rules! colwise {
+    ($($fun:ident $op:ident $doc:literal;)*) => {$(
+        #[doc = concat!("Column-wise ", $doc, ": a `1 x n` row. Assign it (alone or with other outputs) or `.eval()` it.\n\n",
+            "```\nuse fusion_ops::prelude::*;\n",
+            "let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;\n",
+            "let r = ", stringify!($fun), "(&m).eval()?;\n",
+            "assert_eq!(r.to_vec()?.len(), 2);\n",
+            "# Ok::<(), fusion_ops::Error>(())\n```")]
+        pub fn $fun<A: IntoOperand>(a: A) -> Expr<ColwiseReduction<$op, A::Operand>> {
+            Expr(ColwiseReduction(a.into_operand(), PhantomData))
+        }
+    )*};
+}
+
+colwise! {
+    colwise_sum SumOp "sum";
+    colwise_prod ProdOp "product";
+    colwise_max MaxOp "maximum";
+    colwise_min MinOp "minimum";
+}

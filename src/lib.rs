@@ -22,7 +22,7 @@ pub use fusion_kernels;
 pub use fusion_ops;
 
 pub use fusion_core::{
-    configure, kernel_stats, list_devices, select_device, ClType, DeviceInfo, Error, Expr,
+    configure, kernel_stats, thread_kernel_stats, list_devices, select_device, ClType, DeviceInfo, Error, Expr,
     KernelStats, MatrixCl, QueueMode, Result, Runtime, RuntimeConfig, View,
 };
 
@@ -30,5 +30,5 @@ pub use fusion_core::{
 pub mod prelude {
     pub use fusion_kernels::prelude::*;
     pub use fusion_ops::prelude::*;
-    pub use fusion_core::{kernel_stats, MatrixCl, Result, View};
+    pub use fusion_core::{kernel_stats, thread_kernel_stats, MatrixCl, Result, View};
 }

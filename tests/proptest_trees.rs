@@ -28,6 +28,10 @@ enum Unary {
     Log1pExp,
     Fabs,
     Sqrt1p, // sqrt(1 + x * x)
+    /// block(append_row(a, a), 1, 0, rows, cols): rows shifted up by one, wrapping.
+    Shift,
+    /// colwise_broadcast(rowwise_sum(a), cols) / cols: each row's mean.
+    RowMean,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +60,9 @@ fn node() -> impl Strategy<Value = Node> {
             Just(Unary::InvLogit),
             Just(Unary::Log1pExp),
             Just(Unary::Fabs),
-            Just(Unary::Sqrt1p)
+            Just(Unary::Sqrt1p),
+            Just(Unary::Shift),
+            Just(Unary::RowMean)
         ];
         let binary = prop_oneof![
             Just(Binary::Add),
@@ -87,8 +93,8 @@ macro_rules! builder {
             match n {
                 Node::Leaf(k) => boxed(&mats[*k]),
                 Node::Const(c) => boxed(constant(*c as $t, mats[0].rows(), mats[0].cols())),
-                Node::Unary(u, a) => {
-                    let a = $name(a, mats);
+                Node::Unary(u, node) => {
+                    let a = $name(node, mats);
                     match u {
                         Unary::Neg => boxed(-a),
                         Unary::Tanh => boxed(tanh(a)),
@@ -97,6 +103,14 @@ macro_rules! builder {
                         Unary::Log1pExp => boxed(log1p_exp(a)),
                         Unary::Fabs => boxed(fabs(a)),
                         Unary::Sqrt1p => boxed(sqrt(square(a) + (1.0 as $t))),
+                        Unary::Shift => {
+                            let (r, c) = (mats[0].rows(), mats[0].cols());
+                            boxed(block(append_row(a, $name(node, mats)), 1.min(r), 0, r, c))
+                        }
+                        Unary::RowMean => {
+                            let c = mats[0].cols();
+                            boxed(colwise_broadcast(rowwise_sum(a), c) / (c.max(1) as $t))
+                        }
                     }
                 }
                 Node::Binary(b, x, y) => {
@@ -122,12 +136,24 @@ macro_rules! builder {
 builder!(build_f64, f64);
 builder!(build_f32, f32);
 
-fn cpu(n: &Node, leaves: &[Vec<f64>], k: usize) -> f64 {
+#[derive(Clone, Copy)]
+struct Grid {
+    rows: usize,
+    cols: usize,
+}
+
+fn cpu(n: &Node, leaves: &[Vec<f64>], g: Grid, i: usize, j: usize) -> f64 {
     match n {
-        Node::Leaf(m) => leaves[*m][k],
+        Node::Leaf(m) => leaves[*m][i + g.rows * j],
         Node::Const(c) => *c,
         Node::Unary(u, a) => {
-            let x = cpu(a, leaves, k);
+            if let Unary::Shift = u {
+                return cpu(a, leaves, g, (i + 1) % g.rows, j);
+            }
+            if let Unary::RowMean = u {
+                return (0..g.cols).map(|k| cpu(a, leaves, g, i, k)).sum::<f64>() / g.cols as f64;
+            }
+            let x = cpu(a, leaves, g, i, j);
             match u {
                 Unary::Neg => -x,
                 Unary::Tanh => x.tanh(),
@@ -136,10 +162,11 @@ fn cpu(n: &Node, leaves: &[Vec<f64>], k: usize) -> f64 {
                 Unary::Log1pExp => common::reference::log1p_exp(x),
                 Unary::Fabs => x.abs(),
                 Unary::Sqrt1p => (x * x + 1.0).sqrt(),
+                Unary::Shift | Unary::RowMean => unreachable!("handled above"),
             }
         }
         Node::Binary(b, x, y) => {
-            let (x, y) = (cpu(x, leaves, k), cpu(y, leaves, k));
+            let (x, y) = (cpu(x, leaves, g, i, j), cpu(y, leaves, g, i, j));
             match b {
                 Binary::Add => x + y,
                 Binary::Sub => x - y,
@@ -152,22 +179,24 @@ fn cpu(n: &Node, leaves: &[Vec<f64>], k: usize) -> f64 {
         }
         Node::Select(parts) => {
             let [a, b, c, d] = parts.as_ref();
-            if cpu(a, leaves, k) < cpu(b, leaves, k) { cpu(c, leaves, k) } else { cpu(d, leaves, k) }
+            if cpu(a, leaves, g, i, j) < cpu(b, leaves, g, i, j) { cpu(c, leaves, g, i, j) } else { cpu(d, leaves, g, i, j) }
         }
     }
 }
 
 /// True when a comparison in the tree is too close to call in f32/f64 rounding.
-fn near_tie(n: &Node, leaves: &[Vec<f64>], k: usize, eps: f64) -> bool {
+fn near_tie(n: &Node, leaves: &[Vec<f64>], g: Grid, i: usize, j: usize, eps: f64) -> bool {
     match n {
         Node::Leaf(_) | Node::Const(_) => false,
-        Node::Unary(_, a) => near_tie(a, leaves, k, eps),
-        Node::Binary(_, x, y) => near_tie(x, leaves, k, eps) || near_tie(y, leaves, k, eps),
+        Node::Unary(Unary::Shift, a) => near_tie(a, leaves, g, (i + 1) % g.rows, j, eps),
+        Node::Unary(Unary::RowMean, a) => (0..g.cols).any(|k| near_tie(a, leaves, g, i, k, eps)),
+        Node::Unary(_, a) => near_tie(a, leaves, g, i, j, eps),
+        Node::Binary(_, x, y) => near_tie(x, leaves, g, i, j, eps) || near_tie(y, leaves, g, i, j, eps),
         Node::Select(parts) => {
             let [a, b, ..] = parts.as_ref();
-            let (x, y) = (cpu(a, leaves, k), cpu(b, leaves, k));
+            let (x, y) = (cpu(a, leaves, g, i, j), cpu(b, leaves, g, i, j));
             (x - y).abs() <= eps * x.abs().max(y.abs()).max(1.0)
-                || parts.iter().any(|p| near_tie(p, leaves, k, eps))
+                || parts.iter().any(|p| near_tie(p, leaves, g, i, j, eps))
         }
     }
 }
@@ -220,11 +249,13 @@ fn $name(c: &Case, tol: f64) -> std::result::Result<(), TestCaseError> {
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for (tree, out) in c.trees.iter().zip(&outs) {
         let got = out.to_vec().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let grid = Grid { rows: c.rows, cols: c.cols };
         for k in 0..n {
-            if near_tie(tree, &leaves, k, tol * 10.0) {
+            let (i, j) = (k % c.rows, k / c.rows);
+            if near_tie(tree, &leaves, grid, i, j, tol * 10.0) {
                 continue;
             }
-            let want = cpu(tree, &leaves, k);
+            let want = cpu(tree, &leaves, grid, i, j);
             let g = got[k].to_f64();
             let scale = want.abs().max(1.0);
             prop_assert!((g - want).abs() <= tol * scale * 8.0, "tree {tree:?} element {k}: device {g}, cpu {want}");

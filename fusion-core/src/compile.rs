@@ -34,7 +34,11 @@ impl std::ops::Sub for KernelStats {
     }
 }
 
-/// The current counters.
+thread_local! {
+    static THIS_THREAD: std::cell::Cell<KernelStats> = const { std::cell::Cell::new(KernelStats { compiled: 0, launched: 0 }) };
+}
+
+/// The process-wide counters.
 pub fn kernel_stats() -> KernelStats {
     KernelStats {
         compiled: COMPILED.load(Ordering::Relaxed),
@@ -42,8 +46,36 @@ pub fn kernel_stats() -> KernelStats {
     }
 }
 
+/// The counters of the calling thread only (unaffected by other threads'
+/// work: what tests and benchmarks use to prove "one kernel").
+///
+/// ```
+/// let before = fusion_core::thread_kernel_stats();
+/// let m = fusion_core::MatrixCl::<f32>::uninitialized(2, 2)?;
+/// assert_eq!(fusion_core::thread_kernel_stats() - before, Default::default());
+/// # let _ = m;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn thread_kernel_stats() -> KernelStats {
+    THIS_THREAD.with(|s| s.get())
+}
+
 pub(crate) fn count_launch() {
     LAUNCHED.fetch_add(1, Ordering::Relaxed);
+    THIS_THREAD.with(|s| {
+        let mut v = s.get();
+        v.launched += 1;
+        s.set(v);
+    });
+}
+
+fn count_compile() {
+    COMPILED.fetch_add(1, Ordering::Relaxed);
+    THIS_THREAD.with(|s| {
+        let mut v = s.get();
+        v.compiled += 1;
+        s.set(v);
+    });
 }
 
 /// A compiled kernel. OpenCL kernel objects are not safe to configure from
@@ -101,7 +133,7 @@ pub fn compile_kernel(
         .call("clCreateProgramWithSource")?;
     let device = rt.device_info();
     let device_id = rt.context().default_device();
-    COMPILED.fetch_add(1, Ordering::Relaxed);
+    count_compile();
     if program.build(&[device_id], options).is_err() {
         let log = program
             .get_build_log(device_id)

@@ -19,7 +19,7 @@ mod typed_kernel;
 mod view;
 
 pub use cl_type::{ClType, Promote};
-pub use compile::{compile_kernel, kernel_stats, CompiledKernel, KernelStats};
+pub use compile::{compile_kernel, kernel_stats, thread_kernel_stats, CompiledKernel, KernelStats};
 pub use error::{Error, Result};
 pub use events::{raw_handles, ClEvent, EventLists};
 pub use expr::{Expr, IntoOperand};

@@ -83,6 +83,9 @@ pub struct Generator {
     uses_fp64: bool,
     needs_local_size: bool,
     declared: Vec<String>,
+    recordings: Vec<Vec<String>>,
+    recorded: Vec<(Identity, Vec<String>)>,
+    replays: Vec<std::collections::VecDeque<String>>,
 }
 
 impl Default for Generator {
@@ -117,6 +120,9 @@ impl Generator {
             uses_fp64: false,
             needs_local_size: false,
             declared: Vec::new(),
+            recordings: Vec::new(),
+            recorded: Vec::new(),
+            replays: Vec::new(),
         }
     }
 
@@ -184,18 +190,52 @@ impl Generator {
 
     /// Declares a scalar kernel parameter and returns its name.
     pub fn value_param(&mut self, cl_type: &'static str) -> String {
+        if let Some(name) = self.replays.last_mut().and_then(|r| r.pop_front()) {
+            return name;
+        }
         self.note_type(cl_type);
         let name = self.fresh();
         self.params.push(Param::Value { name: name.clone(), cl_type });
+        for r in &mut self.recordings {
+            r.push(name.clone());
+        }
         name
     }
 
     /// Declares a `__local cl_type*` parameter and returns its name.
     pub fn local_param(&mut self, cl_type: &'static str) -> String {
+        if let Some(name) = self.replays.last_mut().and_then(|r| r.pop_front()) {
+            return name;
+        }
         self.note_type(cl_type);
         let name = format!("{}_local", self.fresh());
         self.params.push(Param::Local { name: name.clone(), cl_type });
+        for r in &mut self.recordings {
+            r.push(name.clone());
+        }
         name
+    }
+
+    /// Generates a shared sub-tree (`identity`) at another index: the first
+    /// generation declares its scalar parameters, later ones reuse them, so
+    /// the kernel binds each shared value once, as the binder does.
+    pub fn shared_subtree(&mut self, identity: Identity, generate: impl FnOnce(&mut Generator) -> String) -> String {
+        let previous = self.recorded.iter().find(|(id, _)| *id == identity).map(|(_, names)| names.clone());
+        match previous {
+            Some(names) => {
+                self.replays.push(names.into());
+                let var = generate(self);
+                self.replays.pop();
+                var
+            }
+            None => {
+                self.recordings.push(Vec::new());
+                let var = generate(self);
+                let names = self.recordings.pop().unwrap_or_default();
+                self.recorded.push((identity, names));
+                var
+            }
+        }
     }
 
     /// The parameter base name of buffer `identity`, declaring

@@ -85,7 +85,7 @@ impl<O: Operation> Operation for Shared<'_, O> {
         if let Some(var) = g.known(identity, at) {
             return var;
         }
-        let var = self.0.generate(g, at);
+        let var = g.shared_subtree(identity, |g| self.0.generate(g, at));
         g.remember(identity, at, &var);
         var
     }

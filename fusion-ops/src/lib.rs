@@ -11,6 +11,7 @@ mod arithmetic;
 mod assign;
 mod binder;
 mod checks;
+mod custom;
 mod device_functions;
 mod dynamic;
 mod functions;
@@ -32,6 +33,7 @@ pub use assign::{
     Optional, OutputList,
 };
 pub use checks::{check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric, Check};
+pub use custom::{CustomCode, CustomOutput};
 pub use reductions::*;
 pub use results::{results, Results};
 pub use structural::*;
@@ -64,7 +66,7 @@ pub mod prelude {
         transpose,
     };
     pub use crate::{
-        boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
+        boxed, col_index, constant, CustomCode, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
         row_index, sum, AssignExt, ElementwiseMethods, ExprMethods, ReductionMethods,
     };
     pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};

@@ -67,7 +67,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .filter(|n| !args.quick || [1_000, 100_000, 1_000_000].contains(n))
         .collect();
     let launches = if args.quick { 200 } else { 1000 };
-    let total = sizes.len() as u64 * 10 + 4;
+    let total = sizes.len() as u64 * 18 + 4;
     let progress = indicatif::ProgressBar::new(total);
     progress.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
@@ -82,6 +82,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         workloads::vector_scaled_sum(&mut ctx, n)?;
         workloads::six_op_chain(&mut ctx, n)?;
         workloads::multi_output(&mut ctx, n)?;
+        workloads::dot(&mut ctx, n)?;
+        workloads::colwise_exp_sum(&mut ctx, n)?;
+        workloads::rowwise_exp_sum(&mut ctx, n)?;
+        workloads::glm_link(&mut ctx, n)?;
     }
     ctx.progress.set_message("launch overhead");
     overhead::launch_overhead(&mut ctx, launches)?;

@@ -142,3 +142,75 @@ pub fn multi_output(ctx: &mut Ctx, n: usize) -> Result<()> {
     ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
     Ok(())
 }
+
+fn matrix(rows: usize, cols: usize, salt: f64) -> Result<MatrixCl<f64>> {
+    let host: Vec<f64> = (0..rows * cols).map(|i| ((i % 1000) as f64 + salt) / 1000.0).collect();
+    MatrixCl::from_slice(rows, cols, &host)
+}
+
+/// sum(a .* b): one kernel plus a host step, vs materialising a .* b first.
+pub fn dot(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (a, b) = (vector(n, 0.0)?, vector(n, 1.0)?);
+    let w = "sum(a.*b)";
+    let bytes = 16.0 * n as f64;
+    let t = measure(ctx.reps, || sum(elt_multiply(&a, &b)).map(|_| ()))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let p = elt_multiply(&a, &b).eval()?;
+        sum(&p).map(|_| ())
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+/// colwise_sum(exp(A)) for a tall A (n / 64 x 64).
+pub fn colwise_exp_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (rows, cols) = ((n / 64).max(1), 64);
+    let a = matrix(rows, cols, 0.0)?;
+    let out = MatrixCl::<f64>::zeros(1, cols)?;
+    let w = "colwise_sum(exp(A)), A n/64 x 64";
+    let bytes = 8.0 * (rows * cols) as f64;
+    let t = measure(ctx.reps, || out.assign(colwise_sum(exp(&a))))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let e = exp(&a).eval()?;
+        out.assign(colwise_sum(&e))
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+/// rowwise_sum(exp(A)) for A n/16 x 16.
+pub fn rowwise_exp_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (rows, cols) = ((n / 16).max(1), 16);
+    let a = matrix(rows, cols, 0.0)?;
+    let out = MatrixCl::<f64>::zeros(rows, 1)?;
+    let w = "rowwise_sum(exp(A)), A n/16 x 16";
+    let bytes = 8.0 * (rows * cols + rows) as f64;
+    let t = measure(ctx.reps, || out.assign(rowwise_sum(exp(&a))))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let e = exp(&a).eval()?;
+        out.assign(rowwise_sum(&e))
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+/// inv_logit(X·beta + alpha) for X n/16 x 16: the GLM linear predictor and link.
+pub fn glm_link(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (rows, cols) = ((n / 16).max(1), 16);
+    let x = matrix(rows, cols, 0.0)?;
+    let beta = matrix(cols, 1, 3.0)?;
+    let mu = MatrixCl::<f64>::zeros(rows, 1)?;
+    let w = "inv_logit(X*beta + alpha), X n/16 x 16";
+    let bytes = 8.0 * (rows * cols + rows) as f64;
+    let t = measure(ctx.reps, || mu.assign(inv_logit(matrix_vector_multiply(&x, &beta) + 0.5)))?;
+    ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let eta = matrix_vector_multiply(&x, &beta).eval()?;
+        mu.assign(inv_logit(&eta + 0.5))
+    })?;
+    ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}

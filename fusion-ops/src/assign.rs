@@ -62,20 +62,27 @@ pub struct LaunchShape {
     pub cols: usize,
     /// Work-group size along rows and columns.
     pub local: [usize; 2],
+    groups: usize,
 }
 
 impl LaunchShape {
-    fn choose(rows: usize, cols: usize, reduces: bool, max_group: usize) -> Self {
+    fn choose(rows: usize, cols: usize, reduces: bool, max_group: usize, compute_units: usize) -> Self {
         let group = max_group.clamp(1, 256);
         let l0 = rows.max(1).next_power_of_two().min(group);
-        // Column-wise reductions combine a work-group's rows: one column per group.
-        let l1 = if reduces { 1 } else { cols.max(1).next_power_of_two().min(group / l0).max(1) };
-        LaunchShape { rows, cols, local: [l0, l1] }
+        if !reduces {
+            let l1 = cols.max(1).next_power_of_two().min(group / l0).max(1);
+            return LaunchShape { rows, cols, local: [l0, l1], groups: rows.div_ceil(l0) };
+        }
+        // Column-wise reductions: one column per work-group; enough groups
+        // to fill the device, each work item looping over rows with a
+        // grid-sized stride, so that few partial results remain.
+        let wanted = (8 * compute_units.max(1)).div_ceil(cols.max(1)).max(1);
+        LaunchShape { rows, cols, local: [l0, 1], groups: rows.div_ceil(l0).clamp(1, wanted) }
     }
 
     /// Work-groups along rows (the number of partial results per column).
     pub fn row_groups(&self) -> usize {
-        self.rows.div_ceil(self.local[0])
+        self.groups
     }
 
     fn range(&self) -> NdRange {
@@ -229,7 +236,7 @@ fn generate_group_reduction<R: ReduceOp>(g: &mut Generator, cl_type: &'static st
     g.set_section(Section::Before);
     let acc = g.declare(cl_type, R::init(cl_type));
     g.set_section(Section::Body);
-    g.statement(&format!("{acc} = {value};"));
+    g.statement(&format!("{acc} = {};", R::combine(cl_type, &acc, value)));
     g.set_section(Section::After);
     let base = g.buffer(crate::binder::Identity::Buffer(partial.buffer_id()), cl_type, false);
     g.mark_written(crate::binder::Identity::Buffer(partial.buffer_id()));
@@ -601,7 +608,8 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
         }
     }
     let rt = Runtime::get()?;
-    let launch = LaunchShape::choose(rows, cols, list.reduces(), rt.device_info().max_work_group_size);
+    let info = rt.device_info();
+    let launch = LaunchShape::choose(rows, cols, list.reduces(), info.max_work_group_size, info.compute_units as usize);
     list.prepare(&launch)?;
     let mut binder = Binder::new();
     list.bind_exprs(&mut binder);

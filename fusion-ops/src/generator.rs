@@ -357,7 +357,10 @@ impl Generator {
         out.push_str("__kernel void calculate(\n");
         out.push_str(&params.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
         out.push_str(") {\n");
-        out.push_str("  const int i = get_global_id(0);\n");
+        let loops_over_rows = !self.sections[2].is_empty();
+        if !loops_over_rows {
+            out.push_str("  const int i = get_global_id(0);\n");
+        }
         out.push_str("  const int j = get_global_id(1);\n");
         if self.needs_local_size {
             out.push_str("  const int lid = get_local_id(0);\n");
@@ -375,11 +378,15 @@ impl Generator {
                 out.push('\n');
             }
         } else {
-            out.push_str("  if (i < rows && j < cols) {\n");
+            // Reductions: each work item accumulates rows i, i + stride, ...
+            out.push_str("  if (j < cols) {\n");
+            out.push_str("    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n");
             for line in &self.sections[1] {
+                out.push_str("  ");
                 out.push_str(line);
                 out.push('\n');
             }
+            out.push_str("    }\n");
             out.push_str("  }\n");
             for line in &self.sections[2] {
                 out.push_str(line);

@@ -2,11 +2,13 @@
 //! single-operation kernels. `cargo bench`; HTML reports in target/criterion.
 //! The user-facing comparison with plots is `examples/bench_report`.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use fusion::prelude::*;
 
 fn vector(n: usize, salt: f64) -> MatrixCl<f64> {
-    let host: Vec<f64> = (0..n).map(|i| ((i % 1000) as f64 + salt) / 1000.0).collect();
+    let host: Vec<f64> = (0..n)
+        .map(|i| ((i % 1000) as f64 + salt) / 1000.0)
+        .collect();
     match MatrixCl::from_slice(n, 1, &host) {
         Ok(m) => m,
         Err(e) => panic!("benchmark setup: {e}"),
@@ -46,7 +48,9 @@ fn reductions(c: &mut Criterion) {
     let mut group = c.benchmark_group("sum(a.*b)");
     for n in [1_000usize, 100_000, 1_000_000] {
         let (a, b) = (vector(n, 0.0), vector(n, 1.0));
-        group.bench_with_input(BenchmarkId::new("fused", n), &n, |bench, _| bench.iter(|| sum(elt_multiply(&a, &b))));
+        group.bench_with_input(BenchmarkId::new("fused", n), &n, |bench, _| {
+            bench.iter(|| sum(elt_multiply(&a, &b)))
+        });
         group.bench_with_input(BenchmarkId::new("chain", n), &n, |bench, _| {
             bench.iter(|| elt_multiply(&a, &b).eval().and_then(|p| sum(&p)))
         });

@@ -7,7 +7,11 @@ use fusion::prelude::*;
 
 fn main() -> Result<()> {
     let rt = fusion::Runtime::get()?;
-    println!("device: {} ({})", rt.device_info().name, rt.device_info().platform_name);
+    println!(
+        "device: {} ({})",
+        rt.device_info().name,
+        rt.device_info().platform_name
+    );
 
     let n = 1_000_000;
     let a_host: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 / 1000.0).collect();
@@ -20,17 +24,31 @@ fn main() -> Result<()> {
     let before = kernel_stats();
     d.assign(c * (&a + &b))?;
     let after = kernel_stats();
-    println!("d = c * (a + b): {} kernel compiled, {} launched", after.compiled - before.compiled, after.launched - before.launched);
+    println!(
+        "d = c * (a + b): {} kernel compiled, {} launched",
+        after.compiled - before.compiled,
+        after.launched - before.launched
+    );
     let got = d.to_vec()?;
-    let max_err = got.iter().zip(a_host.iter().zip(&b_host)).map(|(g, (x, y))| (g - c * (x + y)).abs()).fold(0.0, f64::max);
+    let max_err = got
+        .iter()
+        .zip(a_host.iter().zip(&b_host))
+        .map(|(g, (x, y))| (g - c * (x + y)).abs())
+        .fold(0.0, f64::max);
     println!("max |error| vs CPU: {max_err:e}");
 
     let before = kernel_stats();
     d.assign(4.0 * (&b + &a))?;
-    println!("same expression, other scalar: {} kernels compiled", (kernel_stats() - before).compiled);
+    println!(
+        "same expression, other scalar: {} kernels compiled",
+        (kernel_stats() - before).compiled
+    );
 
     let s = inv_logit(&a - 0.5).elt_multiply(log1p_exp(&b));
-    println!("\nGenerated OpenCL C for inv_logit(a - 0.5) .* log1p_exp(b):\n\n{}", s.kernel_source()?);
+    println!(
+        "\nGenerated OpenCL C for inv_logit(a - 0.5) .* log1p_exp(b):\n\n{}",
+        s.kernel_source()?
+    );
     let r = s.eval()?;
     println!("first elements: {:?}", &r.to_vec()?[..4]);
     Ok(())

@@ -29,7 +29,12 @@ fn main() {
                 );
             }
             match fusion::Runtime::get() {
-                Ok(rt) => println!("\nSelected: [{}] {} (driver {})", rt.device_info().index, rt.device_info().name, rt.device_info().driver_version),
+                Ok(rt) => println!(
+                    "\nSelected: [{}] {} (driver {})",
+                    rt.device_info().index,
+                    rt.device_info().name,
+                    rt.device_info().driver_version
+                ),
                 Err(e) => println!("\nNo device selected: {e}"),
             }
         }

@@ -22,13 +22,13 @@ pub use fusion_kernels;
 pub use fusion_ops;
 
 pub use fusion_core::{
-    configure, kernel_stats, thread_kernel_stats, list_devices, select_device, ClType, DeviceInfo, Error, Expr,
-    KernelStats, MatrixCl, QueueMode, Result, Runtime, RuntimeConfig, View,
+    ClType, DeviceInfo, Error, Expr, KernelStats, MatrixCl, QueueMode, Result, Runtime,
+    RuntimeConfig, View, configure, kernel_stats, list_devices, select_device, thread_kernel_stats,
 };
 
 /// Everything a user of fusion needs: `use fusion::prelude::*;`.
 pub mod prelude {
+    pub use fusion_core::{MatrixCl, Result, View, kernel_stats, thread_kernel_stats};
     pub use fusion_kernels::prelude::*;
     pub use fusion_ops::prelude::*;
-    pub use fusion_core::{kernel_stats, thread_kernel_stats, MatrixCl, Result, View};
 }

@@ -2,16 +2,27 @@
 
 mod common;
 
+use fusion::Error;
 use fusion::fusion_core::{NdRange, Out, TypedKernel};
 use fusion::prelude::*;
-use fusion::Error;
 
 fn pattern<T: ClType>(n: usize) -> Vec<T> {
-    (0..n).map(|k| T::from_f64(((k * 7919) % 1000) as f64 - 500.0)).collect()
+    (0..n)
+        .map(|k| T::from_f64(((k * 7919) % 1000) as f64 - 500.0))
+        .collect()
 }
 
 fn round_trip<T: ClType>() -> Result<()> {
-    for (rows, cols) in [(0, 0), (0, 5), (5, 0), (1, 1), (31, 33), (33, 31), (1000, 3), (1, 257)] {
+    for (rows, cols) in [
+        (0, 0),
+        (0, 5),
+        (5, 0),
+        (1, 1),
+        (31, 33),
+        (33, 31),
+        (1000, 3),
+        (1, 257),
+    ] {
         let host = pattern::<T>(rows * cols);
         let m = MatrixCl::from_slice(rows, cols, &host)?;
         assert_eq!((m.rows(), m.cols()), (rows, cols));
@@ -73,9 +84,28 @@ fn packed_round_trips() -> Result<()> {
 #[test]
 fn packed_errors() -> Result<()> {
     let e = MatrixCl::<f64>::from_packed(3, View::Entire, &[0.0; 6]).unwrap_err();
-    assert!(matches!(e, Error::InvalidView { view: View::Entire, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::InvalidView {
+                view: View::Entire,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = MatrixCl::<f64>::from_packed(3, View::Lower, &[0.0; 5]).unwrap_err();
-    assert!(matches!(e, Error::SizeMismatch { expected: 6, actual: 5, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::SizeMismatch {
+                expected: 6,
+                actual: 5,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let m = MatrixCl::<f64>::zeros(2, 3)?.with_view(View::Lower);
     assert!(matches!(m.to_packed(), Err(Error::InvalidArgument { .. })));
     Ok(())
@@ -104,7 +134,10 @@ fn nalgebra_conversions() -> Result<()> {
     let back = nalgebra::DMatrix::try_from(&d)?;
     assert_eq!(back, h);
     let empty = nalgebra::DMatrix::<f32>::zeros(0, 4);
-    assert_eq!(nalgebra::DMatrix::try_from(&MatrixCl::try_from(&empty)?)?, empty);
+    assert_eq!(
+        nalgebra::DMatrix::try_from(&MatrixCl::try_from(&empty)?)?,
+        empty
+    );
     Ok(())
 }
 
@@ -128,7 +161,10 @@ fn read_events_do_not_pile_up() -> Result<()> {
         Runtime::get()?.finish()?;
     }
     // Bounded by what one round can leave pending, not by the 10 000 launches.
-    assert!(most <= 4 * 1000 + 16, "{most} read events kept on a data matrix");
+    assert!(
+        most <= 4 * 1000 + 16,
+        "{most} read events kept on a data matrix"
+    );
     assert_eq!(out.to_vec()?, vec![2; 64]);
     Ok(())
 }
@@ -153,33 +189,60 @@ fn threads_share_the_context() -> Result<()> {
         })
         .collect();
     for h in handles {
-        h.join().map_err(|_| Error::Unsupported { what: "thread panicked".into() })??;
+        h.join().map_err(|_| Error::Unsupported {
+            what: "thread panicked".into(),
+        })??;
     }
     Ok(())
 }
 
 #[test]
 fn build_error_carries_the_log() {
-    static BAD: TypedKernel<(Out<f32>,)> =
-        TypedKernel::new("bad", "__kernel void bad(__global T* x) { x[0] = undeclared_name; }", "-D EXTRA=1");
-    let Err(Error::Build { kernel, options, log }) = BAD.compiled("") else {
+    static BAD: TypedKernel<(Out<f32>,)> = TypedKernel::new(
+        "bad",
+        "__kernel void bad(__global T* x) { x[0] = undeclared_name; }",
+        "-D EXTRA=1",
+    );
+    let Err(Error::Build {
+        kernel,
+        options,
+        log,
+    }) = BAD.compiled("")
+    else {
         panic!("expected a build error");
     };
     assert_eq!(kernel, "bad");
-    assert!(options.contains("-D EXTRA=1") && options.contains("-D T=float"), "{options}");
+    assert!(
+        options.contains("-D EXTRA=1") && options.contains("-D T=float"),
+        "{options}"
+    );
     assert!(log.contains("undeclared_name"), "log: {log}");
 }
 
 #[test]
 fn shape_and_size_errors() -> Result<()> {
     let e = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0]).unwrap_err();
-    assert!(matches!(e, Error::SizeMismatch { expected: 4, actual: 3, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::SizeMismatch {
+                expected: 4,
+                actual: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let a = MatrixCl::<f64>::zeros(2, 3)?;
     let b = MatrixCl::<f64>::zeros(3, 2)?;
     let e = (&a + &b).eval().unwrap_err();
     assert_eq!(
         e,
-        Error::DimensionMismatch { operation: "add".into(), lhs: (2, 3), rhs: (3, 2) }
+        Error::DimensionMismatch {
+            operation: "add".into(),
+            lhs: (2, 3),
+            rhs: (3, 2)
+        }
     );
     let e = a.copy_from(&b).unwrap_err();
     assert!(matches!(e, Error::DimensionMismatch { .. }));
@@ -199,7 +262,11 @@ fn no_platform_is_an_error_not_a_panic() {
     let empty = std::env::temp_dir().join("fusion-no-icd");
     let _ = std::fs::create_dir_all(&empty);
     let status = std::process::Command::new(std::env::current_exe().expect("test binary path"))
-        .args(["--exact", "no_platform_is_an_error_not_a_panic", "--test-threads=1"])
+        .args([
+            "--exact",
+            "no_platform_is_an_error_not_a_panic",
+            "--test-threads=1",
+        ])
         .env("FUSION_CHILD_NO_PLATFORM", "1")
         .env("OCL_ICD_VENDORS", &empty)
         .env("OCL_ICD_FILENAMES", "")
@@ -221,5 +288,5 @@ fn device_listing_and_runtime_info() -> Result<()> {
     Ok(())
 }
 
-use fusion::RuntimeConfig;
 use fusion::Runtime;
+use fusion::RuntimeConfig;

@@ -7,7 +7,10 @@ mod common;
 
 #[test]
 fn chain_on_an_in_order_queue() -> Result<()> {
-    fusion::configure(RuntimeConfig { queue: QueueMode::InOrder, ..RuntimeConfig::from_env() })?;
+    fusion::configure(RuntimeConfig {
+        queue: QueueMode::InOrder,
+        ..RuntimeConfig::from_env()
+    })?;
     assert!(!Runtime::get()?.out_of_order());
     common::dependent_chain()?;
     let a = MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;

@@ -22,7 +22,11 @@ fn cache_behaviour() -> Result<()> {
     let before = kernel_stats();
     d2.assign(-3.0 * (&a2 + &b2))?;
     let delta = kernel_stats() - before;
-    assert_eq!((delta.compiled, delta.launched), (0, 1), "other sizes and scalars reuse the kernel");
+    assert_eq!(
+        (delta.compiled, delta.launched),
+        (0, 1),
+        "other sizes and scalars reuse the kernel"
+    );
     assert_eq!(d2.to_vec()?, vec![-4.5; 10]);
 
     // a + a and a + b must not share a kernel, in either order.
@@ -34,7 +38,10 @@ fn cache_behaviour() -> Result<()> {
     assert_eq!((&y + &y).eval()?.to_vec()?, vec![200.0, 2000.0]);
     assert_eq!((&y + &x).eval()?.to_vec()?, vec![101.0, 1010.0]);
     let delta = kernel_stats() - before;
-    assert_eq!(delta.compiled, 2, "a+a and a+b: two kernels, reused for y+y and y+x");
+    assert_eq!(
+        delta.compiled, 2,
+        "a+a and a+b: two kernels, reused for y+y and y+x"
+    );
 
     // Output aliasing an input is a different kernel from a fresh output.
     let before = kernel_stats();
@@ -46,7 +53,10 @@ fn cache_behaviour() -> Result<()> {
     z.assign(&x + &y)?;
     assert_eq!(z.to_vec()?, vec![302.0, 3020.0]);
     let delta = kernel_stats() - before;
-    assert_eq!(delta.compiled, 2, "x = x + y and y = x + y alias differently; z = x + y reuses a+b");
+    assert_eq!(
+        delta.compiled, 2,
+        "x = x + y and y = x + y alias differently; z = x + y reuses a+b"
+    );
 
     // A cache hit launches without generating source: the cached source is the one generated.
     let before = kernel_stats();
@@ -65,11 +75,19 @@ fn dumped_kernels_are_named_by_cache_key() -> Result<()> {
     if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
         let m = MatrixCl::from_slice(1, 1, &[1.0f32])?;
         let _ = (&m * 3.0f32 + 1.0f32).eval()?;
-        let names: Vec<_> = std::fs::read_dir(dir).map_err(|e| fusion::Error::Unsupported { what: e.to_string() })?
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| fusion::Error::Unsupported {
+                what: e.to_string(),
+            })?
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().any(|n| n.starts_with("fused_") && n.ends_with(".cl")), "{names:?}");
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("fused_") && n.ends_with(".cl")),
+            "{names:?}"
+        );
         return Ok(());
     }
     let dir = std::env::temp_dir().join(format!("fusion-dump-{}", std::process::id()));

@@ -5,11 +5,17 @@ use fusion::{Error, RuntimeConfig};
 
 #[test]
 fn f64_without_fp64_is_unsupported() -> Result<()> {
-    fusion::configure(RuntimeConfig { force_no_fp64: true, ..RuntimeConfig::from_env() })?;
+    fusion::configure(RuntimeConfig {
+        force_no_fp64: true,
+        ..RuntimeConfig::from_env()
+    })?;
     let e = MatrixCl::from_slice(1, 1, &[1.0f64]).unwrap_err();
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
     assert!(e.to_string().contains("fp64"), "{e}");
-    assert!(matches!(MatrixCl::<f64>::zeros(2, 2), Err(Error::Unsupported { .. })));
+    assert!(matches!(
+        MatrixCl::<f64>::zeros(2, 2),
+        Err(Error::Unsupported { .. })
+    ));
     // f32 and i32 keep working, and an expression promoting to double is refused.
     let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
     assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);

@@ -36,7 +36,11 @@ fn close(got: f64, want: f64, tol: f64) -> bool {
 fn assert_all_close(name: &str, got: &[f64], want: &[f64], inputs: &[(f64, f64)], tol: f64) {
     assert_eq!(got.len(), want.len());
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(close(*g, *w, tol), "{name}{:?}: device {g:e}, reference {w:e} (tolerance {tol:e})", inputs[k]);
+        assert!(
+            close(*g, *w, tol),
+            "{name}{:?}: device {g:e}, reference {w:e} (tolerance {tol:e})",
+            inputs[k]
+        );
     }
 }
 
@@ -199,7 +203,13 @@ fn integer_operands_promote_to_double() -> Result<()> {
     let i = MatrixCl::from_slice(1, 3, &[1, 2, 3])?;
     let e: MatrixCl<f64> = exp(&i).eval()?;
     let want: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|v| v.exp()).collect();
-    assert_all_close("exp(int)", &e.to_vec()?, &want, &[(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)], 1e-15);
+    assert_all_close(
+        "exp(int)",
+        &e.to_vec()?,
+        &want,
+        &[(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)],
+        1e-15,
+    );
     let p: MatrixCl<f64> = pow(&i, 2).eval()?;
     assert_eq!(p.to_vec()?, vec![1.0, 4.0, 9.0]);
     Ok(())

@@ -5,7 +5,7 @@
 
 mod common;
 
-use fusion::fusion_ops::{boxed, DynOp};
+use fusion::fusion_ops::{DynOp, boxed};
 use fusion::prelude::*;
 use proptest::prelude::*;
 
@@ -83,7 +83,12 @@ fn node() -> impl Strategy<Value = Node> {
 }
 
 fn view() -> impl Strategy<Value = View> {
-    prop_oneof![Just(View::Entire), Just(View::Lower), Just(View::Upper), Just(View::Diagonal)]
+    prop_oneof![
+        Just(View::Entire),
+        Just(View::Lower),
+        Just(View::Upper),
+        Just(View::Diagonal)
+    ]
 }
 
 /// Builds the device expression with the library's own operations.
@@ -127,7 +132,11 @@ macro_rules! builder {
                 }
                 Node::Select(parts) => {
                     let [a, b, c, d] = parts.as_ref();
-                    boxed(select(lt($name(a, mats), $name(b, mats)), $name(c, mats), $name(d, mats)))
+                    boxed(select(
+                        lt($name(a, mats), $name(b, mats)),
+                        $name(c, mats),
+                        $name(d, mats),
+                    ))
                 }
             }
         }
@@ -179,7 +188,11 @@ fn cpu(n: &Node, leaves: &[Vec<f64>], g: Grid, i: usize, j: usize) -> f64 {
         }
         Node::Select(parts) => {
             let [a, b, c, d] = parts.as_ref();
-            if cpu(a, leaves, g, i, j) < cpu(b, leaves, g, i, j) { cpu(c, leaves, g, i, j) } else { cpu(d, leaves, g, i, j) }
+            if cpu(a, leaves, g, i, j) < cpu(b, leaves, g, i, j) {
+                cpu(c, leaves, g, i, j)
+            } else {
+                cpu(d, leaves, g, i, j)
+            }
         }
     }
 }
@@ -191,7 +204,9 @@ fn near_tie(n: &Node, leaves: &[Vec<f64>], g: Grid, i: usize, j: usize, eps: f64
         Node::Unary(Unary::Shift, a) => near_tie(a, leaves, g, (i + 1) % g.rows, j, eps),
         Node::Unary(Unary::RowMean, a) => (0..g.cols).any(|k| near_tie(a, leaves, g, i, k, eps)),
         Node::Unary(_, a) => near_tie(a, leaves, g, i, j, eps),
-        Node::Binary(_, x, y) => near_tie(x, leaves, g, i, j, eps) || near_tie(y, leaves, g, i, j, eps),
+        Node::Binary(_, x, y) => {
+            near_tie(x, leaves, g, i, j, eps) || near_tie(y, leaves, g, i, j, eps)
+        }
         Node::Select(parts) => {
             let [a, b, ..] = parts.as_ref();
             let (x, y) = (cpu(a, leaves, g, i, j), cpu(b, leaves, g, i, j));
@@ -212,64 +227,122 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (0usize..40, 0usize..40, [view(), view(), view()], any::<bool>(), proptest::collection::vec(node(), 10))
+    (
+        0usize..40,
+        0usize..40,
+        [view(), view(), view()],
+        any::<bool>(),
+        proptest::collection::vec(node(), 10),
+    )
         .prop_flat_map(|(rows, cols, views, single_precision, trees)| {
-            let data = proptest::collection::vec(proptest::collection::vec(-3.0f64..3.0, rows * cols), LEAVES);
-            (Just(rows), Just(cols), Just(views), data, Just(trees), Just(single_precision))
+            let data = proptest::collection::vec(
+                proptest::collection::vec(-3.0f64..3.0, rows * cols),
+                LEAVES,
+            );
+            (
+                Just(rows),
+                Just(cols),
+                Just(views),
+                data,
+                Just(trees),
+                Just(single_precision),
+            )
         })
-        .prop_map(|(rows, cols, views, data, trees, single_precision)| Case { rows, cols, views, data, trees, single_precision })
+        .prop_map(|(rows, cols, views, data, trees, single_precision)| Case {
+            rows,
+            cols,
+            views,
+            data,
+            trees,
+            single_precision,
+        })
 }
 
 macro_rules! runner {
     ($name:ident, $t:ty, $build:ident) => {
-fn $name(c: &Case, tol: f64) -> std::result::Result<(), TestCaseError> {
-    type T = $t;
-    let n = c.rows * c.cols;
-    let mats: Vec<MatrixCl<T>> = (0..LEAVES)
-        .map(|m| {
-            let host: Vec<T> = c.data[m].iter().map(|v| T::from_f64(*v)).collect();
-            MatrixCl::from_slice(c.rows, c.cols, &host).map(|x| x.with_view(c.views[m]))
-        })
-        .collect::<Result<_>>()
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    // CPU sees exactly the device inputs, zeroed outside each view.
-    let leaves: Vec<Vec<f64>> = (0..LEAVES)
-        .map(|m| {
-            (0..n)
-                .map(|k| if c.views[m].contains(k % c.rows.max(1), k / c.rows.max(1)) { T::from_f64(c.data[m][k]).to_f64() } else { 0.0 })
-                .collect()
-        })
-        .collect();
-    let outs: Vec<MatrixCl<T>> = (0..10).map(|_| MatrixCl::<T>::zeros(c.rows, c.cols)).collect::<Result<_>>().map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let t: Vec<Expr<DynOp<'_, T>>> = c.trees.iter().map(|tree| $build(tree, &mats)).collect();
-    let mut it = t.into_iter();
-    let mut next = || it.next().expect("ten trees");
-    results((&outs[0], &outs[1], &outs[2], &outs[3], &outs[4], &outs[5], &outs[6], &outs[7], &outs[8], &outs[9]))
-        .assign((next(), next(), next(), next(), next(), next(), next(), next(), next(), next()))
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    for (tree, out) in c.trees.iter().zip(&outs) {
-        let got = out.to_vec().map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let grid = Grid { rows: c.rows, cols: c.cols };
-        for k in 0..n {
-            let (i, j) = (k % c.rows, k / c.rows);
-            if near_tie(tree, &leaves, grid, i, j, tol * 10.0) {
-                continue;
+        fn $name(c: &Case, tol: f64) -> std::result::Result<(), TestCaseError> {
+            type T = $t;
+            let n = c.rows * c.cols;
+            let mats: Vec<MatrixCl<T>> = (0..LEAVES)
+                .map(|m| {
+                    let host: Vec<T> = c.data[m].iter().map(|v| T::from_f64(*v)).collect();
+                    MatrixCl::from_slice(c.rows, c.cols, &host).map(|x| x.with_view(c.views[m]))
+                })
+                .collect::<Result<_>>()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            // CPU sees exactly the device inputs, zeroed outside each view.
+            let leaves: Vec<Vec<f64>> = (0..LEAVES)
+                .map(|m| {
+                    (0..n)
+                        .map(|k| {
+                            if c.views[m].contains(k % c.rows.max(1), k / c.rows.max(1)) {
+                                T::from_f64(c.data[m][k]).to_f64()
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let outs: Vec<MatrixCl<T>> = (0..10)
+                .map(|_| MatrixCl::<T>::zeros(c.rows, c.cols))
+                .collect::<Result<_>>()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let t: Vec<Expr<DynOp<'_, T>>> =
+                c.trees.iter().map(|tree| $build(tree, &mats)).collect();
+            let mut it = t.into_iter();
+            let mut next = || it.next().expect("ten trees");
+            results((
+                &outs[0], &outs[1], &outs[2], &outs[3], &outs[4], &outs[5], &outs[6], &outs[7],
+                &outs[8], &outs[9],
+            ))
+            .assign((
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+                next(),
+            ))
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            for (tree, out) in c.trees.iter().zip(&outs) {
+                let got = out
+                    .to_vec()
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let grid = Grid {
+                    rows: c.rows,
+                    cols: c.cols,
+                };
+                for k in 0..n {
+                    let (i, j) = (k % c.rows, k / c.rows);
+                    if near_tie(tree, &leaves, grid, i, j, tol * 10.0) {
+                        continue;
+                    }
+                    let want = cpu(tree, &leaves, grid, i, j);
+                    let g = got[k].to_f64();
+                    let scale = want.abs().max(1.0);
+                    prop_assert!(
+                        (g - want).abs() <= tol * scale * 8.0,
+                        "tree {tree:?} element {k}: device {g}, cpu {want}"
+                    );
+                }
             }
-            let want = cpu(tree, &leaves, grid, i, j);
-            let g = got[k].to_f64();
-            let scale = want.abs().max(1.0);
-            prop_assert!((g - want).abs() <= tol * scale * 8.0, "tree {tree:?} element {k}: device {g}, cpu {want}");
+            Ok(())
         }
-    }
-    Ok(())
-}
     };
 }
 runner!(run_f64, f64, build_f64);
 runner!(run_f32, f32, build_f32);
 
 fn cases() -> u32 {
-    std::env::var("FUSION_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(50)
+    std::env::var("FUSION_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50)
 }
 
 proptest! {

@@ -21,15 +21,35 @@ struct Args {
 }
 
 fn parse() -> Result<Args, String> {
-    let mut args = Args { quick: false, out: PathBuf::from("bench-out"), max_n: None, reps: 9 };
+    let mut args = Args {
+        quick: false,
+        out: PathBuf::from("bench-out"),
+        max_n: None,
+        reps: 9,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
-            "--max-n" => args.max_n = Some(it.next().and_then(|v| v.parse::<f64>().ok()).ok_or("--max-n needs a number")? as usize),
-            "--reps" => args.reps = it.next().and_then(|v| v.parse().ok()).ok_or("--reps needs a number")?,
-            "--help" | "-h" => return Err("usage: bench_report [--quick] [--out DIR] [--max-n N] [--reps R]".into()),
+            "--max-n" => {
+                args.max_n = Some(
+                    it.next()
+                        .and_then(|v| v.parse::<f64>().ok())
+                        .ok_or("--max-n needs a number")? as usize,
+                )
+            }
+            "--reps" => {
+                args.reps = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("--reps needs a number")?
+            }
+            "--help" | "-h" => {
+                return Err(
+                    "usage: bench_report [--quick] [--out DIR] [--max-n N] [--reps R]".into(),
+                );
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -52,20 +72,37 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    plotters::style::register_font("sans-serif", plotters::style::FontStyle::Normal, include_bytes!("../../assets/DejaVuSans.ttf"))
-        .map_err(|_| "cannot load the bundled font")?;
+    plotters::style::register_font(
+        "sans-serif",
+        plotters::style::FontStyle::Normal,
+        include_bytes!("../../assets/DejaVuSans.ttf"),
+    )
+    .map_err(|_| "cannot load the bundled font")?;
     let rt = Runtime::get()?;
     let info = rt.device_info();
     let gpu = info.is_gpu;
-    let default_max = if args.quick { 1_000_000 } else if gpu { 100_000_000 } else { 10_000_000 };
+    let default_max = if args.quick {
+        1_000_000
+    } else if gpu {
+        100_000_000
+    } else {
+        10_000_000
+    };
     let max_n = args.max_n.unwrap_or(default_max);
     // Keep the largest size within a quarter of device memory for ~6 live vectors.
     let memory_cap = (info.global_mem_bytes as usize / 4 / 8 / 6).max(1000);
-    let sizes: Vec<usize> = [1_000usize, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
-        .into_iter()
-        .filter(|n| *n <= max_n && *n <= memory_cap)
-        .filter(|n| !args.quick || [1_000, 100_000, 1_000_000].contains(n))
-        .collect();
+    let sizes: Vec<usize> = [
+        1_000usize,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ]
+    .into_iter()
+    .filter(|n| *n <= max_n && *n <= memory_cap)
+    .filter(|n| !args.quick || [1_000, 100_000, 1_000_000].contains(n))
+    .collect();
     let launches = if args.quick { 200 } else { 1000 };
     let total = sizes.len() as u64 * 18 + 4;
     let progress = indicatif::ProgressBar::new(total);
@@ -73,8 +110,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
             .map_err(|e| e.to_string())?,
     );
-    let mut ctx = workloads::Ctx { reps: args.reps, records: Vec::new(), progress };
-    eprintln!("device: {} ({}), driver {}", info.name, info.platform_name, info.driver_version);
+    let mut ctx = workloads::Ctx {
+        reps: args.reps,
+        records: Vec::new(),
+        progress,
+    };
+    eprintln!(
+        "device: {} ({}), driver {}",
+        info.name, info.platform_name, info.driver_version
+    );
     for &n in &sizes {
         ctx.progress.set_message(format!("n = {n}"));
         workloads::copy_bandwidth(&mut ctx, n)?;
@@ -105,11 +149,18 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    std::fs::write(args.out.join("report.json"), serde_json::to_string_pretty(&output::json(&ctx.records, &dev, &command))?)?;
-    std::fs::write(args.out.join("report.md"), output::markdown(&ctx.records, &dev, &command, &date))?;
+    std::fs::write(
+        args.out.join("report.json"),
+        serde_json::to_string_pretty(&output::json(&ctx.records, &dev, &command))?,
+    )?;
+    std::fs::write(
+        args.out.join("report.md"),
+        output::markdown(&ctx.records, &dev, &command, &date),
+    )?;
     output::plots(&ctx.records, &args.out)?;
     // CI relies on this: the report must parse back and hold records.
-    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(args.out.join("report.json"))?)?;
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(args.out.join("report.json"))?)?;
     let count = written["records"].as_array().map_or(0, Vec::len);
     if count == 0 {
         return Err("report.json holds no records".into());

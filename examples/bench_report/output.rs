@@ -45,7 +45,11 @@ fn fmt_time(s: f64) -> String {
 
 /// Peak measured copy bandwidth (GB/s).
 pub fn copy_peak(records: &[Record]) -> f64 {
-    records.iter().filter(|r| r.workload == "copy").map(Record::gbps).fold(0.0, f64::max)
+    records
+        .iter()
+        .filter(|r| r.workload == "copy")
+        .map(Record::gbps)
+        .fold(0.0, f64::max)
 }
 
 pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str) -> String {
@@ -58,7 +62,9 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
         records.iter().map(|r| r.repetitions).max().unwrap_or(0),
     ));
     let peak = copy_peak(records);
-    out.push_str(&format!("Measured device copy bandwidth (clEnqueueCopyBuffer, best size): **{peak:.1} GB/s**\n\n"));
+    out.push_str(&format!(
+        "Measured device copy bandwidth (clEnqueueCopyBuffer, best size): **{peak:.1} GB/s**\n\n"
+    ));
     let mut workloads: Vec<&str> = Vec::new();
     for r in records {
         if !workloads.contains(&r.workload.as_str()) {
@@ -70,12 +76,29 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
         out.push_str(&format!("## {w}\n\n"));
         if w.starts_with("host cost") {
             out.push_str("| variant | time per launch | relative to raw |\n|---|---|---|\n");
-            let raw_plain = rows.iter().find(|r| r.variant.starts_with("raw opencl3 ExecuteKernel")).map(|r| r.median_s);
-            let raw_gen = rows.iter().find(|r| r.variant.starts_with("raw opencl3 enqueue of the generated")).map(|r| r.median_s);
+            let raw_plain = rows
+                .iter()
+                .find(|r| r.variant.starts_with("raw opencl3 ExecuteKernel"))
+                .map(|r| r.median_s);
+            let raw_gen = rows
+                .iter()
+                .find(|r| {
+                    r.variant
+                        .starts_with("raw opencl3 enqueue of the generated")
+                })
+                .map(|r| r.median_s);
             for r in &rows {
-                let base = if r.variant.contains("c*(a+b)") { raw_gen } else { raw_plain };
+                let base = if r.variant.contains("c*(a+b)") {
+                    raw_gen
+                } else {
+                    raw_plain
+                };
                 let rel = base.map_or(String::new(), |b| format!("{:.2}x", r.median_s / b));
-                out.push_str(&format!("| {} | {} | {rel} |\n", r.variant, fmt_time(r.median_s)));
+                out.push_str(&format!(
+                    "| {} | {} | {rel} |\n",
+                    r.variant,
+                    fmt_time(r.median_s)
+                ));
             }
             out.push('\n');
             continue;
@@ -89,11 +112,20 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
             let chain = rs.iter().find(|r| r.variant == "chain").map(|r| r.median_s);
             for r in rs {
                 let speedup = match (chain, r.variant.as_str()) {
-                    (Some(c), v) if v != "chain" && r.bytes > 0.0 => format!("{:.2}x", c / r.median_s),
+                    (Some(c), v) if v != "chain" && r.bytes > 0.0 => {
+                        format!("{:.2}x", c / r.median_s)
+                    }
                     _ => String::new(),
                 };
                 let (gbps, pct) = if r.bytes > 0.0 {
-                    (format!("{:.1}", r.gbps()), if peak > 0.0 { format!("{:.0}%", 100.0 * r.gbps() / peak) } else { String::new() })
+                    (
+                        format!("{:.1}", r.gbps()),
+                        if peak > 0.0 {
+                            format!("{:.0}%", 100.0 * r.gbps() / peak)
+                        } else {
+                            String::new()
+                        },
+                    )
                 } else {
                     (String::new(), String::new())
                 };
@@ -114,12 +146,24 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
 
-fn line_plot(path: &Path, title: &str, y_label: &str, series: &Series, hline: Option<(f64, &str)>) -> Result<(), Box<dyn std::error::Error>> {
+fn line_plot(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &Series,
+    hline: Option<(f64, &str)>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let root = BitMapBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let xs = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
-    let (xmin, xmax) = xs.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
-    let ymax = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(hline.map_or(0.0, |h| h.0), f64::max) * 1.15;
+    let (xmin, xmax) = xs.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    let ymax = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .fold(hline.map_or(0.0, |h| h.0), f64::max)
+        * 1.15;
     if !xmin.is_finite() || xmax <= xmin || ymax <= 0.0 {
         return Ok(());
     }
@@ -129,22 +173,40 @@ fn line_plot(path: &Path, title: &str, y_label: &str, series: &Series, hline: Op
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)?;
-    chart.configure_mesh().x_desc("n (elements)").y_desc(y_label).x_label_formatter(&|x| format!("{x:.0e}")).draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("n (elements)")
+        .y_desc(y_label)
+        .x_label_formatter(&|x| format!("{x:.0e}"))
+        .draw()?;
     for (k, (name, points)) in series.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
         chart
-            .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))?
             .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
         chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
     }
     if let Some((y, label)) = hline {
         chart
-            .draw_series(LineSeries::new(vec![(xmin, y), (xmax, y)], BLACK.stroke_width(1)))?
+            .draw_series(LineSeries::new(
+                vec![(xmin, y), (xmax, y)],
+                BLACK.stroke_width(1),
+            ))?
             .label(label.to_string())
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).position(SeriesLabelPosition::UpperLeft).draw()?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
     root.present()?;
     Ok(())
 }
@@ -159,7 +221,10 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
         }
     }
     for w in workloads {
-        let fused: Vec<&Record> = records.iter().filter(|r| r.workload == w && r.variant == "fused").collect();
+        let fused: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.workload == w && r.variant == "fused")
+            .collect();
         let points: Vec<(f64, f64)> = fused
             .iter()
             .filter_map(|f| {
@@ -170,10 +235,25 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
             })
             .collect();
         speedup.push((w.to_string(), points));
-        bandwidth.push((format!("{w} (fused)"), fused.iter().map(|f| (f.n as f64, f.gbps())).collect()));
+        bandwidth.push((
+            format!("{w} (fused)"),
+            fused.iter().map(|f| (f.n as f64, f.gbps())).collect(),
+        ));
     }
-    line_plot(&dir.join("speedup.png"), "Fused kernel speedup over a chain of single-operation kernels", "speedup (chain time / fused time)", &speedup, Some((1.0, "1x")))?;
+    line_plot(
+        &dir.join("speedup.png"),
+        "Fused kernel speedup over a chain of single-operation kernels",
+        "speedup (chain time / fused time)",
+        &speedup,
+        Some((1.0, "1x")),
+    )?;
     let peak = copy_peak(records);
-    line_plot(&dir.join("bandwidth.png"), "Achieved bandwidth of fused kernels", "GB/s (bytes that must move / time)", &bandwidth, Some((peak, "device copy bandwidth")))?;
+    line_plot(
+        &dir.join("bandwidth.png"),
+        "Achieved bandwidth of fused kernels",
+        "GB/s (bytes that must move / time)",
+        &bandwidth,
+        Some((peak, "device copy bandwidth")),
+    )?;
     Ok(())
 }

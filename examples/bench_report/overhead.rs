@@ -24,11 +24,14 @@ fn raw_kernel(source: &str, name: &str, options: &str) -> Result<(Program, Kerne
         name: e.to_string(),
         call: "bench raw kernel",
     };
-    let program = Program::create_and_build_from_source(rt.context(), source, options).map_err(|log| Error::Build {
-        kernel: name.into(),
-        options: options.into(),
-        log,
-    })?;
+    let program =
+        Program::create_and_build_from_source(rt.context(), source, options).map_err(|log| {
+            Error::Build {
+                kernel: name.into(),
+                options: options.into(),
+                log,
+            }
+        })?;
     let kernel = Kernel::create(&program, name).map_err(cl)?;
     Ok((program, kernel))
 }
@@ -66,12 +69,32 @@ pub fn launch_overhead(ctx: &mut Ctx, launches: usize) -> Result<()> {
                 .enqueue_nd_range(rt.queue())
         }
         .map(|_| ())
-        .map_err(|e| Error::OpenCl { code: e.0, name: e.to_string(), call: "ExecuteKernel" })
+        .map_err(|e| Error::OpenCl {
+            code: e.0,
+            name: e.to_string(),
+            call: "ExecuteKernel",
+        })
     })?;
-    let typed = per_launch(launches, || TOUCH.launch(NdRange::d1(n), (&x, n as i32)).map(|_| ()))?;
+    let typed = per_launch(launches, || {
+        TOUCH.launch(NdRange::d1(n), (&x, n as i32)).map(|_| ())
+    })?;
     let w = "host cost per launch (n = 1000)";
-    ctx.push(w, "raw opencl3 ExecuteKernel (touch)", n, 0.0, 0.0, (raw, raw, raw));
-    ctx.push(w, "typed kernel (touch)", n, 0.0, 0.0, (typed, typed, typed));
+    ctx.push(
+        w,
+        "raw opencl3 ExecuteKernel (touch)",
+        n,
+        0.0,
+        0.0,
+        (raw, raw, raw),
+    );
+    ctx.push(
+        w,
+        "typed kernel (touch)",
+        n,
+        0.0,
+        0.0,
+        (typed, typed, typed),
+    );
 
     let a = MatrixCl::from_slice(n, 1, &vec![1.0f64; n])?;
     let b = MatrixCl::from_slice(n, 1, &vec![2.0f64; n])?;
@@ -104,9 +127,27 @@ pub fn launch_overhead(ctx: &mut Ctx, launches: usize) -> Result<()> {
                 .enqueue_nd_range(rt.queue())
         }
         .map(|_| ())
-        .map_err(|e| Error::OpenCl { code: e.0, name: e.to_string(), call: "ExecuteKernel" })
+        .map_err(|e| Error::OpenCl {
+            code: e.0,
+            name: e.to_string(),
+            call: "ExecuteKernel",
+        })
     })?;
-    ctx.push(w, "raw opencl3 enqueue of the generated c*(a+b) kernel", n, 0.0, 0.0, (raw_generated, raw_generated, raw_generated));
-    ctx.push(w, "cached assign d = c*(a+b)", n, 0.0, 0.0, (fused, fused, fused));
+    ctx.push(
+        w,
+        "raw opencl3 enqueue of the generated c*(a+b) kernel",
+        n,
+        0.0,
+        0.0,
+        (raw_generated, raw_generated, raw_generated),
+    );
+    ctx.push(
+        w,
+        "cached assign d = c*(a+b)",
+        n,
+        0.0,
+        0.0,
+        (fused, fused, fused),
+    );
     Ok(())
 }

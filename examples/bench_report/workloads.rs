@@ -1,6 +1,6 @@
 //! The workloads: each computes one thing several ways in the same run.
 
-use crate::timing::{first_call, measure, Record};
+use crate::timing::{Record, first_call, measure};
 use fusion::fusion_core::{In, NdRange, Out, TypedKernel};
 use fusion::prelude::*;
 
@@ -11,7 +11,15 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn push(&mut self, workload: &str, variant: &str, n: usize, bytes: f64, flops: f64, t: (f64, f64, f64)) {
+    pub fn push(
+        &mut self,
+        workload: &str,
+        variant: &str,
+        n: usize,
+        bytes: f64,
+        flops: f64,
+        t: (f64, f64, f64),
+    ) {
         self.records.push(Record {
             workload: workload.into(),
             variant: variant.into(),
@@ -42,7 +50,9 @@ impl Ctx {
 }
 
 fn vector(n: usize, salt: f64) -> Result<MatrixCl<f64>> {
-    let host: Vec<f64> = (0..n).map(|i| ((i % 1000) as f64 + salt) / 1000.0).collect();
+    let host: Vec<f64> = (0..n)
+        .map(|i| ((i % 1000) as f64 + salt) / 1000.0)
+        .collect();
     MatrixCl::from_slice(n, 1, &host)
 }
 
@@ -83,7 +93,10 @@ pub fn scaled_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
     })?;
     ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
     let t = measure(ctx.reps, || {
-        SCALED_SUM.launch(NdRange::d1(n.div_ceil(256) * 256).with_local(&[256]), (&d, &a, &b, c, n as i32))?;
+        SCALED_SUM.launch(
+            NdRange::d1(n.div_ceil(256) * 256).with_local(&[256]),
+            (&d, &a, &b, c, n as i32),
+        )?;
         Ok(())
     })?;
     ctx.push(w, "hand-written", n, bytes, 2.0 * n as f64, t);
@@ -112,7 +125,9 @@ pub fn six_op_chain(ctx: &mut Ctx, n: usize) -> Result<()> {
     let d = MatrixCl::<f64>::zeros(n, 1)?;
     let bytes = 32.0 * n as f64;
     let w = "6-op chain";
-    let t = measure(ctx.reps, || d.assign((elt_multiply(&a + &b, &c) - &a) * 0.5f64 + elt_divide(&b, &c)))?;
+    let t = measure(ctx.reps, || {
+        d.assign((elt_multiply(&a + &b, &c) - &a) * 0.5f64 + elt_divide(&b, &c))
+    })?;
     ctx.push(w, "fused", n, bytes, 6.0 * n as f64, t);
     let t = measure(ctx.reps, || {
         let t1 = (&a + &b).eval()?;
@@ -144,7 +159,9 @@ pub fn multi_output(ctx: &mut Ctx, n: usize) -> Result<()> {
 }
 
 fn matrix(rows: usize, cols: usize, salt: f64) -> Result<MatrixCl<f64>> {
-    let host: Vec<f64> = (0..rows * cols).map(|i| ((i % 1000) as f64 + salt) / 1000.0).collect();
+    let host: Vec<f64> = (0..rows * cols)
+        .map(|i| ((i % 1000) as f64 + salt) / 1000.0)
+        .collect();
     MatrixCl::from_slice(rows, cols, &host)
 }
 
@@ -205,7 +222,9 @@ pub fn glm_link(ctx: &mut Ctx, n: usize) -> Result<()> {
     let mu = MatrixCl::<f64>::zeros(rows, 1)?;
     let w = "inv_logit(X*beta + alpha), X n/16 x 16";
     let bytes = 8.0 * (rows * cols + rows) as f64;
-    let t = measure(ctx.reps, || mu.assign(inv_logit(matrix_vector_multiply(&x, &beta) + 0.5)))?;
+    let t = measure(ctx.reps, || {
+        mu.assign(inv_logit(matrix_vector_multiply(&x, &beta) + 0.5))
+    })?;
     ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
     let t = measure(ctx.reps, || {
         let eta = matrix_vector_multiply(&x, &beta).eval()?;

@@ -89,7 +89,9 @@ pub struct CompiledKernel {
 
 impl std::fmt::Debug for CompiledKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledKernel").field("name", &self.name).finish()
+        f.debug_struct("CompiledKernel")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -129,8 +131,8 @@ pub fn compile_kernel(
         // Dumping is a debugging aid; failing to write must not fail the build.
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, source));
     }
-    let mut program = Program::create_from_source(rt.context(), source)
-        .call("clCreateProgramWithSource")?;
+    let mut program =
+        Program::create_from_source(rt.context(), source).call("clCreateProgramWithSource")?;
     let device = rt.device_info();
     let device_id = rt.context().default_device();
     count_compile();

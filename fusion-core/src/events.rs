@@ -45,7 +45,9 @@ impl ClEvent {
     pub fn elapsed_ns(&self) -> Result<u64> {
         let Some(e) = &self.0 else { return Ok(0) };
         e.wait().call("clWaitForEvents")?;
-        let start = e.profiling_command_start().call("clGetEventProfilingInfo")?;
+        let start = e
+            .profiling_command_start()
+            .call("clGetEventProfilingInfo")?;
         let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
         Ok(end.saturating_sub(start))
     }
@@ -53,7 +55,9 @@ impl ClEvent {
 
 impl Clone for ClEvent {
     fn clone(&self) -> Self {
-        let Some(e) = &self.0 else { return ClEvent(None) };
+        let Some(e) = &self.0 else {
+            return ClEvent(None);
+        };
         // SAFETY: `e` holds a valid event; retaining adds the reference that
         // the new `Event`'s `Drop` releases.
         match unsafe { opencl3::event::retain_event(e.get()) } {
@@ -113,14 +117,7 @@ impl EventLists {
     /// Appends what a command writing this buffer must wait for.
     pub fn wait_list_for_write(&self, out: &mut Vec<ClEvent>) {
         let lists = self.lock();
-        out.extend(
-            lists
-                .reads
-                .iter()
-                .chain(lists.writes.iter())
-                
-                .cloned(),
-        );
+        out.extend(lists.reads.iter().chain(lists.writes.iter()).cloned());
     }
 
     /// Records a command that reads this buffer.

@@ -1,8 +1,8 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
-use crate::compile::{count_launch, CompiledKernel};
+use crate::compile::{CompiledKernel, count_launch};
 use crate::error::{ClResultExt, Error, Result};
-use crate::events::{raw_handles, ClEvent, EventLists};
+use crate::events::{ClEvent, EventLists, raw_handles};
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
 
@@ -61,12 +61,20 @@ pub struct NdRange {
 impl NdRange {
     /// A 1-D range of `global` work items, the work-group size left to the driver.
     pub fn d1(global: usize) -> Self {
-        NdRange { dims: 1, global: [global, 1, 1], local: None }
+        NdRange {
+            dims: 1,
+            global: [global, 1, 1],
+            local: None,
+        }
     }
 
     /// A 2-D range.
     pub fn d2(global: [usize; 2]) -> Self {
-        NdRange { dims: 2, global: [global[0], global[1], 1], local: None }
+        NdRange {
+            dims: 2,
+            global: [global[0], global[1], 1],
+            local: None,
+        }
     }
 
     /// Sets the work-group sizes (one per dimension used).
@@ -109,7 +117,12 @@ pub fn enqueue(
     let track = rt.out_of_order();
     let mut wait = Vec::new();
     for arg in args {
-        if let KernelArg::Buffer { events, access, mem } = arg {
+        if let KernelArg::Buffer {
+            events,
+            access,
+            mem,
+        } = arg
+        {
             if mem.is_null() {
                 return Err(Error::InvalidArgument {
                     function: "enqueue",
@@ -167,12 +180,22 @@ pub fn enqueue(
         return Ok(Some(event));
     }
     for arg in args {
-        if let KernelArg::Buffer { events, access: Access::Read, .. } = arg {
+        if let KernelArg::Buffer {
+            events,
+            access: Access::Read,
+            ..
+        } = arg
+        {
             events.add_read(event.clone());
         }
     }
     for arg in args {
-        if let KernelArg::Buffer { events, access: Access::Write | Access::ReadWrite, .. } = arg {
+        if let KernelArg::Buffer {
+            events,
+            access: Access::Write | Access::ReadWrite,
+            ..
+        } = arg
+        {
             events.add_write(event.clone());
         }
     }

@@ -19,13 +19,15 @@ mod typed_kernel;
 mod view;
 
 pub use cl_type::{ClType, Promote};
-pub use compile::{compile_kernel, kernel_stats, thread_kernel_stats, CompiledKernel, KernelStats};
+pub use compile::{CompiledKernel, KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use error::{Error, Result};
-pub use events::{raw_handles, ClEvent, EventLists};
+pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
-pub use launch::{enqueue, Access, KernelArg, NdRange};
-pub use matrix::{MatrixCl, MAX_ELEMENTS};
-pub use runtime::{configure, list_devices, select_device, DeviceInfo, QueueMode, Runtime, RuntimeConfig};
+pub use launch::{Access, KernelArg, NdRange, enqueue};
+pub use matrix::{MAX_ELEMENTS, MatrixCl};
+pub use runtime::{
+    DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
+};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 

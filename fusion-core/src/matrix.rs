@@ -3,11 +3,11 @@
 
 use crate::cl_type::ClType;
 use crate::error::{ClResultExt, Error, Result};
-use crate::events::{raw_handles, ClEvent, EventLists};
+use crate::events::{ClEvent, EventLists, raw_handles};
 use crate::runtime::Runtime;
 use crate::view::View;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_mem, CL_BLOCKING};
+use opencl3::memory::{Buffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, ClMem};
+use opencl3::types::{CL_BLOCKING, cl_mem};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -198,8 +198,13 @@ impl<T: ClType> MatrixCl<T> {
         self.events.wait_list_for_write(&mut wait);
         // SAFETY: blocking write: `data` is fully read before the call returns.
         let event = unsafe {
-            rt.queue()
-                .enqueue_write_buffer(&mut buffer_alias(buffer), CL_BLOCKING, 0, data, &raw_handles(&wait))
+            rt.queue().enqueue_write_buffer(
+                &mut buffer_alias(buffer),
+                CL_BLOCKING,
+                0,
+                data,
+                &raw_handles(&wait),
+            )
         }
         .call("clEnqueueWriteBuffer")?;
         self.events.add_write(ClEvent::new(event));
@@ -287,7 +292,9 @@ impl<T: ClType> MatrixCl<T> {
 
     /// The raw `cl_mem` handle (null for an empty matrix).
     pub fn raw_mem(&self) -> cl_mem {
-        self.buffer.as_ref().map_or(std::ptr::null_mut(), |b| b.get())
+        self.buffer
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |b| b.get())
     }
 
     /// Copies a column-major device buffer range of `other` (same shape) into `self`.

@@ -8,10 +8,10 @@
 use crate::error::{ClResultExt, Error, Result};
 use once_cell::sync::OnceCell;
 use opencl3::command_queue::{
-    CommandQueue, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE,
+    CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE, CommandQueue,
 };
 use opencl3::context::Context;
-use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU, Device};
 use opencl3::platform::get_platforms;
 use std::sync::Mutex;
 
@@ -124,7 +124,11 @@ fn discover() -> Result<Vec<Found>> {
                 index: found.len(),
                 platform_index,
                 platform_name: platform_name.clone(),
-                name: device.name().call("clGetDeviceInfo(NAME)")?.trim().to_string(),
+                name: device
+                    .name()
+                    .call("clGetDeviceInfo(NAME)")?
+                    .trim()
+                    .to_string(),
                 vendor: device.vendor().unwrap_or_default(),
                 driver_version: device.driver_version().unwrap_or_default(),
                 version: device.version().unwrap_or_default(),
@@ -159,14 +163,21 @@ pub fn list_devices() -> Result<Vec<DeviceInfo>> {
 fn matches(selector: &str, index: usize, name: &str) -> bool {
     match selector.trim().parse::<usize>() {
         Ok(i) => i == index,
-        Err(_) => name.to_lowercase().contains(&selector.trim().to_lowercase()),
+        Err(_) => name
+            .to_lowercase()
+            .contains(&selector.trim().to_lowercase()),
     }
 }
 
 fn choose(found: Vec<Found>, cfg: &RuntimeConfig) -> Result<Found> {
     let available = found
         .iter()
-        .map(|f| format!("[{}] {} / {}", f.info.index, f.info.platform_name, f.info.name))
+        .map(|f| {
+            format!(
+                "[{}] {} / {}",
+                f.info.index, f.info.platform_name, f.info.name
+            )
+        })
         .collect::<Vec<_>>()
         .join("; ");
     let mut candidates: Vec<Found> = match &cfg.platform {

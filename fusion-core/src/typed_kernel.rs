@@ -5,10 +5,10 @@
 //! type), is cached, and each launch applies the event rules.
 
 use crate::cl_type::ClType;
-use crate::compile::{compile_kernel, CompiledKernel};
+use crate::compile::{CompiledKernel, compile_kernel};
 use crate::error::Result;
 use crate::events::ClEvent;
-use crate::launch::{enqueue, Access, KernelArg, NdRange};
+use crate::launch::{Access, KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
 use dashmap::DashMap;
 use once_cell::sync::Lazy;
@@ -29,6 +29,8 @@ pub trait ArgSpec: 'static {
     type Value<'a>;
     /// The OpenCL C type of the buffer elements, for buffers.
     const ELEMENT: Option<&'static str>;
+    /// Whether this argument needs fp64.
+    const NEEDS_FP64: bool;
     /// Turns the value into a kernel argument.
     fn to_arg<'a>(value: Self::Value<'a>) -> KernelArg<'a>;
 }
@@ -36,6 +38,7 @@ pub trait ArgSpec: 'static {
 impl<T: ClType> ArgSpec for In<T> {
     type Value<'a> = &'a MatrixCl<T>;
     const ELEMENT: Option<&'static str> = Some(T::CL_NAME);
+    const NEEDS_FP64: bool = T::NEEDS_FP64;
     fn to_arg<'a>(m: Self::Value<'a>) -> KernelArg<'a> {
         KernelArg::buffer(m, Access::Read)
     }
@@ -44,6 +47,7 @@ impl<T: ClType> ArgSpec for In<T> {
 impl<T: ClType> ArgSpec for Out<T> {
     type Value<'a> = &'a MatrixCl<T>;
     const ELEMENT: Option<&'static str> = Some(T::CL_NAME);
+    const NEEDS_FP64: bool = T::NEEDS_FP64;
     fn to_arg<'a>(m: Self::Value<'a>) -> KernelArg<'a> {
         KernelArg::buffer(m, Access::Write)
     }
@@ -52,6 +56,7 @@ impl<T: ClType> ArgSpec for Out<T> {
 impl<T: ClType> ArgSpec for InOut<T> {
     type Value<'a> = &'a MatrixCl<T>;
     const ELEMENT: Option<&'static str> = Some(T::CL_NAME);
+    const NEEDS_FP64: bool = T::NEEDS_FP64;
     fn to_arg<'a>(m: Self::Value<'a>) -> KernelArg<'a> {
         KernelArg::buffer(m, Access::ReadWrite)
     }
@@ -62,6 +67,7 @@ macro_rules! scalar_spec {
         impl ArgSpec for $t {
             type Value<'a> = $t;
             const ELEMENT: Option<&'static str> = None;
+            const NEEDS_FP64: bool = <$t as ClType>::NEEDS_FP64;
             fn to_arg<'a>(v: Self::Value<'a>) -> KernelArg<'a> {
                 KernelArg::$variant(v)
             }
@@ -87,7 +93,7 @@ macro_rules! arg_list {
         impl<$($name: ArgSpec),+> ArgList for ($($name,)+) {
             type Values<'a> = ($($name::Value<'a>,)+);
             const ELEMENT: Option<&'static str> = first_some(&[$($name::ELEMENT),+]);
-            const NEEDS_FP64: bool = any_double(&[$($name::ELEMENT),+]);
+            const NEEDS_FP64: bool = false $(|| $name::NEEDS_FP64)+;
             #[allow(non_snake_case)]
             fn push_args<'a>(values: Self::Values<'a>, out: &mut Vec<KernelArg<'a>>) {
                 let ($($name,)+) = values;
@@ -106,19 +112,6 @@ const fn first_some(items: &[Option<&'static str>]) -> Option<&'static str> {
         i += 1;
     }
     None
-}
-
-const fn any_double(items: &[Option<&'static str>]) -> bool {
-    let mut i = 0;
-    while i < items.len() {
-        if let Some(name) = items[i] {
-            if name.len() == 6 {
-                return true; // "double" is the only 6-letter element type
-            }
-        }
-        i += 1;
-    }
-    false
 }
 
 arg_list!(A);
@@ -207,11 +200,19 @@ impl<A: ArgList> TypedKernel<A> {
         }
         let dump_name = format!("{}_{}", self.name, A::ELEMENT.unwrap_or("none"));
         let source = if A::NEEDS_FP64 {
-            format!("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{}", self.source)
+            format!(
+                "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{}",
+                self.source
+            )
         } else {
             self.source.to_string()
         };
-        let compiled = Arc::new(compile_kernel(self.name, &source, options.trim(), &dump_name)?);
+        let compiled = Arc::new(compile_kernel(
+            self.name,
+            &source,
+            options.trim(),
+            &dump_name,
+        )?);
         CACHE.insert(key, compiled.clone());
         Ok(compiled)
     }

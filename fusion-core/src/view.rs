@@ -62,8 +62,6 @@ impl View {
 
     /// Whether element (`row`, `col`) lies inside the view.
     pub fn contains(self, row: usize, col: usize) -> bool {
-        row == col
-            || (row > col && self.bits() & 1 != 0)
-            || (row < col && self.bits() & 2 != 0)
+        row == col || (row > col && self.bits() & 1 != 0) || (row < col && self.bits() & 2 != 0)
     }
 }

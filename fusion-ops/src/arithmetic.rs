@@ -6,7 +6,7 @@
 use crate::binder::Binder;
 use crate::functions::ViewRule;
 use crate::generator::{Generator, Index};
-use crate::operation::{combine_shapes, Operation, Shape};
+use crate::operation::{Operation, Shape, combine_shapes};
 use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Neg, Sub};
 use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
 
@@ -78,7 +78,10 @@ impl<A: Operation> Operation for Neg<A> {
 /// assert_eq!(elt_multiply(&a, &a).eval()?.to_vec()?, vec![4.0, 9.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn elt_multiply<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<ElewiseMul<A::Operand, B::Operand>> {
+pub fn elt_multiply<A: IntoOperand, B: IntoOperand>(
+    a: A,
+    b: B,
+) -> Expr<ElewiseMul<A::Operand, B::Operand>> {
     Expr(ElewiseMul(a.into_operand(), b.into_operand()))
 }
 
@@ -90,6 +93,9 @@ pub fn elt_multiply<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<ElewiseM
 /// assert_eq!(elt_divide(&a, &a).eval()?.to_vec()?, vec![1.0, 1.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn elt_divide<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<ElewiseDiv<A::Operand, B::Operand>> {
+pub fn elt_divide<A: IntoOperand, B: IntoOperand>(
+    a: A,
+    b: B,
+) -> Expr<ElewiseDiv<A::Operand, B::Operand>> {
     Expr(ElewiseDiv(a.into_operand(), b.into_operand()))
 }

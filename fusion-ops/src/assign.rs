@@ -17,8 +17,8 @@ use crate::templates::convert;
 use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
-    compile_kernel, enqueue, Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl,
-    NdRange, Result, Runtime, View,
+    Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
+    View, compile_kernel, enqueue,
 };
 use once_cell::sync::Lazy;
 use std::any::{Any, TypeId};
@@ -51,7 +51,8 @@ enum Plan {
 
 type CacheKey = (TypeId, Vec<u32>);
 type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
-static CACHE: Lazy<DashMap<CacheKey, Plan, FxBuild>> = Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
+static CACHE: Lazy<DashMap<CacheKey, Plan, FxBuild>> =
+    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
 
 /// The work-item grid of a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,18 +67,34 @@ pub struct LaunchShape {
 }
 
 impl LaunchShape {
-    fn choose(rows: usize, cols: usize, reduces: bool, max_group: usize, compute_units: usize) -> Self {
+    fn choose(
+        rows: usize,
+        cols: usize,
+        reduces: bool,
+        max_group: usize,
+        compute_units: usize,
+    ) -> Self {
         let group = max_group.clamp(1, 256);
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
             let l1 = cols.max(1).next_power_of_two().min(group / l0).max(1);
-            return LaunchShape { rows, cols, local: [l0, l1], groups: rows.div_ceil(l0) };
+            return LaunchShape {
+                rows,
+                cols,
+                local: [l0, l1],
+                groups: rows.div_ceil(l0),
+            };
         }
         // Column-wise reductions: one column per work-group; enough groups
         // to fill the device, each work item looping over rows with a
         // grid-sized stride, so that few partial results remain.
         let wanted = (8 * compute_units.max(1)).div_ceil(cols.max(1)).max(1);
-        LaunchShape { rows, cols, local: [l0, 1], groups: rows.div_ceil(l0).clamp(1, wanted) }
+        LaunchShape {
+            rows,
+            cols,
+            local: [l0, 1],
+            groups: rows.div_ceil(l0).clamp(1, wanted),
+        }
     }
 
     /// Work-groups along rows (the number of partial results per column).
@@ -86,8 +103,11 @@ impl LaunchShape {
     }
 
     fn range(&self) -> NdRange {
-        NdRange::d2([self.row_groups() * self.local[0], self.cols.div_ceil(self.local[1]) * self.local[1]])
-            .with_local(&self.local)
+        NdRange::d2([
+            self.row_groups() * self.local[0],
+            self.cols.div_ceil(self.local[1]) * self.local[1],
+        ])
+        .with_local(&self.local)
     }
 }
 
@@ -116,9 +136,9 @@ pub trait OutputList {
     fn target_ids(&self, ids: &mut Vec<u64>);
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
     /// (and run reductions and checks on their own).
-    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()>;
+    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()>;
     /// Temporary path, step 2: copy the temporaries into the targets.
-    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()>;
+    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()>;
 }
 
 /// One target and the expression assigned to it.
@@ -140,10 +160,14 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
 
     fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
         let target = self.target.shape();
-        if let Some(shape) = self.expr.shape()? {
-            if shape != target {
-                return Err(Error::DimensionMismatch { operation: "assign".into(), lhs: target, rhs: shape });
-            }
+        if let Some(shape) = self.expr.shape()?
+            && shape != target
+        {
+            return Err(Error::DimensionMismatch {
+                operation: "assign".into(),
+                lhs: target,
+                rhs: shape,
+            });
         }
         common_grid(grid, target)
     }
@@ -183,7 +207,7 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
         ids.push(self.target.matrix().buffer_id());
     }
 
-    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         let (rows, cols) = self.target.shape();
         let temp = MatrixCl::<E::Scalar>::uninitialized(rows, cols)?;
         run_direct(&Assignment::new(&temp, &self.expr))?;
@@ -191,7 +215,7 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
         Ok(())
     }
 
-    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
         let temp = temps
             .next()
             .and_then(|t| t.downcast::<MatrixCl<E::Scalar>>().ok())
@@ -200,7 +224,10 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
                 argument: "temporaries",
                 reason: "internal: temporary missing or of the wrong type".into(),
             })?;
-        run(&Assignment::new(self.target, Load(MatrixRef::Borrowed(&*temp))))
+        run(&Assignment::new(
+            self.target,
+            Load(MatrixRef::Borrowed(&*temp)),
+        ))
     }
 }
 
@@ -231,27 +258,47 @@ pub struct ColwiseAssignment<'t, T: ClType, R, E> {
 /// Declares the accumulator before the bounds guard, sets it inside, and
 /// combines the work-group's values in local memory after it; work item 0 of
 /// each group writes the group's result to row `group` of `partial`.
-fn generate_group_reduction<R: ReduceOp>(g: &mut Generator, cl_type: &'static str, value: &str, partial: &MatrixCl<impl ClType>) {
+fn generate_group_reduction<R: ReduceOp>(
+    g: &mut Generator,
+    cl_type: &'static str,
+    value: &str,
+    partial: &MatrixCl<impl ClType>,
+) {
     g.use_local_ids();
     g.set_section(Section::Before);
     let acc = g.declare(cl_type, R::init(cl_type));
     g.set_section(Section::Body);
     g.statement(&format!("{acc} = {};", R::combine(cl_type, &acc, value)));
     g.set_section(Section::After);
-    let base = g.buffer(crate::binder::Identity::Buffer(partial.buffer_id()), cl_type, false);
+    let base = g.buffer(
+        crate::binder::Identity::Buffer(partial.buffer_id()),
+        cl_type,
+        false,
+    );
     g.mark_written(crate::binder::Identity::Buffer(partial.buffer_id()));
     let local = g.local_param(cl_type);
     let step = g.fresh();
     g.statement(&format!("{local}[lid] = {acc};"));
     g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
-    g.statement(&format!("for (int {step} = lsize / 2; {step} > 0; {step} /= 2) {{"));
+    g.statement(&format!(
+        "for (int {step} = lsize / 2; {step} > 0; {step} /= 2) {{"
+    ));
     g.statement(&format!("if (lid < {step}) {{"));
-    g.statement(&format!("{local}[lid] = {};", R::combine(cl_type, &format!("{local}[lid]"), &format!("{local}[lid + {step}]"))));
+    g.statement(&format!(
+        "{local}[lid] = {};",
+        R::combine(
+            cl_type,
+            &format!("{local}[lid]"),
+            &format!("{local}[lid + {step}]")
+        )
+    ));
     g.statement("}");
     g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
     g.statement("}");
     g.statement("if (lid == 0 && j < cols) {");
-    g.statement(&format!("{base}_global[get_group_id(0) + {base}_rows * j] = {local}[0];"));
+    g.statement(&format!(
+        "{base}_global[get_group_id(0) + {base}_rows * j] = {local}[0];"
+    ));
     g.statement("}");
     g.set_section(Section::Body);
 }
@@ -267,7 +314,11 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         })?;
         let target = (self.target.rows(), self.target.cols());
         if target != (1, shape.1) {
-            return Err(Error::DimensionMismatch { operation: format!("colwise_{} (target must be 1 x cols)", R::NAME), lhs: target, rhs: (1, shape.1) });
+            return Err(Error::DimensionMismatch {
+                operation: format!("colwise_{} (target must be 1 x cols)", R::NAME),
+                lhs: target,
+                rhs: (1, shape.1),
+            });
         }
         common_grid(grid, shape)
     }
@@ -281,7 +332,9 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         // A repeated run of the same output object reuses nothing stale:
         // the partial buffer is sized for this launch.
         let _ = self.partial.set(partial);
-        let _ = self.local_bytes.set(launch.local[0] * std::mem::size_of::<T>());
+        let _ = self
+            .local_bytes
+            .set(launch.local[0] * std::mem::size_of::<T>());
         Ok(())
     }
 
@@ -327,7 +380,10 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
             self.target.copy_from(partial)?;
         } else {
             // The second step: reduce the partial results the same way.
-            run(&ColwiseAssignment::<T, R, _>::new(self.target, Load(MatrixRef::Borrowed(partial))))?;
+            run(&ColwiseAssignment::<T, R, _>::new(
+                self.target,
+                Load(MatrixRef::Borrowed(partial)),
+            ))?;
         }
         self.target.set_view(View::Entire);
         Ok(())
@@ -337,12 +393,12 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         ids.push(self.target.buffer_id());
     }
 
-    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         // Reductions never write a target inside the kernel: run them alone first.
         run_direct(&ColwiseAssignment::<T, R, _>::new(self.target, &self.expr))
     }
 
-    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
         Ok(())
     }
 }
@@ -350,7 +406,13 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
 impl<'t, T: ClType, R: ReduceOp, E: Operation> ColwiseAssignment<'t, T, R, E> {
     /// A column-wise reduction of `expr` into `target` (`1 x cols`).
     pub fn new(target: &'t MatrixCl<T>, expr: E) -> Self {
-        ColwiseAssignment { target, expr, partial: OnceLock::new(), local_bytes: OnceLock::new(), _op: std::marker::PhantomData }
+        ColwiseAssignment {
+            target,
+            expr,
+            partial: OnceLock::new(),
+            local_bytes: OnceLock::new(),
+            _op: std::marker::PhantomData,
+        }
     }
 }
 
@@ -370,7 +432,9 @@ impl<Tg: Target, O: Operation> Assignable<Tg> for O {
     }
 }
 
-impl<'t, T: ClType, R: ReduceOp, E: Operation> Assignable<&'t MatrixCl<T>> for ColwiseReduction<R, E> {
+impl<'t, T: ClType, R: ReduceOp, E: Operation> Assignable<&'t MatrixCl<T>>
+    for ColwiseReduction<R, E>
+{
     type Output = ColwiseAssignment<'t, T, R, E>;
     fn into_output(self, target: &'t MatrixCl<T>) -> Self::Output {
         ColwiseAssignment::new(target, self.0)
@@ -379,25 +443,25 @@ impl<'t, T: ClType, R: ReduceOp, E: Operation> Assignable<&'t MatrixCl<T>> for C
 
 /// Things that can be written to: matrices and blocks, transposes, diagonals
 /// and scatters (`indexing`) of matrices.
-pub trait IntoTarget<'t> {
+pub trait AsTarget<'t> {
     /// The target.
     type Target: Target + 't;
     /// Converts.
-    fn into_target(&'t self) -> Self::Target;
+    fn as_target(&'t self) -> Self::Target;
 }
 
-impl<'t, T: ClType> IntoTarget<'t> for MatrixCl<T> {
+impl<'t, T: ClType> AsTarget<'t> for MatrixCl<T> {
     type Target = &'t MatrixCl<T>;
-    fn into_target(&'t self) -> &'t MatrixCl<T> {
+    fn as_target(&'t self) -> &'t MatrixCl<T> {
         self
     }
 }
 
 macro_rules! structural_target {
     ($([$($g:tt)*] $node:ty),*) => {$(
-        impl<'t, $($g)*> IntoTarget<'t> for Expr<$node> where &'t $node: Target, $node: 't {
+        impl<'t, $($g)*> AsTarget<'t> for Expr<$node> where &'t $node: Target, $node: 't {
             type Target = &'t $node;
-            fn into_target(&'t self) -> &'t $node {
+            fn as_target(&'t self) -> &'t $node {
                 &self.0
             }
         }
@@ -423,11 +487,11 @@ structural_target!(
 /// ```
 pub fn output<'t, Tg, E>(target: &'t Tg, expr: E) -> <E::Operand as Assignable<Tg::Target>>::Output
 where
-    Tg: IntoTarget<'t> + ?Sized,
+    Tg: AsTarget<'t> + ?Sized,
     E: IntoOperand,
     E::Operand: Assignable<Tg::Target>,
 {
-    expr.into_operand().into_output(target.into_target())
+    expr.into_operand().into_output(target.as_target())
 }
 
 /// Runs several outputs (a tuple from [`output`], [`optional`], checks, ...) in one kernel.
@@ -455,20 +519,31 @@ pub struct Optional<O> {
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
 pub fn optional<O: OutputList>(output: O, enabled: bool) -> Optional<O> {
-    Optional { inner: output, enabled }
+    Optional {
+        inner: output,
+        enabled,
+    }
 }
 
 impl<O: OutputList> OutputList for Optional<O> {
     type Key = Optional<O::Key>;
 
     fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
-        if self.enabled { self.inner.grid(grid) } else { Ok(()) }
+        if self.enabled {
+            self.inner.grid(grid)
+        } else {
+            Ok(())
+        }
     }
     fn reduces(&self) -> bool {
         self.enabled && self.inner.reduces()
     }
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
-        if self.enabled { self.inner.prepare(launch) } else { Ok(()) }
+        if self.enabled {
+            self.inner.prepare(launch)
+        } else {
+            Ok(())
+        }
     }
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
         b.structure(u32::from(self.enabled));
@@ -492,18 +567,30 @@ impl<O: OutputList> OutputList for Optional<O> {
         }
     }
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
-        if self.enabled { self.inner.finish(launch) } else { Ok(()) }
+        if self.enabled {
+            self.inner.finish(launch)
+        } else {
+            Ok(())
+        }
     }
     fn target_ids(&self, ids: &mut Vec<u64>) {
         if self.enabled {
             self.inner.target_ids(ids);
         }
     }
-    fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-        if self.enabled { self.inner.to_temporaries(temps) } else { Ok(()) }
+    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        if self.enabled {
+            self.inner.eval_to_temporaries(temps)
+        } else {
+            Ok(())
+        }
     }
-    fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
-        if self.enabled { self.inner.from_temporaries(temps) } else { Ok(()) }
+    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        if self.enabled {
+            self.inner.copy_from_temporaries(temps)
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -544,12 +631,12 @@ macro_rules! output_tuple {
             fn target_ids(&self, ids: &mut Vec<u64>) {
                 $(self.$index.target_ids(ids);)+
             }
-            fn to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-                $(self.$index.to_temporaries(temps)?;)+
+            fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+                $(self.$index.eval_to_temporaries(temps)?;)+
                 Ok(())
             }
-            fn from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
-                $(self.$index.from_temporaries(temps)?;)+
+            fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+                $(self.$index.copy_from_temporaries(temps)?;)+
                 Ok(())
             }
         }
@@ -609,7 +696,13 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
     }
     let rt = Runtime::get()?;
     let info = rt.device_info();
-    let launch = LaunchShape::choose(rows, cols, list.reduces(), info.max_work_group_size, info.compute_units as usize);
+    let launch = LaunchShape::choose(
+        rows,
+        cols,
+        list.reduces(),
+        info.max_work_group_size,
+        info.compute_units as usize,
+    );
     list.prepare(&launch)?;
     let mut binder = Binder::new();
     list.bind_exprs(&mut binder);
@@ -655,8 +748,8 @@ pub fn run<L: OutputList>(list: &L) -> Result<()> {
         Launched::Done => Ok(()),
         Launched::NeedsTemporaries => {
             let mut temps = Vec::new();
-            list.to_temporaries(&mut temps)?;
-            list.from_temporaries(&mut temps.into_iter())
+            list.eval_to_temporaries(&mut temps)?;
+            list.copy_from_temporaries(&mut temps.into_iter())
         }
     }
 }
@@ -670,7 +763,8 @@ pub(crate) fn run_direct<L: OutputList>(list: &L) -> Result<()> {
         Launched::NeedsTemporaries => Err(Error::InvalidArgument {
             function: "assign",
             argument: "outputs",
-            reason: "internal: an output into a fresh temporary was planned through temporaries".into(),
+            reason: "internal: an output into a fresh temporary was planned through temporaries"
+                .into(),
         }),
     }
 }
@@ -709,14 +803,14 @@ pub fn cached_kernels() -> usize {
 /// assert_eq!(d.to_vec()?, vec![68.0, 136.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub trait AssignExt<'t>: IntoTarget<'t> {
+pub trait AssignExt<'t>: AsTarget<'t> {
     /// Computes `expr` into `self` with one fused kernel; `self` takes the expression's view.
     fn assign<E>(&'t self, expr: E) -> Result<()>
     where
         E: IntoOperand,
         E::Operand: Assignable<Self::Target>,
     {
-        run(&expr.into_operand().into_output(self.into_target()))
+        run(&expr.into_operand().into_output(self.as_target()))
     }
 
     /// `self = self + expr`.
@@ -724,10 +818,14 @@ pub trait AssignExt<'t>: IntoTarget<'t> {
     where
         E: IntoOperand,
         E::Operand: Operation,
-        <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<<E::Operand as Operation>::Scalar>,
+        <<Self::Target as Target>::Current as Operation>::Scalar:
+            fusion_core::Promote<<E::Operand as Operation>::Scalar>,
     {
-        let target = self.into_target();
-        run(&Assignment::new(target, fusion_core::expr::Add(target.current(), expr.into_operand())))
+        let target = self.as_target();
+        run(&Assignment::new(
+            target,
+            fusion_core::expr::Add(target.current(), expr.into_operand()),
+        ))
     }
 
     /// `self = self - expr`.
@@ -735,10 +833,14 @@ pub trait AssignExt<'t>: IntoTarget<'t> {
     where
         E: IntoOperand,
         E::Operand: Operation,
-        <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<<E::Operand as Operation>::Scalar>,
+        <<Self::Target as Target>::Current as Operation>::Scalar:
+            fusion_core::Promote<<E::Operand as Operation>::Scalar>,
     {
-        let target = self.into_target();
-        run(&Assignment::new(target, fusion_core::expr::Sub(target.current(), expr.into_operand())))
+        let target = self.as_target();
+        run(&Assignment::new(
+            target,
+            fusion_core::expr::Sub(target.current(), expr.into_operand()),
+        ))
     }
 
     /// `self = self * scalar`.
@@ -747,12 +849,15 @@ pub trait AssignExt<'t>: IntoTarget<'t> {
         S: ClType + IntoOperand<Operand = fusion_core::expr::Scalar<S>>,
         <<Self::Target as Target>::Current as Operation>::Scalar: fusion_core::Promote<S>,
     {
-        let target = self.into_target();
-        run(&Assignment::new(target, fusion_core::expr::ElewiseMul(target.current(), fusion_core::expr::Scalar(scalar))))
+        let target = self.as_target();
+        run(&Assignment::new(
+            target,
+            fusion_core::expr::ElewiseMul(target.current(), fusion_core::expr::Scalar(scalar)),
+        ))
     }
 }
 
-impl<'t, X: IntoTarget<'t>> AssignExt<'t> for X {}
+impl<'t, X: AsTarget<'t>> AssignExt<'t> for X {}
 
 /// Evaluates an operation into a new matrix.
 pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
@@ -769,7 +874,9 @@ pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
 }
 
 /// Evaluates a column-wise reduction into a new `1 x cols` matrix.
-pub fn eval_colwise<R: ReduceOp, E: Operation>(r: ColwiseReduction<R, E>) -> Result<MatrixCl<E::Scalar>> {
+pub fn eval_colwise<R: ReduceOp, E: Operation>(
+    r: ColwiseReduction<R, E>,
+) -> Result<MatrixCl<E::Scalar>> {
     let cols = r.0.shape()?.map_or(1, |s| s.1);
     let out = MatrixCl::<E::Scalar>::uninitialized(1, cols)?;
     run(&ColwiseAssignment::<E::Scalar, R, E>::new(&out, r.0))?;
@@ -781,7 +888,12 @@ pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
     let mut g = Generator::new();
     let value = op.generate(&mut g, &Index::work_item());
     // A target no expression can alias: buffer ids start at 1.
-    g.store(crate::binder::Identity::Buffer(0), O::Scalar::CL_NAME, &Index::work_item(), &value);
+    g.store(
+        crate::binder::Identity::Buffer(0),
+        O::Scalar::CL_NAME,
+        &Index::work_item(),
+        &value,
+    );
     Ok(g.kernel_source())
 }
 
@@ -804,12 +916,18 @@ struct ColwiseAssignmentOwned<R, E: Operation> {
 impl<R: ReduceOp, E: Operation> FullReduction<R, E> {
     /// The reduced value after the kernel ran.
     pub fn value(&self) -> Option<E::Scalar> {
-        self.value.lock().unwrap_or_else(|p| p.into_inner()).map(E::Scalar::from_f64)
+        self.value
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(E::Scalar::from_f64)
     }
 }
 
 impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
-    type Key = (FullReduction<R, fusion_core::expr::Scalar<E::Scalar>>, E::Key);
+    type Key = (
+        FullReduction<R, fusion_core::expr::Scalar<E::Scalar>>,
+        E::Key,
+    );
 
     fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
         let shape = self.inner.expr.shape()?.unwrap_or((1, 1));
@@ -819,8 +937,14 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
         true
     }
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
-        let _ = self.inner.partial.set(MatrixCl::uninitialized(launch.row_groups().max(1), launch.cols.max(1))?);
-        let _ = self.inner.local_bytes.set(launch.local[0] * std::mem::size_of::<E::Scalar>());
+        let _ = self.inner.partial.set(MatrixCl::uninitialized(
+            launch.row_groups().max(1),
+            launch.cols.max(1),
+        )?);
+        let _ = self
+            .inner
+            .local_bytes
+            .set(launch.local[0] * std::mem::size_of::<E::Scalar>());
         Ok(())
     }
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
@@ -843,22 +967,23 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
     }
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
         let mut total = R::host_init::<E::Scalar>().to_f64();
-        if launch.rows > 0 && launch.cols > 0 {
-            if let Some(p) = self.inner.partial.get() {
-                // The tiny final step, on the host: one value per work-group and column.
-                for v in p.to_vec()? {
-                    total = R::host_combine(total, v.to_f64());
-                }
+        if launch.rows > 0
+            && launch.cols > 0
+            && let Some(p) = self.inner.partial.get()
+        {
+            // The tiny final step, on the host: one value per work-group and column.
+            for v in p.to_vec()? {
+                total = R::host_combine(total, v.to_f64());
             }
         }
         *self.value.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
         Ok(())
     }
     fn target_ids(&self, _ids: &mut Vec<u64>) {}
-    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         run_direct(self)
     }
-    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
         Ok(())
     }
 }
@@ -869,7 +994,12 @@ where
     A::Operand: Operation,
 {
     FullReduction {
-        inner: ColwiseAssignmentOwned { expr: expr.into_operand(), partial: OnceLock::new(), local_bytes: OnceLock::new(), _op: std::marker::PhantomData },
+        inner: ColwiseAssignmentOwned {
+            expr: expr.into_operand(),
+            partial: OnceLock::new(),
+            local_bytes: OnceLock::new(),
+            _op: std::marker::PhantomData,
+        },
         value: Mutex::new(None),
     }
 }

@@ -65,12 +65,12 @@ impl<'a> Binder<'a> {
             .iter()
             .find(|(id, _)| *id == identity)
             .map(|(_, arg)| *arg);
-        if let Some(KernelArg::Buffer { access: existing, .. }) =
-            first_arg.and_then(|i| self.args.get_mut(i))
+        if let Some(KernelArg::Buffer {
+            access: existing, ..
+        }) = first_arg.and_then(|i| self.args.get_mut(i))
+            && *existing != access
         {
-            if *existing != access {
-                *existing = Access::ReadWrite;
-            }
+            *existing = Access::ReadWrite;
         }
     }
 

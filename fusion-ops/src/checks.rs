@@ -2,13 +2,13 @@
 //! kernel as the other outputs; a failure becomes an `Err` naming the
 //! function, the argument, the first failing (row, col) and its value.
 
-use crate::assign::{eval_direct, run, run_direct, LaunchShape, OutputList};
+use crate::assign::{LaunchShape, OutputList, eval_direct, run, run_direct};
 use crate::binder::{Binder, Identity};
 use crate::functions::fabs;
 use crate::generator::{Generator, Index};
 use crate::logic::{eq, le, lt, ne};
-use crate::operation::{combine_shapes, Operation};
-use crate::structural::{diagonal, transpose, Block};
+use crate::operation::{Operation, combine_shapes};
+use crate::structural::{Block, diagonal, transpose};
 use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
 use std::sync::OnceLock;
@@ -74,10 +74,14 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     type Key = (Check<V::Key, P::Key>,);
 
     fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
-        let shape = combine_shapes(self.function, self.value.shape()?, self.predicate.shape()?)?.unwrap_or((1, 1));
+        let shape = combine_shapes(self.function, self.value.shape()?, self.predicate.shape()?)?
+            .unwrap_or((1, 1));
         match grid {
             Some(c) if *c != shape => Err(Error::DimensionMismatch {
-                operation: format!("{}: check of `{}` must have the kernel's shape", self.function, self.argument),
+                operation: format!(
+                    "{}: check of `{}` must have the kernel's shape",
+                    self.function, self.argument
+                ),
                 lhs: *c,
                 rhs: shape,
             }),
@@ -97,11 +101,13 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             Some(f) => f,
             None => {
                 let _ = self.first_failure.set(MatrixCl::uninitialized(1, 1)?);
-                self.first_failure.get().ok_or_else(|| Error::InvalidArgument {
-                    function: self.function,
-                    argument: self.argument,
-                    reason: "internal: check buffer missing".into(),
-                })?
+                self.first_failure
+                    .get()
+                    .ok_or_else(|| Error::InvalidArgument {
+                        function: self.function,
+                        argument: self.argument,
+                        reason: "internal: check buffer missing".into(),
+                    })?
             }
         };
         flag.fill(i32::MAX)
@@ -123,7 +129,11 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
 
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let ok = values.next().cloned().unwrap_or_default();
-        let id = Identity::Buffer(self.first_failure.get().map_or(u64::MAX, MatrixCl::buffer_id));
+        let id = Identity::Buffer(
+            self.first_failure
+                .get()
+                .map_or(u64::MAX, MatrixCl::buffer_id),
+        );
         let base = g.buffer(id, "int", false);
         g.mark_written(id);
         g.statement(&format!("if (!({ok})) {{"));
@@ -143,10 +153,16 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             return Ok(());
         }
         let (row, col) = (first as usize % launch.rows, first as usize / launch.rows);
-        let value = eval_direct(Block { inner: &self.value, row, col, rows: 1, cols: 1 })?
-            .to_vec()?
-            .first()
-            .map_or(f64::NAN, |v| v.to_f64());
+        let value = eval_direct(Block {
+            inner: &self.value,
+            row,
+            col,
+            rows: 1,
+            cols: 1,
+        })?
+        .to_vec()?
+        .first()
+        .map_or(f64::NAN, |v| v.to_f64());
         Err(Error::CheckFailed {
             function: self.function.to_string(),
             argument: self.argument.to_string(),
@@ -159,12 +175,12 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
 
     fn target_ids(&self, _ids: &mut Vec<u64>) {}
 
-    fn to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         // Checks write no target: run alone, before any target changes.
         run_direct(self)
     }
 
-    fn from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
         Ok(())
     }
 }
@@ -178,20 +194,30 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
 /// assert!(e.to_string().contains("m[1, 0] is NaN"));
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn check_nan<A: IntoOperand + Copy>(value: A, function: &'static str, argument: &'static str) -> Check<A::Operand, crate::logic::Equal<A::Operand, A::Operand>> {
+#[allow(clippy::type_complexity)]
+pub fn check_nan<A: IntoOperand + Copy>(
+    value: A,
+    function: &'static str,
+    argument: &'static str,
+) -> Check<A::Operand, crate::logic::Equal<A::Operand, A::Operand>> {
     check(value, function, argument, eq(value, value)).requiring("not NaN")
 }
 
 /// A check that every element of `value` is finite.
+#[allow(clippy::type_complexity)]
 pub fn check_finite<A: IntoOperand + Copy>(
     value: A,
     function: &'static str,
     argument: &'static str,
-) -> Check<A::Operand, crate::logic::Less<crate::functions::Fabs<A::Operand>, fusion_core::expr::Scalar<f64>>> {
+) -> Check<
+    A::Operand,
+    crate::logic::Less<crate::functions::Fabs<A::Operand>, fusion_core::expr::Scalar<f64>>,
+> {
     check(value, function, argument, lt(fabs(value), f64::INFINITY)).requiring("finite")
 }
 
 /// A check that every element of `value` is positive.
+#[allow(clippy::type_complexity)]
 pub fn check_positive<A: IntoOperand + Copy>(
     value: A,
     function: &'static str,
@@ -201,7 +227,12 @@ pub fn check_positive<A: IntoOperand + Copy>(
 }
 
 type SymmetryPredicate<'a, T> = crate::logic::LessEq<
-    crate::functions::Fabs<fusion_core::expr::Sub<fusion_core::expr::Load<'a, T>, crate::structural::Transpose<fusion_core::expr::Load<'a, T>>>>,
+    crate::functions::Fabs<
+        fusion_core::expr::Sub<
+            fusion_core::expr::Load<'a, T>,
+            crate::structural::Transpose<fusion_core::expr::Load<'a, T>>,
+        >,
+    >,
     fusion_core::expr::Scalar<f64>,
 >;
 
@@ -213,31 +244,42 @@ type SymmetryPredicate<'a, T> = crate::logic::LessEq<
 /// assert!(check_symmetric(&m, 1e-8, "cholesky_decompose", "A")?.run().is_err());
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn check_symmetric<'a, T: ClType>(
+pub fn check_symmetric<'a, T>(
     m: &'a MatrixCl<T>,
     tolerance: f64,
     function: &'static str,
     argument: &'static str,
 ) -> Result<Check<fusion_core::expr::Load<'a, T>, SymmetryPredicate<'a, T>>>
 where
-    T: fusion_core::Promote<T> + crate::templates::RealOf,
+    T: ClType + fusion_core::Promote<T> + crate::templates::RealOf,
     <T as fusion_core::Promote<T>>::Output: crate::templates::RealOf,
 {
     if m.rows() != m.cols() {
         return Err(Error::InvalidArgument {
             function,
             argument,
-            reason: format!("must be square to be symmetric, is {} x {}", m.rows(), m.cols()),
+            reason: format!(
+                "must be square to be symmetric, is {} x {}",
+                m.rows(),
+                m.cols()
+            ),
         });
     }
     Ok(check(m, function, argument, le(fabs(m - transpose(m)), tolerance)).requiring("symmetric"))
 }
 
 /// A check that no diagonal element of `m` is zero.
+#[allow(clippy::type_complexity)]
 pub fn check_diagonal_zeros<'a, T: ClType>(
     m: &'a MatrixCl<T>,
     function: &'static str,
     argument: &'static str,
-) -> Check<crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>, crate::logic::NotEqual<crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>, fusion_core::expr::Scalar<i32>>> {
+) -> Check<
+    crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>,
+    crate::logic::NotEqual<
+        crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>,
+        fusion_core::expr::Scalar<i32>,
+    >,
+> {
     check(diagonal(m), function, argument, ne(diagonal(m), 0)).requiring("non-zero on the diagonal")
 }

@@ -2,9 +2,9 @@
 //! inputs (any expressions) and named outputs (usable as expressions).
 
 use crate::binder::{Binder, Identity};
-use crate::dynamic::{boxed, DynOp};
+use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
-use crate::operation::{combine_shapes, Operation, Shape};
+use crate::operation::{Operation, Shape, combine_shapes};
 use dashmap::DashMap;
 use fusion_core::{ClType, Expr, IntoOperand, Result, View};
 use once_cell::sync::Lazy;
@@ -37,7 +37,10 @@ pub struct CustomCode<'a, T: ClType> {
 
 impl<T: ClType> std::fmt::Debug for CustomCode<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CustomCode").field("code", &self.code).field("outputs", &self.outputs).finish()
+        f.debug_struct("CustomCode")
+            .field("code", &self.code)
+            .field("outputs", &self.outputs)
+            .finish()
     }
 }
 
@@ -47,7 +50,12 @@ impl<'a, T: ClType> CustomCode<'a, T> {
         let code_id = *SNIPPET_CODES
             .entry(code.to_string())
             .or_insert_with(|| NEXT_SNIPPET.fetch_add(1, Ordering::Relaxed));
-        CustomCode { code: code.to_string(), code_id, inputs: Vec::new(), outputs: outputs.iter().map(|s| s.to_string()).collect() }
+        CustomCode {
+            code: code.to_string(),
+            code_id,
+            inputs: Vec::new(),
+            outputs: outputs.iter().map(|s| s.to_string()).collect(),
+        }
     }
 
     /// Adds a named input (converted to `T` if needed).
@@ -62,10 +70,12 @@ impl<'a, T: ClType> CustomCode<'a, T> {
 
     /// The expression holding output `name`.
     pub fn output(&self, name: &str) -> Result<Expr<CustomOutput<'_, 'a, T>>> {
-        let index = self.outputs.iter().position(|o| o == name).ok_or_else(|| fusion_core::Error::InvalidArgument {
-            function: "CustomCode::output",
-            argument: "name",
-            reason: format!("`{name}` is not one of the outputs {:?}", self.outputs),
+        let index = self.outputs.iter().position(|o| o == name).ok_or_else(|| {
+            fusion_core::Error::InvalidArgument {
+                function: "CustomCode::output",
+                argument: "name",
+                reason: format!("`{name}` is not one of the outputs {:?}", self.outputs),
+            }
         })?;
         Ok(Expr(CustomOutput { code: self, index }))
     }
@@ -126,7 +136,9 @@ impl<T: ClType> Operation for CustomOutput<'_, '_, T> {
     fn bind<'b>(&'b self, b: &mut Binder<'b>) {
         b.structure(self.code.code_id);
         b.structure(self.index as u32);
-        if b.first_use(Identity::Shared(self.code as *const CustomCode<'_, T> as usize)) {
+        if b.first_use(Identity::Shared(
+            self.code as *const CustomCode<'_, T> as usize,
+        )) {
             for (_, input) in &self.code.inputs {
                 input.bind(b);
             }

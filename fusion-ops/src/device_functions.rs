@@ -25,8 +25,8 @@ fn suffix_float_literals(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
-        let starts_number =
-            c.is_ascii_digit() && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        let starts_number = c.is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
         if !starts_number {
             out.push(c as char);
             i += 1;
@@ -261,8 +261,14 @@ mod tests {
 
     #[test]
     fn float_instances_suffix_literals_and_names() {
-        let s = instantiate("inline REAL f_F(REAL x) { return 0.5 * x + 1e-3 + 2 + var10; }", "float");
-        assert_eq!(s, "inline float ff(float x) { return 0.5f * x + 1e-3f + 2 + var10; }");
+        let s = instantiate(
+            "inline REAL f_F(REAL x) { return 0.5 * x + 1e-3 + 2 + var10; }",
+            "float",
+        );
+        assert_eq!(
+            s,
+            "inline float ff(float x) { return 0.5f * x + 1e-3f + 2 + var10; }"
+        );
         let d = instantiate("inline REAL f_F(REAL x) { return 0.5 * x; }", "double");
         assert_eq!(d, "inline double f(double x) { return 0.5 * x; }");
     }

@@ -54,7 +54,10 @@ pub struct DynOp<'a, T: ClType> {
 
 impl<T: ClType> std::fmt::Debug for DynOp<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DynOp").field("type", &T::CL_NAME).field("code", &self.code).finish()
+        f.debug_struct("DynOp")
+            .field("type", &T::CL_NAME)
+            .field("code", &self.code)
+            .finish()
     }
 }
 

@@ -7,8 +7,8 @@
 use crate::binder::Binder;
 use crate::device_functions::{self as dev, instantiate};
 use crate::generator::{Generator, Index};
-use crate::operation::{combine_shapes, Operation, Shape};
-use crate::templates::{convert, expand, RealOf};
+use crate::operation::{Operation, Shape, combine_shapes};
+use crate::templates::{RealOf, convert, expand};
 use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
 
 /// How a binary function's view follows from its operands' views.
@@ -230,16 +230,16 @@ binary_functions! {
 /// assert_eq!(multiply_log(&a, &a).eval()?.to_vec()?, vec![0.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn multiply_log<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<Lmultiply<A::Operand, B::Operand>> {
+pub fn multiply_log<A: IntoOperand, B: IntoOperand>(
+    a: A,
+    b: B,
+) -> Expr<Lmultiply<A::Operand, B::Operand>> {
     lmultiply(a, b)
 }
 
+/// Stan's spelling of [`inv_phi`].
+pub use inv_phi as inv_Phi;
 /// Stan's spelling of [`phi`].
-#[allow(non_snake_case)]
 pub use phi as Phi;
 /// Stan's spelling of [`phi_approx`].
-#[allow(non_snake_case)]
 pub use phi_approx as Phi_approx;
-/// Stan's spelling of [`inv_phi`].
-#[allow(non_snake_case)]
-pub use inv_phi as inv_Phi;

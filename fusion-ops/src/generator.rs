@@ -33,7 +33,10 @@ impl Index {
 
     /// An index from two expressions.
     pub fn new(i: impl Into<String>, j: impl Into<String>) -> Self {
-        Index { i: i.into(), j: j.into() }
+        Index {
+            i: i.into(),
+            j: j.into(),
+        }
     }
 }
 
@@ -195,7 +198,10 @@ impl Generator {
         }
         self.note_type(cl_type);
         let name = self.fresh();
-        self.params.push(Param::Value { name: name.clone(), cl_type });
+        self.params.push(Param::Value {
+            name: name.clone(),
+            cl_type,
+        });
         for r in &mut self.recordings {
             r.push(name.clone());
         }
@@ -209,7 +215,10 @@ impl Generator {
         }
         self.note_type(cl_type);
         let name = format!("{}_local", self.fresh());
-        self.params.push(Param::Local { name: name.clone(), cl_type });
+        self.params.push(Param::Local {
+            name: name.clone(),
+            cl_type,
+        });
         for r in &mut self.recordings {
             r.push(name.clone());
         }
@@ -219,8 +228,16 @@ impl Generator {
     /// Generates a shared sub-tree (`identity`) at another index: the first
     /// generation declares its scalar parameters, later ones reuse them, so
     /// the kernel binds each shared value once, as the binder does.
-    pub fn shared_subtree(&mut self, identity: Identity, generate: impl FnOnce(&mut Generator) -> String) -> String {
-        let previous = self.recorded.iter().find(|(id, _)| *id == identity).map(|(_, names)| names.clone());
+    pub fn shared_subtree(
+        &mut self,
+        identity: Identity,
+        generate: impl FnOnce(&mut Generator) -> String,
+    ) -> String {
+        let previous = self
+            .recorded
+            .iter()
+            .find(|(id, _)| *id == identity)
+            .map(|(_, names)| names.clone());
         match previous {
             Some(names) => {
                 self.replays.push(names.into());
@@ -246,7 +263,12 @@ impl Generator {
         }
         self.note_type(cl_type);
         let base = self.fresh();
-        self.params.push(Param::Buffer { base: base.clone(), cl_type, with_view, written: false });
+        self.params.push(Param::Buffer {
+            base: base.clone(),
+            cl_type,
+            with_view,
+            written: false,
+        });
         self.buffers.push((identity, base.clone()));
         base
     }
@@ -261,26 +283,38 @@ impl Generator {
     pub fn store(&mut self, identity: Identity, cl_type: &'static str, at: &Index, value: &str) {
         let base = self.buffer(identity, cl_type, false);
         for p in &mut self.params {
-            if let Param::Buffer { base: b, written, .. } = p {
-                if *b == base {
-                    *written = true;
-                }
+            if let Param::Buffer {
+                base: b, written, ..
+            } = p
+                && *b == base
+            {
+                *written = true;
             }
         }
         self.stores.push((identity, at.clone()));
-        self.statement(&format!("{base}_global[{} + {base}_rows * {}] = {value};", at.i, at.j));
+        self.statement(&format!(
+            "{base}_global[{} + {base}_rows * {}] = {value};",
+            at.i, at.j
+        ));
     }
 
     /// Marks buffer `identity` as written through code the generator did not emit.
     pub fn mark_written(&mut self, identity: Identity) {
-        let Some(base) = self.buffers.iter().find(|(id, _)| *id == identity).map(|(_, b)| b.clone()) else {
+        let Some(base) = self
+            .buffers
+            .iter()
+            .find(|(id, _)| *id == identity)
+            .map(|(_, b)| b.clone())
+        else {
             return;
         };
         for p in &mut self.params {
-            if let Param::Buffer { base: b, written, .. } = p {
-                if *b == base {
-                    *written = true;
-                }
+            if let Param::Buffer {
+                base: b, written, ..
+            } = p
+                && *b == base
+            {
+                *written = true;
             }
         }
     }
@@ -290,7 +324,9 @@ impl Generator {
     /// values other work items still need, and a temporary is required.
     pub fn reads_target_elsewhere(&self) -> bool {
         self.stores.iter().any(|(id, stored_at)| {
-            self.reads.iter().any(|(rid, read_at)| rid == id && read_at != stored_at)
+            self.reads
+                .iter()
+                .any(|(rid, read_at)| rid == id && read_at != stored_at)
         })
     }
 
@@ -340,9 +376,16 @@ impl Generator {
         let mut params: Vec<String> = Vec::new();
         for p in &self.params {
             match p {
-                Param::Buffer { base, cl_type, with_view, written } => {
+                Param::Buffer {
+                    base,
+                    cl_type,
+                    with_view,
+                    written,
+                } => {
                     let constness = if *written { "" } else { "const " };
-                    params.push(format!("__global {constness}{cl_type}* restrict {base}_global"));
+                    params.push(format!(
+                        "__global {constness}{cl_type}* restrict {base}_global"
+                    ));
                     params.push(format!("int {base}_rows"));
                     if *with_view {
                         params.push(format!("int {base}_view"));
@@ -355,7 +398,13 @@ impl Generator {
         params.push("int rows".into());
         params.push("int cols".into());
         out.push_str("__kernel void calculate(\n");
-        out.push_str(&params.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
+        out.push_str(
+            &params
+                .iter()
+                .map(|p| format!("    {p}"))
+                .collect::<Vec<_>>()
+                .join(",\n"),
+        );
         out.push_str(") {\n");
         let loops_over_rows = !self.sections[2].is_empty();
         if !loops_over_rows {
@@ -380,7 +429,9 @@ impl Generator {
         } else {
             // Reductions: each work item accumulates rows i, i + stride, ...
             out.push_str("  if (j < cols) {\n");
-            out.push_str("    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n");
+            out.push_str(
+                "    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n",
+            );
             for line in &self.sections[1] {
                 out.push_str("  ");
                 out.push_str(line);

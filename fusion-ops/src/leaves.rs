@@ -27,7 +27,11 @@ impl<T: ClType> Operation for Load<'_, T> {
         let base = g.buffer(identity, T::CL_NAME, true);
         // The first read at the work item's own position is named after the
         // buffer (`var1` from `var1_global`), as a person would write it.
-        let var = if *at == Index::work_item() && !g.is_declared(&base) { base.clone() } else { g.fresh() };
+        let var = if *at == Index::work_item() && !g.is_declared(&base) {
+            base.clone()
+        } else {
+            g.fresh()
+        };
         let (i, j) = (&at.i, &at.j);
         g.mark_declared(&var);
         g.statement(&format!("{} {var} = 0;", T::CL_NAME));

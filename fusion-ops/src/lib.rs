@@ -19,55 +19,60 @@ mod generator;
 mod leaves;
 mod logic;
 mod methods;
-mod results;
 mod operation;
 mod reductions;
+mod results;
 mod structural;
 mod targets;
 mod templates;
 
 pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{
-    cached_kernels, eval_colwise, full_reduction, fuse, max, min, optional, output, prod, run, source_of, sum,
-    Assignable, AssignExt, Assignment, ColwiseAssignment, FullReduction, FusedKernel, IntoTarget, LaunchShape,
-    Optional, OutputList,
+    AsTarget, AssignExt, Assignable, Assignment, ColwiseAssignment, FullReduction, FusedKernel,
+    LaunchShape, Optional, OutputList, cached_kernels, eval_colwise, full_reduction, fuse, max,
+    min, optional, output, prod, run, source_of, sum,
 };
-pub use checks::{check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric, Check};
-pub use custom::{CustomCode, CustomOutput};
-pub use reductions::*;
-pub use results::{results, Results};
-pub use structural::*;
-pub use targets::Target;
 pub use binder::{Binder, Identity};
+pub use checks::{
+    Check, check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
+};
+pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
-pub use dynamic::{boxed, DynOp};
+pub use dynamic::{DynOp, boxed};
 pub use functions::*;
 pub use generator::{Generator, Index, Section};
-pub use leaves::{col_index, constant, row_index, ColIndex, Constant, RowIndex};
+pub use leaves::{ColIndex, Constant, RowIndex, col_index, constant, row_index};
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};
-pub use operation::{combine_shapes, Operation, Shape};
-pub use templates::{convert, expand, RealOf};
+pub use operation::{Operation, Shape, combine_shapes};
+pub use reductions::*;
+pub use results::{Results, results};
+pub use structural::*;
+pub use targets::Target;
+pub use templates::{RealOf, convert, expand};
 
 pub use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Load, Neg, Scalar, Shared, Sub};
 pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
 
 /// Everything needed to write expressions: `use fusion_ops::prelude::*;`.
 pub mod prelude {
+    pub use crate::checks::{
+        check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
+    };
     pub use crate::functions::*;
     pub use crate::logic::*;
-    pub use crate::checks::{check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric};
     pub use crate::reductions::{
-        colwise_max, colwise_min, colwise_prod, colwise_sum, matrix_vector_multiply, rowwise_max, rowwise_min,
-        rowwise_prod, rowwise_sum,
+        colwise_max, colwise_min, colwise_prod, colwise_sum, matrix_vector_multiply, rowwise_max,
+        rowwise_min, rowwise_prod, rowwise_sum,
     };
     pub use crate::structural::{
-        append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast, rowwise_broadcast,
-        transpose,
+        append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast,
+        rowwise_broadcast, transpose,
     };
     pub use crate::{
-        boxed, col_index, constant, CustomCode, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
-        row_index, sum, AssignExt, ElementwiseMethods, ExprMethods, ReductionMethods,
+        AssignExt, CustomCode, ElementwiseMethods, ExprMethods, ReductionMethods, boxed, col_index,
+        constant, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
+        row_index, sum,
     };
     pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};
 }

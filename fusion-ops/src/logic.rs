@@ -3,7 +3,7 @@
 use crate::binder::Binder;
 use crate::functions::ViewRule;
 use crate::generator::{Generator, Index};
-use crate::operation::{combine_shapes, Operation, Shape};
+use crate::operation::{Operation, Shape, combine_shapes};
 use crate::templates::convert;
 use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
 use std::marker::PhantomData;
@@ -173,7 +173,11 @@ pub fn select<C: IntoOperand, A: IntoOperand, B: IntoOperand>(
     then: A,
     otherwise: B,
 ) -> Expr<Select<C::Operand, A::Operand, B::Operand>> {
-    Expr(Select(condition.into_operand(), then.into_operand(), otherwise.into_operand()))
+    Expr(Select(
+        condition.into_operand(),
+        then.into_operand(),
+        otherwise.into_operand(),
+    ))
 }
 
 /// Conversion to element type `T` (C cast semantics): the node built by [`cast()`].

@@ -2,10 +2,10 @@
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
 use crate::assign::{eval_colwise, eval_operation, operation_source};
-use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::functions::{BinaryFunctions, UnaryFunctions};
 use crate::logic::LogicalMethods;
 use crate::operation::Operation;
+use crate::reductions::{ColwiseReduction, ReduceOp};
 use fusion_core::expr::{ElewiseDiv, ElewiseMul};
 use fusion_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
 

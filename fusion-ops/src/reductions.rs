@@ -75,13 +75,25 @@ impl ReduceOp for ProdOp {
 impl ReduceOp for MaxOp {
     const NAME: &'static str = "max";
     fn init(cl_type: &str) -> &'static str {
-        if cl_type == "int" { "INT_MIN" } else { "-INFINITY" }
+        if cl_type == "int" {
+            "INT_MIN"
+        } else {
+            "-INFINITY"
+        }
     }
     fn combine(cl_type: &str, a: &str, b: &str) -> String {
-        if cl_type == "int" { format!("max({a}, {b})") } else { format!("fmax({a}, {b})") }
+        if cl_type == "int" {
+            format!("max({a}, {b})")
+        } else {
+            format!("fmax({a}, {b})")
+        }
     }
     fn host_init<T: ClType>() -> T {
-        if T::RANK == 0 { T::from_f64(i32::MIN as f64) } else { T::from_f64(f64::NEG_INFINITY) }
+        if T::RANK == 0 {
+            T::from_f64(i32::MIN as f64)
+        } else {
+            T::from_f64(f64::NEG_INFINITY)
+        }
     }
     fn host_combine(a: f64, b: f64) -> f64 {
         a.max(b)
@@ -91,13 +103,25 @@ impl ReduceOp for MaxOp {
 impl ReduceOp for MinOp {
     const NAME: &'static str = "min";
     fn init(cl_type: &str) -> &'static str {
-        if cl_type == "int" { "INT_MAX" } else { "INFINITY" }
+        if cl_type == "int" {
+            "INT_MAX"
+        } else {
+            "INFINITY"
+        }
     }
     fn combine(cl_type: &str, a: &str, b: &str) -> String {
-        if cl_type == "int" { format!("min({a}, {b})") } else { format!("fmin({a}, {b})") }
+        if cl_type == "int" {
+            format!("min({a}, {b})")
+        } else {
+            format!("fmin({a}, {b})")
+        }
     }
     fn host_init<T: ClType>() -> T {
-        if T::RANK == 0 { T::from_f64(i32::MAX as f64) } else { T::from_f64(f64::INFINITY) }
+        if T::RANK == 0 {
+            T::from_f64(i32::MAX as f64)
+        } else {
+            T::from_f64(f64::INFINITY)
+        }
     }
     fn host_combine(a: f64, b: f64) -> f64 {
         a.min(b)
@@ -192,7 +216,10 @@ pub struct MatrixVectorMultiply<X, V>(pub X, pub V);
 /// assert_eq!(p.to_vec()?, vec![0.5, 0.8807970779778823]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(x: X, v: V) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
+pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
+    x: X,
+    v: V,
+) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
     Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand()))
 }
 
@@ -209,10 +236,14 @@ where
             argument: "x",
             reason: "needs a matrix".into(),
         })?;
-        if let Some(v) = self.1.shape()? {
-            if v != (x.1, 1) {
-                return Err(Error::DimensionMismatch { operation: "matrix_vector_multiply".into(), lhs: x, rhs: v });
-            }
+        if let Some(v) = self.1.shape()?
+            && v != (x.1, 1)
+        {
+            return Err(Error::DimensionMismatch {
+                operation: "matrix_vector_multiply".into(),
+                lhs: x,
+                rhs: v,
+            });
         }
         Ok(Some((x.0, 1)))
     }

@@ -1,6 +1,6 @@
 //! `results((&d, &e)).assign((x, y))`: several targets, one kernel.
 
-use crate::assign::{run, source_of, Assignable, IntoTarget};
+use crate::assign::{AsTarget, Assignable, run, source_of};
 use fusion_core::{IntoOperand, Result};
 
 /// Several targets computed by one kernel.
@@ -25,13 +25,13 @@ pub fn results<R>(targets: R) -> Results<R> {
 
 macro_rules! results_assign {
     ($($t:ident $e:ident $index:tt),+) => {
-        impl<'t, $($t: IntoTarget<'t> + ?Sized),+> Results<($(&'t $t,)+)> {
+        impl<'t, $($t: AsTarget<'t> + ?Sized),+> Results<($(&'t $t,)+)> {
             /// Computes each expression into its target in one kernel.
             pub fn assign<$($e),+>(self, exprs: ($($e,)+)) -> Result<()>
             where
                 $($e: IntoOperand, $e::Operand: Assignable<$t::Target>,)+
             {
-                run(&($(exprs.$index.into_operand().into_output(self.0.$index.into_target()),)+))
+                run(&($(exprs.$index.into_operand().into_output(self.0.$index.as_target()),)+))
             }
 
             /// The source of the kernel that [`assign`](Self::assign) would compile.
@@ -39,7 +39,7 @@ macro_rules! results_assign {
             where
                 $($e: IntoOperand, $e::Operand: Assignable<$t::Target>,)+
             {
-                source_of(&($(exprs.$index.into_operand().into_output(self.0.$index.into_target()),)+))
+                source_of(&($(exprs.$index.into_operand().into_output(self.0.$index.as_target()),)+))
             }
         }
     };

@@ -39,8 +39,20 @@ pub struct Block<E> {
 /// assert_eq!(block(&m, 1, 1, 2, 2).eval()?.to_vec()?, vec![5.0, 6.0, 8.0, 9.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn block<A: IntoOperand>(a: A, row: usize, col: usize, rows: usize, cols: usize) -> Expr<Block<A::Operand>> {
-    Expr(Block { inner: a.into_operand(), row, col, rows, cols })
+pub fn block<A: IntoOperand>(
+    a: A,
+    row: usize,
+    col: usize,
+    rows: usize,
+    cols: usize,
+) -> Expr<Block<A::Operand>> {
+    Expr(Block {
+        inner: a.into_operand(),
+        row,
+        col,
+        rows,
+        cols,
+    })
 }
 
 impl<E: Operation> Operation for Block<E> {
@@ -48,30 +60,37 @@ impl<E: Operation> Operation for Block<E> {
     type Key = Block<E::Key>;
 
     fn shape(&self) -> Result<Shape> {
-        if let Some((r, c)) = self.inner.shape()? {
-            if self.row + self.rows > r || self.col + self.cols > c {
-                return Err(Error::InvalidArgument {
-                    function: "block",
-                    argument: "row/col/rows/cols",
-                    reason: format!(
-                        "block ({}, {}) of size {} x {} does not fit in a {r} x {c} operand",
-                        self.row, self.col, self.rows, self.cols
-                    ),
-                });
-            }
+        if let Some((r, c)) = self.inner.shape()?
+            && (self.row + self.rows > r || self.col + self.cols > c)
+        {
+            return Err(Error::InvalidArgument {
+                function: "block",
+                argument: "row/col/rows/cols",
+                reason: format!(
+                    "block ({}, {}) of size {} x {} does not fit in a {r} x {c} operand",
+                    self.row, self.col, self.rows, self.cols
+                ),
+            });
         }
         Ok(Some((self.rows, self.cols)))
     }
 
     fn view(&self) -> View {
         // Same diagonal: the triangle is kept; otherwise be conservative.
-        if self.row == self.col { self.inner.view() } else { View::Entire }
+        if self.row == self.col {
+            self.inner.view()
+        } else {
+            View::Entire
+        }
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let r = g.value_param("int");
         let c = g.value_param("int");
-        self.inner.generate(g, &Index::new(format!("({} + {r})", at.i), format!("({} + {c})", at.j)))
+        self.inner.generate(
+            g,
+            &Index::new(format!("({} + {r})", at.i), format!("({} + {c})", at.j)),
+        )
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
@@ -176,7 +195,10 @@ pub struct RowwiseBroadcast<E> {
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
 pub fn rowwise_broadcast<A: IntoOperand>(a: A, rows: usize) -> Expr<RowwiseBroadcast<A::Operand>> {
-    Expr(RowwiseBroadcast { inner: a.into_operand(), rows })
+    Expr(RowwiseBroadcast {
+        inner: a.into_operand(),
+        rows,
+    })
 }
 
 impl<E: Operation> Operation for RowwiseBroadcast<E> {
@@ -184,9 +206,17 @@ impl<E: Operation> Operation for RowwiseBroadcast<E> {
     type Key = RowwiseBroadcast<E::Key>;
 
     fn shape(&self) -> Result<Shape> {
-        let (r, c) = shape_or_err("rowwise_broadcast", self.inner.shape()?, "rowwise_broadcast")?;
+        let (r, c) = shape_or_err(
+            "rowwise_broadcast",
+            self.inner.shape()?,
+            "rowwise_broadcast",
+        )?;
         if r != 1 {
-            return Err(Error::DimensionMismatch { operation: "rowwise_broadcast (needs one row)".into(), lhs: (1, c), rhs: (r, c) });
+            return Err(Error::DimensionMismatch {
+                operation: "rowwise_broadcast (needs one row)".into(),
+                lhs: (1, c),
+                rhs: (r, c),
+            });
         }
         Ok(Some((self.rows, c)))
     }
@@ -222,7 +252,10 @@ pub struct ColwiseBroadcast<E> {
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
 pub fn colwise_broadcast<A: IntoOperand>(a: A, cols: usize) -> Expr<ColwiseBroadcast<A::Operand>> {
-    Expr(ColwiseBroadcast { inner: a.into_operand(), cols })
+    Expr(ColwiseBroadcast {
+        inner: a.into_operand(),
+        cols,
+    })
 }
 
 impl<E: Operation> Operation for ColwiseBroadcast<E> {
@@ -230,9 +263,17 @@ impl<E: Operation> Operation for ColwiseBroadcast<E> {
     type Key = ColwiseBroadcast<E::Key>;
 
     fn shape(&self) -> Result<Shape> {
-        let (r, c) = shape_or_err("colwise_broadcast", self.inner.shape()?, "colwise_broadcast")?;
+        let (r, c) = shape_or_err(
+            "colwise_broadcast",
+            self.inner.shape()?,
+            "colwise_broadcast",
+        )?;
         if c != 1 {
-            return Err(Error::DimensionMismatch { operation: "colwise_broadcast (needs one column)".into(), lhs: (r, 1), rhs: (r, c) });
+            return Err(Error::DimensionMismatch {
+                operation: "colwise_broadcast (needs one column)".into(),
+                lhs: (r, 1),
+                rhs: (r, c),
+            });
         }
         Ok(Some((r, self.cols)))
     }
@@ -274,8 +315,16 @@ pub struct OptionalBroadcast<E> {
 /// assert_eq!(optional_broadcast(&many, 3, 1).eval()?.to_vec()?, vec![1.0, 2.0, 3.0]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn optional_broadcast<A: IntoOperand>(a: A, rows: usize, cols: usize) -> Expr<OptionalBroadcast<A::Operand>> {
-    Expr(OptionalBroadcast { inner: a.into_operand(), rows, cols })
+pub fn optional_broadcast<A: IntoOperand>(
+    a: A,
+    rows: usize,
+    cols: usize,
+) -> Expr<OptionalBroadcast<A::Operand>> {
+    Expr(OptionalBroadcast {
+        inner: a.into_operand(),
+        rows,
+        cols,
+    })
 }
 
 impl<E: Operation> Operation for OptionalBroadcast<E> {
@@ -283,14 +332,14 @@ impl<E: Operation> Operation for OptionalBroadcast<E> {
     type Key = OptionalBroadcast<E::Key>;
 
     fn shape(&self) -> Result<Shape> {
-        if let Some((r, c)) = self.inner.shape()? {
-            if (r != self.rows && r != 1) || (c != self.cols && c != 1) {
-                return Err(Error::DimensionMismatch {
-                    operation: "optional_broadcast".into(),
-                    lhs: (self.rows, self.cols),
-                    rhs: (r, c),
-                });
-            }
+        if let Some((r, c)) = self.inner.shape()?
+            && ((r != self.rows && r != 1) || (c != self.cols && c != 1))
+        {
+            return Err(Error::DimensionMismatch {
+                operation: "optional_broadcast".into(),
+                lhs: (self.rows, self.cols),
+                rhs: (r, c),
+            });
         }
         Ok(Some((self.rows, self.cols)))
     }
@@ -332,7 +381,10 @@ pub struct AppendRow<A, B>(pub A, pub B);
 /// assert_eq!(append_row(&a, &b).eval()?.to_vec()?, vec![1, 3, 2, 4]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn append_row<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<AppendRow<A::Operand, B::Operand>> {
+pub fn append_row<A: IntoOperand, B: IntoOperand>(
+    a: A,
+    b: B,
+) -> Expr<AppendRow<A::Operand, B::Operand>> {
     Expr(AppendRow(a.into_operand(), b.into_operand()))
 }
 
@@ -349,7 +401,10 @@ pub struct AppendCol<A, B>(pub A, pub B);
 /// assert_eq!(append_col(&a, &b).eval()?.to_vec()?, vec![1, 2, 3, 4]);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn append_col<A: IntoOperand, B: IntoOperand>(a: A, b: B) -> Expr<AppendCol<A::Operand, B::Operand>> {
+pub fn append_col<A: IntoOperand, B: IntoOperand>(
+    a: A,
+    b: B,
+) -> Expr<AppendCol<A::Operand, B::Operand>> {
     Expr(AppendCol(a.into_operand(), b.into_operand()))
 }
 
@@ -386,7 +441,11 @@ where
         let a = shape_or_err("append_row", self.0.shape()?, "append_row")?;
         let b = shape_or_err("append_row", self.1.shape()?, "append_row")?;
         if a.1 != b.1 {
-            return Err(Error::DimensionMismatch { operation: "append_row (columns)".into(), lhs: a, rhs: b });
+            return Err(Error::DimensionMismatch {
+                operation: "append_row (columns)".into(),
+                lhs: a,
+                rhs: b,
+            });
         }
         Ok(Some((a.0 + b.0, a.1)))
     }
@@ -398,7 +457,12 @@ where
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let top_rows = g.value_param("int");
         let lower = Index::new(format!("({} - {top_rows})", at.i), at.j.clone());
-        branch::<A, B, Self::Scalar>(g, &format!("{} < {top_rows}", at.i), (&self.0, at.clone()), (&self.1, lower))
+        branch::<A, B, Self::Scalar>(
+            g,
+            &format!("{} < {top_rows}", at.i),
+            (&self.0, at.clone()),
+            (&self.1, lower),
+        )
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
@@ -420,7 +484,11 @@ where
         let a = shape_or_err("append_col", self.0.shape()?, "append_col")?;
         let b = shape_or_err("append_col", self.1.shape()?, "append_col")?;
         if a.0 != b.0 {
-            return Err(Error::DimensionMismatch { operation: "append_col (rows)".into(), lhs: a, rhs: b });
+            return Err(Error::DimensionMismatch {
+                operation: "append_col (rows)".into(),
+                lhs: a,
+                rhs: b,
+            });
         }
         Ok(Some((a.0, a.1 + b.1)))
     }
@@ -432,7 +500,12 @@ where
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let left_cols = g.value_param("int");
         let right = Index::new(at.i.clone(), format!("({} - {left_cols})", at.j));
-        branch::<A, B, Self::Scalar>(g, &format!("{} < {left_cols}", at.j), (&self.0, at.clone()), (&self.1, right))
+        branch::<A, B, Self::Scalar>(
+            g,
+            &format!("{} < {left_cols}", at.j),
+            (&self.0, at.clone()),
+            (&self.1, right),
+        )
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
@@ -471,16 +544,26 @@ pub fn indexing<M: IntoOperand, R: IntoOperand, C: IntoOperand>(
     rows: R,
     cols: C,
 ) -> Expr<Indexing<M::Operand, R::Operand, C::Operand>> {
-    Expr(Indexing { matrix: m.into_operand(), row_index: rows.into_operand(), col_index: cols.into_operand() })
+    Expr(Indexing {
+        matrix: m.into_operand(),
+        row_index: rows.into_operand(),
+        col_index: cols.into_operand(),
+    })
 }
 
-impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Operation for Indexing<M, R, C> {
+impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Operation
+    for Indexing<M, R, C>
+{
     type Scalar = M::Scalar;
     type Key = Indexing<M::Key, R::Key, C::Key>;
 
     fn shape(&self) -> Result<Shape> {
         shape_or_err("indexing", self.matrix.shape()?, "indexing")?;
-        crate::operation::combine_shapes("indexing", self.row_index.shape()?, self.col_index.shape()?)
+        crate::operation::combine_shapes(
+            "indexing",
+            self.row_index.shape()?,
+            self.col_index.shape()?,
+        )
     }
 
     fn view(&self) -> View {
@@ -492,7 +575,9 @@ impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Opera
         let c = self.col_index.generate(g, at);
         let (m_rows, m_cols) = (g.value_param("int"), g.value_param("int"));
         let var = g.declare(M::Scalar::CL_NAME, "0");
-        g.statement(&format!("if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"));
+        g.statement(&format!(
+            "if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"
+        ));
         g.open_scope();
         let x = self.matrix.generate(g, &Index::new(r, c));
         g.statement(&format!("{var} = {x};"));

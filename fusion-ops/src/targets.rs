@@ -43,7 +43,10 @@ fn materialise_zeros<T: ClType>(m: &MatrixCl<T>, new_view: View) -> Result<()> {
         return Ok(());
     }
     // A load outside its view yields 0; storing every element writes them.
-    crate::assign::run(&crate::assign::Assignment::new(m, Load(MatrixRef::Borrowed(m))))
+    crate::assign::run(&crate::assign::Assignment::new(
+        m,
+        Load(MatrixRef::Borrowed(m)),
+    ))
 }
 
 impl<'t, T: ClType> Target for &'t MatrixCl<T> {
@@ -119,22 +122,45 @@ impl<'t, 'a, T: ClType> Target for &'t Block<Load<'a, T>> {
         g.buffer(identity(m), T::CL_NAME, false);
         let r = g.value_param("int");
         let c = g.value_param("int");
-        g.store(identity(m), T::CL_NAME, &Index::new(format!("({} + {r})", at.i), format!("({} + {c})", at.j)), value);
+        g.store(
+            identity(m),
+            T::CL_NAME,
+            &Index::new(format!("({} + {r})", at.i), format!("({} + {c})", at.j)),
+            value,
+        );
     }
 
     fn prepare(&self, written_view: View) -> Result<()> {
         let m: &MatrixCl<T> = &self.inner.0;
-        let grown = m.view().union(block_view(self.row, self.col, self.rows, self.cols, written_view));
+        let grown = m.view().union(block_view(
+            self.row,
+            self.col,
+            self.rows,
+            self.cols,
+            written_view,
+        ));
         materialise_zeros(m, grown)
     }
 
     fn finish(&self, written_view: View) {
         let m: &MatrixCl<T> = &self.inner.0;
-        m.set_view(m.view().union(block_view(self.row, self.col, self.rows, self.cols, written_view)));
+        m.set_view(m.view().union(block_view(
+            self.row,
+            self.col,
+            self.rows,
+            self.cols,
+            written_view,
+        )));
     }
 
     fn current(&self) -> Block<Load<'t, T>> {
-        Block { inner: Load(MatrixRef::Borrowed(&self.inner.0)), row: self.row, col: self.col, rows: self.rows, cols: self.cols }
+        Block {
+            inner: Load(MatrixRef::Borrowed(&self.inner.0)),
+            row: self.row,
+            col: self.col,
+            rows: self.rows,
+            cols: self.cols,
+        }
     }
 }
 
@@ -156,7 +182,12 @@ impl<'t, 'a, T: ClType> Target for &'t Transpose<Load<'a, T>> {
     }
 
     fn store(&self, g: &mut Generator, at: &Index, value: &str) {
-        g.store(identity(&self.0.0), T::CL_NAME, &Index::new(at.j.clone(), at.i.clone()), value);
+        g.store(
+            identity(&self.0.0),
+            T::CL_NAME,
+            &Index::new(at.j.clone(), at.i.clone()),
+            value,
+        );
     }
 
     fn prepare(&self, _written_view: View) -> Result<()> {
@@ -190,7 +221,12 @@ impl<'t, 'a, T: ClType> Target for &'t Diagonal<Load<'a, T>> {
     }
 
     fn store(&self, g: &mut Generator, at: &Index, value: &str) {
-        g.store(identity(&self.0.0), T::CL_NAME, &Index::new(at.i.clone(), at.i.clone()), value);
+        g.store(
+            identity(&self.0.0),
+            T::CL_NAME,
+            &Index::new(at.i.clone(), at.i.clone()),
+            value,
+        );
     }
 
     fn prepare(&self, _written_view: View) -> Result<()> {
@@ -237,8 +273,15 @@ where
         let r = self.row_index.generate(g, at);
         let c = self.col_index.generate(g, at);
         let (m_rows, m_cols) = (g.value_param("int"), g.value_param("int"));
-        g.statement(&format!("if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"));
-        g.store(identity(&self.matrix.0), T::CL_NAME, &Index::new(r, c), value);
+        g.statement(&format!(
+            "if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"
+        ));
+        g.store(
+            identity(&self.matrix.0),
+            T::CL_NAME,
+            &Index::new(r, c),
+            value,
+        );
         g.statement("}");
     }
 
@@ -251,6 +294,10 @@ where
     }
 
     fn current(&self) -> Indexing<Load<'t, T>, &'t R, &'t C> {
-        Indexing { matrix: Load(MatrixRef::Borrowed(&self.matrix.0)), row_index: &self.row_index, col_index: &self.col_index }
+        Indexing {
+            matrix: Load(MatrixRef::Borrowed(&self.matrix.0)),
+            row_index: &self.row_index,
+            col_index: &self.col_index,
+        }
     }
 }

@@ -4,7 +4,7 @@ mod basic;
 mod packed;
 
 pub use basic::BasicConstructors;
-pub use packed::{packed_len, PackedTransfer};
+pub use packed::{PackedTransfer, packed_len};
 
 /// The hand-written kernels' extension traits.
 pub mod prelude {

@@ -18,8 +18,10 @@ __kernel void add_into(__global T* out, const __global T* a, const __global T* b
   }
 }";
 
-pub static INCREMENT_K: TypedKernel<(InOut<i32>, i32)> = TypedKernel::new("increment", INCREMENT, "");
-pub static ADD_INTO: TypedKernel<(Out<i32>, In<i32>, In<i32>, i32)> = TypedKernel::new("add_into", INCREMENT, "");
+pub static INCREMENT_K: TypedKernel<(InOut<i32>, i32)> =
+    TypedKernel::new("increment", INCREMENT, "");
+pub static ADD_INTO: TypedKernel<(Out<i32>, In<i32>, In<i32>, i32)> =
+    TypedKernel::new("add_into", INCREMENT, "");
 
 /// 1000+ dependent launches; only the event lists order them on an out-of-order queue.
 pub fn dependent_chain() -> Result<()> {
@@ -39,7 +41,10 @@ pub fn dependent_chain() -> Result<()> {
     }
     assert!(a.to_vec()?.iter().all(|v| *v == 1000 + 200 * 2));
     let (reads, writes) = a.events().pending();
-    assert!(reads <= 17 && writes <= 1, "events pile up: {reads} reads, {writes} writes");
+    assert!(
+        reads <= 17 && writes <= 1,
+        "events pile up: {reads} reads, {writes} writes"
+    );
     Ok(())
 }
 
@@ -49,7 +54,11 @@ pub mod reference;
 pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths differ");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok = if w.is_nan() { g.is_nan() } else { (g - w).abs() <= tol * w.abs().max(1.0) || g == w };
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else {
+            (g - w).abs() <= tol * w.abs().max(1.0) || g == w
+        };
         assert!(ok, "{what}: element {k}: device {g:e}, reference {w:e}");
     }
 }

@@ -73,11 +73,19 @@ pub fn binomial_coefficient_log(n: f64, k: f64) -> f64 {
     }
 }
 pub fn lmultiply(a: f64, b: f64) -> f64 {
-    if a == 0.0 && b == 0.0 { 0.0 } else { a * b.ln() }
+    if a == 0.0 && b == 0.0 {
+        0.0
+    } else {
+        a * b.ln()
+    }
 }
 pub fn log_diff_exp(x: f64, y: f64) -> f64 {
     if x <= y {
-        if x < f64::INFINITY && x == y { f64::NEG_INFINITY } else { f64::NAN }
+        if x < f64::INFINITY && x == y {
+            f64::NEG_INFINITY
+        } else {
+            f64::NAN
+        }
     } else {
         x + log1m_exp(y - x)
     }

@@ -5,6 +5,43 @@
 //! typed hand-written kernels ([`TypedKernel`]), the compiled-kernel counters
 //! and the one [`Error`] type of the workspace.
 
+/// Declares the typed launcher of a hand-written kernel, checking at compile
+/// time that the Rust argument list matches the OpenCL C parameter list
+/// (count, buffer or value, element type, `const __global` for `in`
+/// buffers); a mismatch is a compile error pointing at the argument.
+///
+/// ```
+/// fusion_core::kernel! {
+///     /// y = a * x + y
+///     pub fn axpy(inout y: f32, in x: f32, a: f32) = source "
+///         __kernel void axpy(__global float* y, const __global float* x, float a) {
+///           const int i = get_global_id(0);
+///           y[i] += a * x[i];
+///         }";
+/// }
+/// let x = fusion_core::MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;
+/// let y = fusion_core::MatrixCl::from_slice(2, 1, &[10.0f32, 20.0])?;
+/// axpy().launch(fusion_core::NdRange::d1(2), (&y, &x, 3.0))?;
+/// assert_eq!(y.to_vec()?, vec![13.0, 26.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+///
+/// A launcher generic over the element type writes `fn name<T>(in a: T, ..)`
+/// and the source uses `T` (defined with `-D T=<type>` when compiling); the
+/// source can also come from a file: `= file "cl/pack.cl"` (relative to the
+/// crate's manifest directory, included with `include_str!`).
+#[macro_export]
+macro_rules! kernel {
+    ($($tokens:tt)*) => {
+        $crate::__macros::kernel_impl! { crate = $crate; $($tokens)* }
+    };
+}
+
+#[doc(hidden)]
+pub mod __macros {
+    pub use fusion_macros::kernel_impl;
+}
+
 mod cl_type;
 mod compile;
 mod error;

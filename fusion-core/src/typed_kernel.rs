@@ -62,19 +62,19 @@ impl<T: ClType> ArgSpec for InOut<T> {
     }
 }
 
-macro_rules! scalar_spec {
-    ($($t:ty => $variant:ident),*) => {$(
-        impl ArgSpec for $t {
-            type Value<'a> = $t;
-            const ELEMENT: Option<&'static str> = None;
-            const NEEDS_FP64: bool = <$t as ClType>::NEEDS_FP64;
-            fn to_arg<'a>(v: Self::Value<'a>) -> KernelArg<'a> {
-                KernelArg::$variant(v)
-            }
+/// A scalar argument (`int`, `float`, `double`), by value.
+impl<T: ClType> ArgSpec for T {
+    type Value<'a> = T;
+    const ELEMENT: Option<&'static str> = None;
+    const NEEDS_FP64: bool = T::NEEDS_FP64;
+    fn to_arg<'a>(v: Self::Value<'a>) -> KernelArg<'a> {
+        match T::RANK {
+            0 => KernelArg::Int(v.to_f64() as i32),
+            1 => KernelArg::Float(v.to_f64() as f32),
+            _ => KernelArg::Double(v.to_f64()),
         }
-    )*};
+    }
 }
-scalar_spec!(i32 => Int, f32 => Float, f64 => Double);
 
 /// A tuple of [`ArgSpec`]s: the whole argument list of a kernel.
 pub trait ArgList: 'static {

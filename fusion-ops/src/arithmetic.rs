@@ -3,72 +3,16 @@
 //! The node types come from `fusion_core::expr` (Rust operators build them);
 //! here they learn their type, view and code.
 
-use crate::binder::Binder;
-use crate::functions::ViewRule;
-use crate::generator::{Generator, Index};
-use crate::operation::{Operation, Shape, combine_shapes};
-use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Neg, Sub};
-use fusion_core::{ClType, Expr, IntoOperand, Promote, Result, View};
+use fusion_core::expr::{ElewiseDiv, ElewiseMul};
+use fusion_core::{Expr, IntoOperand};
 
-macro_rules! infix {
-    ($($node:ident $name:literal $symbol:literal view: $rule:ident;)*) => {$(
-        impl<A: Operation, B: Operation> Operation for $node<A, B>
-        where
-            A::Scalar: Promote<B::Scalar>,
-        {
-            type Scalar = <A::Scalar as Promote<B::Scalar>>::Output;
-            type Key = $node<A::Key, B::Key>;
-
-            fn shape(&self) -> Result<Shape> {
-                combine_shapes($name, self.0.shape()?, self.1.shape()?)
-            }
-
-            fn view(&self) -> View {
-                ViewRule::$rule.apply(self.0.view(), self.1.view())
-            }
-
-            fn generate(&self, g: &mut Generator, at: &Index) -> String {
-                let x = self.0.generate(g, at);
-                let y = self.1.generate(g, at);
-                g.declare(<Self::Scalar as ClType>::CL_NAME, &format!(concat!("{} ", $symbol, " {}"), x, y))
-            }
-
-            fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-                self.0.bind(b);
-                self.1.bind(b);
-            }
-        }
-    )*};
-}
-
-infix! {
-    Add "add" "+" view: Union;
-    Sub "subtract" "-" view: Union;
-    ElewiseMul "elt_multiply" "*" view: Intersection;
-    ElewiseDiv "elt_divide" "/" view: Entire;
-}
-
-impl<A: Operation> Operation for Neg<A> {
-    type Scalar = A::Scalar;
-    type Key = Neg<A::Key>;
-
-    fn shape(&self) -> Result<Shape> {
-        self.0.shape()
-    }
-
-    fn view(&self) -> View {
-        self.0.view()
-    }
-
-    fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        let x = self.0.generate(g, at);
-        g.declare(A::Scalar::CL_NAME, &format!("-{x}"))
-    }
-
-    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-        self.0.bind(b)
-    }
-}
+// The node types come from `fusion_core::expr`; these declarations give
+// them their code. The function name is what shape errors report.
+crate::elementwise! { impl fusion_core::expr::Add; fn add(x, y) = "{x} + {y}"; result = promote; view = union; }
+crate::elementwise! { impl fusion_core::expr::Sub; fn subtract(x, y) = "{x} - {y}"; result = promote; view = union; }
+crate::elementwise! { impl fusion_core::expr::ElewiseMul; fn elt_multiply(x, y) = "{x} * {y}"; result = promote; view = intersection; }
+crate::elementwise! { impl fusion_core::expr::ElewiseDiv; fn elt_divide(x, y) = "{x} / {y}"; result = promote; view = entire; }
+crate::elementwise! { impl fusion_core::expr::Neg; fn neg(x) = "-{x}"; result = same; view = keep; }
 
 /// Element-wise product of two operands (`*` between matrices is the matrix product).
 ///

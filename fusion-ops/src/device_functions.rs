@@ -19,7 +19,7 @@ pub fn instantiate(template: &str, real: &str) -> String {
 }
 
 /// Appends `f` to every floating literal (`0.5`, `1e-3`, `2.0e10`).
-fn suffix_float_literals(text: &str) -> String {
+pub(crate) fn suffix_float_literals(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + 16);
     let mut i = 0;

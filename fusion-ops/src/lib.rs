@@ -7,12 +7,41 @@
 //! type and alias pattern, on a miss has every [`Operation`] emit its code
 //! into a [`Generator`], compiles it, and enqueues it through `fusion_core`.
 
+/// Declares an element-wise operation from its OpenCL C snippet: the node
+/// struct, its `Operation` impl, the free function and the method (trait
+/// `<Name>Method`, in scope through a glob import of the declaring module).
+///
+/// ```text
+/// fusion_ops::elementwise! {
+///     /// Optional docs.
+///     pub struct Softplus;              // or `impl path::Existing;` for a node defined elsewhere
+///     fn softplus(x) = "log1p(exp({x}))"; // one or two operands, named in the template
+///     result = real;                    // real (i32 -> f64) | promote | same | int
+///     view = entire;                    // keep | entire | union | intersection | first
+///     helpers = [SOME_HELPER];          // optional: device functions the template calls
+/// }
+/// ```
+/// `{F}` in a template is `f` for `float` and nothing for `double`, for
+/// helpers written once per precision (`log1p_exp{F}`). See
+/// `examples/user_function.rs` and CONTRIBUTING.md.
+#[macro_export]
+macro_rules! elementwise {
+    ($($tokens:tt)*) => {
+        $crate::__macros::elementwise_impl! { crate = $crate; $($tokens)* }
+    };
+}
+
+#[doc(hidden)]
+pub mod __macros {
+    pub use fusion_macros::elementwise_impl;
+}
+
 mod arithmetic;
 mod assign;
 mod binder;
 mod checks;
 mod custom;
-mod device_functions;
+pub mod device_functions;
 mod dynamic;
 mod functions;
 mod generator;
@@ -52,7 +81,7 @@ pub use targets::Target;
 pub use templates::{RealOf, convert, expand};
 
 pub use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Load, Neg, Scalar, Shared, Sub};
-pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
+pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 
 /// Everything needed to write expressions: `use fusion_ops::prelude::*;`.
 pub mod prelude {

@@ -2,8 +2,6 @@
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
 use crate::assign::{eval_colwise, eval_operation, operation_source};
-use crate::functions::{BinaryFunctions, UnaryFunctions};
-use crate::logic::LogicalMethods;
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use fusion_core::expr::{ElewiseDiv, ElewiseMul};
@@ -52,9 +50,6 @@ pub trait ElementwiseMethods: IntoOperand + Sized {
 
 macro_rules! method_receivers {
     ($([$($g:tt)*] $ty:ty),*) => {$(
-        impl<$($g)*> UnaryFunctions for $ty {}
-        impl<$($g)*> BinaryFunctions for $ty {}
-        impl<$($g)*> LogicalMethods for $ty {}
         impl<$($g)*> ElementwiseMethods for $ty {}
     )*};
 }

@@ -4,8 +4,14 @@
 use fusion_core::ClType;
 
 /// Replaces the placeholders of `template`.
+///
+/// In `float` kernels floating literals of the template get an `f` suffix,
+/// so that a float kernel never computes in double.
 pub fn expand(template: &str, real: &str, operands: &[&str]) -> String {
     let mut out = template.replace("{F}", if real == "float" { "f" } else { "" });
+    if real == "float" {
+        out = crate::device_functions::suffix_float_literals(&out);
+    }
     for (name, value) in ["{x}", "{y}", "{z}"].iter().zip(operands) {
         out = out.replace(name, value);
     }

@@ -1,5 +1,5 @@
 // Writes the identity into a rows x cols column-major matrix.
-__kernel void identity(__global T* a, int rows, int cols) {
+__kernel void identity_kernel(__global T* a, int rows, int cols) {
   const int i = get_global_id(0);
   const int j = get_global_id(1);
   if (i >= rows || j >= cols) {

@@ -1,8 +1,11 @@
 //! Basic kernels (paper §3.5) that matrices are created with.
 
-use fusion_core::{ClType, MatrixCl, NdRange, Out, Result, TypedKernel, View};
+use fusion_core::{ClType, MatrixCl, NdRange, Result, View};
 
-const IDENTITY: &str = include_str!("../cl/identity.cl");
+fusion_core::kernel! {
+    /// Writes the identity into a `rows x cols` matrix.
+    fn identity_kernel<T>(out a: T, rows: i32, cols: i32) = file "cl/identity.cl";
+}
 
 /// Constructors backed by hand-written kernels.
 pub trait BasicConstructors<T: ClType>: Sized {
@@ -22,8 +25,7 @@ pub trait BasicConstructors<T: ClType>: Sized {
 impl<T: ClType> BasicConstructors<T> for MatrixCl<T> {
     fn identity(n: usize) -> Result<Self> {
         let m = MatrixCl::<T>::uninitialized(n, n)?;
-        TypedKernel::<(Out<T>, i32, i32)>::new("identity", IDENTITY, "")
-            .launch(NdRange::d2([n, n]), (&m, n as i32, n as i32))?;
+        identity_kernel::<T>().launch(NdRange::d2([n, n]), (&m, n as i32, n as i32))?;
         m.set_view(View::Diagonal);
         Ok(m)
     }

@@ -1,18 +1,16 @@
 //! Packed triangular transfers: only the triangle crosses the bus; the
 //! device packs and unpacks (paper §2.2, Figure 1).
 
-use fusion_core::{ClType, Error, In, MatrixCl, NdRange, Out, Result, TypedKernel, View};
+use fusion_core::{ClType, Error, MatrixCl, NdRange, Result, View};
 
-const SOURCE: &str = include_str!("../cl/pack.cl");
-
-/// `pack(packed, unpacked, n, view)` for element type `T`.
-fn pack<T: ClType>() -> TypedKernel<(Out<T>, In<T>, i32, i32)> {
-    TypedKernel::new("pack", SOURCE, "")
+fusion_core::kernel! {
+    /// Copies the triangle of an `n x n` matrix into packed storage.
+    fn pack<T>(out packed: T, in unpacked: T, n: i32, view: i32) = file "cl/pack.cl";
 }
 
-/// `unpack(unpacked, packed, n, view)` for element type `T`.
-fn unpack<T: ClType>() -> TypedKernel<(Out<T>, In<T>, i32, i32)> {
-    TypedKernel::new("unpack", SOURCE, "")
+fusion_core::kernel! {
+    /// Expands packed storage into an `n x n` matrix, zeroing the other triangle.
+    fn unpack<T>(out unpacked: T, in packed: T, n: i32, view: i32) = file "cl/pack.cl";
 }
 
 /// Number of elements in the packed triangle of an `n x n` matrix.

@@ -12,4 +12,5 @@ demo: opencl
 test: opencl
 	cargo test --workspace
 	cargo run --example user_function
+	cargo run --example glm_composition
 	cargo run --release --example bench_report -- --quick --out target/bench-quick

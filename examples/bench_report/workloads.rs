@@ -189,6 +189,8 @@ pub fn colwise_exp_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
     let bytes = 8.0 * (rows * cols) as f64;
     let t = measure(ctx.reps, || out.assign(colwise_sum(exp(&a))))?;
     ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || out.assign(colwise_sum(&a)))?;
+    ctx.push(w, "colwise_sum(A) alone (no exp)", n, bytes, n as f64, t);
     let t = measure(ctx.reps, || {
         let e = exp(&a).eval()?;
         out.assign(colwise_sum(&e))
@@ -206,6 +208,8 @@ pub fn rowwise_exp_sum(ctx: &mut Ctx, n: usize) -> Result<()> {
     let bytes = 8.0 * (rows * cols + rows) as f64;
     let t = measure(ctx.reps, || out.assign(rowwise_sum(exp(&a))))?;
     ctx.push(w, "fused", n, bytes, 2.0 * n as f64, t);
+    let t = measure(ctx.reps, || out.assign(rowwise_sum(&a)))?;
+    ctx.push(w, "rowwise_sum(A) alone (no exp)", n, bytes, n as f64, t);
     let t = measure(ctx.reps, || {
         let e = exp(&a).eval()?;
         out.assign(rowwise_sum(&e))

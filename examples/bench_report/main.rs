@@ -104,7 +104,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     .filter(|n| !args.quick || [1_000, 100_000, 1_000_000].contains(n))
     .collect();
     let launches = if args.quick { 200 } else { 1000 };
-    let total = sizes.len() as u64 * 18 + 4;
+    let total = sizes.len() as u64 * 23 + 4;
     let progress = indicatif::ProgressBar::new(total);
     progress.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
@@ -130,6 +130,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         workloads::colwise_exp_sum(&mut ctx, n)?;
         workloads::rowwise_exp_sum(&mut ctx, n)?;
         workloads::glm_link(&mut ctx, n)?;
+        workloads::linear_regression(&mut ctx, n)?;
     }
     ctx.progress.set_message("launch overhead");
     overhead::launch_overhead(&mut ctx, launches)?;

@@ -3,6 +3,7 @@
 use crate::timing::{Record, first_call, measure};
 use fusion::fusion_core::{In, NdRange, Out, TypedKernel};
 use fusion::prelude::*;
+use fusion::Runtime;
 
 pub struct Ctx {
     pub reps: usize,
@@ -235,5 +236,82 @@ pub fn glm_link(ctx: &mut Ctx, n: usize) -> Result<()> {
         mu.assign(inv_logit(&eta + 0.5))
     })?;
     ctx.push(w, "chain", n, bytes, 2.0 * n as f64, t);
+    Ok(())
+}
+
+fusion::fusion_core::kernel! {
+    /// A hand-crafted Bayesian linear regression likelihood kernel (the
+    /// slides' comparison): residuals, squares and a work-group reduction.
+    fn blr_squares(out partial: f64, in y: f64, in x: f64, in beta: f64, alpha: f64, inv_sigma: f64, n: i32, p: i32) = source "
+        __kernel void blr_squares(__global double* partial, const __global double* y, const __global double* x,
+                                  const __global double* beta, double alpha, double inv_sigma, int n, int p) {
+          __local double scratch[256];
+          const int lid = get_local_id(0);
+          double acc = 0;
+          for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+            double eta = alpha;
+            for (int k = 0; k < p; k++) {
+              eta += x[i + n * k] * beta[k];
+            }
+            const double r = (y[i] - eta) * inv_sigma;
+            acc += r * r;
+          }
+          scratch[lid] = acc;
+          barrier(CLK_LOCAL_MEM_FENCE);
+          for (int step = 128; step > 0; step >>= 1) {
+            if (lid < step) {
+              scratch[lid] += scratch[lid + step];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+          }
+          if (lid == 0) {
+            partial[get_group_id(0)] = scratch[0];
+          }
+        }";
+}
+
+/// Bayesian linear regression log-likelihood, y ~ normal(X beta + alpha, sigma),
+/// X n/8 x 8: fused vs hand-crafted vs chain.
+pub fn linear_regression(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let (rows, p) = ((n / 8).max(1), 8);
+    let x = matrix(rows, p, 0.0)?;
+    let y = matrix(rows, 1, 5.0)?;
+    let beta = matrix(p, 1, 3.0)?;
+    let (alpha, sigma) = (0.5f64, 1.7f64);
+    let w = "linear regression log-likelihood, X n/8 x 8";
+    let bytes = 8.0 * (rows * p + rows) as f64;
+    let loglik = |squares: f64| -(rows as f64) * sigma.ln() - 0.5 * squares;
+    let mut fused_value = 0.0;
+    let t = measure(ctx.reps, || {
+        fused_value = loglik(sum(square((&y - matrix_vector_multiply(&x, &beta) - alpha) / sigma))?);
+        Ok(())
+    })?;
+    ctx.push(w, "fused", n, bytes, 3.0 * n as f64, t);
+    let groups = (32 * Runtime::get()?.device_info().compute_units as usize).min(rows.div_ceil(256)).max(1);
+    let partial = MatrixCl::<f64>::zeros(groups, 1)?;
+    let mut hand_value = 0.0;
+    let t = measure(ctx.reps, || {
+        blr_squares().launch(
+            NdRange::d1(groups * 256).with_local(&[256]),
+            (&partial, &y, &x, &beta, alpha, 1.0 / sigma, rows as i32, p as i32),
+        )?;
+        hand_value = loglik(partial.to_vec()?.iter().sum());
+        Ok(())
+    })?;
+    ctx.push(w, "hand-written", n, bytes, 3.0 * n as f64, t);
+    let t = measure(ctx.reps, || {
+        let eta = matrix_vector_multiply(&x, &beta).eval()?;
+        let r = ((&y - &eta - alpha) / sigma).eval()?;
+        let _ = loglik(sum(square(&r))?);
+        Ok(())
+    })?;
+    ctx.push(w, "chain", n, bytes, 3.0 * n as f64, t);
+    if (fused_value - hand_value).abs() > 1e-6 * hand_value.abs().max(1.0) {
+        return Err(fusion::Error::InvalidArgument {
+            function: "linear_regression benchmark",
+            argument: "results",
+            reason: format!("fused {fused_value} and hand-written {hand_value} disagree"),
+        });
+    }
     Ok(())
 }

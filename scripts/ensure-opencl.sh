@@ -4,7 +4,7 @@
 # installs PoCL, the portable CPU implementation, with the system package manager.
 set -euo pipefail
 
-have_loader() { ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1'; }
+have_loader() { { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libOpenCL\.so\.1'; }
 have_driver() { compgen -G '/etc/OpenCL/vendors/*.icd' >/dev/null || [ -n "${OCL_ICD_VENDORS:-}" ]; }
 
 if have_loader && have_driver; then

@@ -13,7 +13,15 @@ use fusion::prelude::*;
 
 /// Shapes: empty, single, row, column, not multiples of any work-group size,
 /// and over a million elements (checked on a strided sample).
-const SHAPES: [(usize, usize); 7] = [(0, 0), (1, 1), (1, 37), (41, 1), (33, 31), (257, 3), (1031, 1021)];
+const SHAPES: [(usize, usize); 7] = [
+    (0, 0),
+    (1, 1),
+    (1, 37),
+    (41, 1),
+    (33, 31),
+    (257, 3),
+    (1031, 1021),
+];
 
 /// Every element of small results; every 997th of large ones (the CPU
 /// references of some special functions are slow).

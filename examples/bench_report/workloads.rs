@@ -1,9 +1,9 @@
 //! The workloads: each computes one thing several ways in the same run.
 
 use crate::timing::{Record, first_call, measure};
+use fusion::Runtime;
 use fusion::fusion_core::{In, NdRange, Out, TypedKernel};
 use fusion::prelude::*;
-use fusion::Runtime;
 
 pub struct Ctx {
     pub reps: usize,
@@ -283,17 +283,30 @@ pub fn linear_regression(ctx: &mut Ctx, n: usize) -> Result<()> {
     let loglik = |squares: f64| -(rows as f64) * sigma.ln() - 0.5 * squares;
     let mut fused_value = 0.0;
     let t = measure(ctx.reps, || {
-        fused_value = loglik(sum(square((&y - matrix_vector_multiply(&x, &beta) - alpha) / sigma))?);
+        fused_value = loglik(sum(square(
+            (&y - matrix_vector_multiply(&x, &beta) - alpha) / sigma,
+        ))?);
         Ok(())
     })?;
     ctx.push(w, "fused", n, bytes, 3.0 * n as f64, t);
-    let groups = (32 * Runtime::get()?.device_info().compute_units as usize).min(rows.div_ceil(256)).max(1);
+    let groups = (32 * Runtime::get()?.device_info().compute_units as usize)
+        .min(rows.div_ceil(256))
+        .max(1);
     let partial = MatrixCl::<f64>::zeros(groups, 1)?;
     let mut hand_value = 0.0;
     let t = measure(ctx.reps, || {
         blr_squares().launch(
             NdRange::d1(groups * 256).with_local(&[256]),
-            (&partial, &y, &x, &beta, alpha, 1.0 / sigma, rows as i32, p as i32),
+            (
+                &partial,
+                &y,
+                &x,
+                &beta,
+                alpha,
+                1.0 / sigma,
+                rows as i32,
+                p as i32,
+            ),
         )?;
         hand_value = loglik(partial.to_vec()?.iter().sum());
         Ok(())

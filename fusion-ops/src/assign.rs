@@ -88,7 +88,9 @@ impl LaunchShape {
         // Column-wise reductions: one column per work-group; enough groups
         // to fill the device, each work item looping over rows with a
         // grid-sized stride, so that few partial results remain.
-        let wanted = (groups_per_compute_unit() * compute_units.max(1)).div_ceil(cols.max(1)).max(1);
+        let wanted = (groups_per_compute_unit() * compute_units.max(1))
+            .div_ceil(cols.max(1))
+            .max(1);
         LaunchShape {
             rows,
             cols,
@@ -116,7 +118,11 @@ impl LaunchShape {
 fn groups_per_compute_unit() -> usize {
     static VALUE: OnceLock<usize> = OnceLock::new();
     *VALUE.get_or_init(|| {
-        std::env::var("FUSION_REDUCTION_GROUPS_PER_CU").ok().and_then(|v| v.parse().ok()).filter(|v| *v > 0).unwrap_or(32)
+        std::env::var("FUSION_REDUCTION_GROUPS_PER_CU")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v| *v > 0)
+            .unwrap_or(32)
     })
 }
 

@@ -113,8 +113,9 @@ pub fn enqueue(
     }
     let rt = Runtime::get()?;
     // An in-order queue already runs commands in submission order, so event
-    // bookkeeping is needed only on an out-of-order queue.
-    let track = rt.out_of_order();
+    // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
+    // matrices settle their commands when dropped).
+    let track = rt.tracks_events();
     let mut wait = Vec::new();
     for arg in args {
         if let KernelArg::Buffer {

@@ -343,6 +343,16 @@ impl<T: ClType> MatrixCl<T> {
     }
 }
 
+impl<T: ClType> Drop for MatrixCl<T> {
+    fn drop(&mut self) {
+        // OpenCL keeps the buffer alive for pending commands by itself; this
+        // wait is only for PoCL, which must not be busy when the process exits.
+        if Runtime::current().is_some_and(Runtime::settles_on_drop) {
+            let _ = self.events.wait_for_all();
+        }
+    }
+}
+
 /// A second `Buffer` value for the same `cl_mem`, for opencl3 calls that take
 /// `&mut Buffer` although the handle is shared; it retains the object so its
 /// drop is balanced.

@@ -225,6 +225,7 @@ pub struct Runtime {
     fp64: bool,
     out_of_order: bool,
     profiling: bool,
+    settle_on_drop: bool,
 }
 
 static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
@@ -299,8 +300,31 @@ impl Runtime {
             fp64: found.info.fp64 && !cfg.force_no_fp64,
             out_of_order,
             profiling: cfg.profiling,
+            settle_on_drop: found
+                .info
+                .platform_name
+                .contains("Portable Computing Language"),
             info: found.info,
         })
+    }
+
+    /// The runtime if it was already created (never creates it).
+    pub fn current() -> Option<&'static Runtime> {
+        RUNTIME.get()
+    }
+
+    /// Whether matrices wait for their pending commands when dropped. PoCL
+    /// 3.x crashes if the process exits while a kernel is still compiling or
+    /// running, so on PoCL a dropped matrix settles its commands first (the
+    /// last matrices of a program are dropped before it exits).
+    pub fn settles_on_drop(&self) -> bool {
+        self.settle_on_drop
+    }
+
+    /// Whether commands record and wait for events: always on an
+    /// out-of-order queue, and on PoCL so that drops can settle.
+    pub fn tracks_events(&self) -> bool {
+        self.out_of_order || self.settle_on_drop
     }
 
     /// The OpenCL context.

@@ -277,7 +277,7 @@ fn generate_group_reduction<R: ReduceOp>(
     g: &mut Generator,
     cl_type: &'static str,
     value: &str,
-    partial: &MatrixCl<impl ClType>,
+    partial: crate::binder::Identity,
 ) {
     g.use_local_ids();
     g.set_section(Section::Before);
@@ -285,12 +285,8 @@ fn generate_group_reduction<R: ReduceOp>(
     g.set_section(Section::Body);
     g.statement(&format!("{acc} = {};", R::combine(cl_type, &acc, value)));
     g.set_section(Section::After);
-    let base = g.buffer(
-        crate::binder::Identity::Buffer(partial.buffer_id()),
-        cl_type,
-        false,
-    );
-    g.mark_written(crate::binder::Identity::Buffer(partial.buffer_id()));
+    let base = g.buffer(partial, cl_type, false);
+    g.mark_written(partial);
     let local = g.local_param(cl_type);
     let step = g.fresh();
     g.statement(&format!("{local}[lid] = {acc};"));
@@ -371,18 +367,15 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
 
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let value = values.next().cloned().unwrap_or_default();
-        // The placeholder identity keeps the generated names independent of
-        // which buffer is bound (sources are generated once per structure).
-        let placeholder = self.partial.get();
-        match placeholder {
-            Some(p) => generate_group_reduction::<R>(g, T::CL_NAME, &value, p),
-            None => {
-                let scratch = MatrixCl::<T>::uninitialized(0, 0);
-                if let Ok(s) = scratch {
-                    generate_group_reduction::<R>(g, T::CL_NAME, &value, &s);
-                }
-            }
-        }
+        // Before `prepare` (kernel_source) there is no buffer yet; the
+        // identity only has to be distinct from every bound buffer.
+        let partial = self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id);
+        generate_group_reduction::<R>(
+            g,
+            T::CL_NAME,
+            &value,
+            crate::binder::Identity::Buffer(partial),
+        );
     }
 
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
@@ -976,9 +969,17 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
     }
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let value = values.next().cloned().unwrap_or_default();
-        if let Some(p) = self.inner.partial.get() {
-            generate_group_reduction::<R>(g, E::Scalar::CL_NAME, &value, p);
-        }
+        let partial = self
+            .inner
+            .partial
+            .get()
+            .map_or(u64::MAX, MatrixCl::buffer_id);
+        generate_group_reduction::<R>(
+            g,
+            E::Scalar::CL_NAME,
+            &value,
+            crate::binder::Identity::Buffer(partial),
+        );
     }
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
         let mut total = R::host_init::<E::Scalar>().to_f64();

@@ -91,3 +91,15 @@ promote! {
     f32, f64 => f64; f32, f32 => f32; f32, i32 => f32;
     i32, f64 => f64; i32, f32 => f32; i32, i32 => i32;
 }
+
+/// A floating-point element type (`f64`, `f32`): what the linear-algebra
+/// kernels (GEMM, triangular inverse, Cholesky) accept.
+///
+/// ```
+/// fn needs_float<T: fusion_core::ClFloat>() {}
+/// needs_float::<f64>();
+/// needs_float::<f32>();
+/// ```
+pub trait ClFloat: ClType {}
+impl ClFloat for f64 {}
+impl ClFloat for f32 {}

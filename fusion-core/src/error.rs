@@ -119,6 +119,40 @@ pub enum Error {
         /// What it must satisfy.
         requirement: String,
     },
+    /// A matrix that must be positive definite is not (Cholesky).
+    #[error("{function}: argument `{argument}` is not positive definite (pivot {index} is not positive)")]
+    NotPositiveDefinite {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Row/column of the first failing pivot (0-based).
+        index: usize,
+    },
+    /// A matrix that must be symmetric is not.
+    #[error("{function}: argument `{argument}` is not symmetric: [{row}, {col}] differs from [{col}, {row}]")]
+    NotSymmetric {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Row of the first asymmetric element (0-based).
+        row: usize,
+        /// Column of the first asymmetric element (0-based).
+        col: usize,
+    },
+    /// A matrix holds a NaN where none is allowed.
+    #[error("{function}: argument `{argument}` is NaN at [{row}, {col}]")]
+    NaN {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Row of the first NaN (0-based).
+        row: usize,
+        /// Column of the first NaN (0-based).
+        col: usize,
+    },
 }
 
 /// Result alias used across fusion.

@@ -77,6 +77,15 @@ impl NdRange {
         }
     }
 
+    /// A 3-D range (the third dimension often indexes a batch).
+    pub fn d3(global: [usize; 3]) -> Self {
+        NdRange {
+            dims: 3,
+            global,
+            local: None,
+        }
+    }
+
     /// Sets the work-group sizes (one per dimension used).
     pub fn with_local(mut self, local: &[usize]) -> Self {
         let mut l = [1; 3];

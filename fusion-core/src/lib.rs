@@ -55,7 +55,7 @@ mod runtime;
 mod typed_kernel;
 mod view;
 
-pub use cl_type::{ClType, Promote};
+pub use cl_type::{ClFloat, ClType, Promote};
 pub use compile::{CompiledKernel, KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use error::{Error, Result};
 pub use events::{ClEvent, EventLists, raw_handles};

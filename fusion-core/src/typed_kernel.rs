@@ -126,6 +126,10 @@ arg_list!(A, B, C, D, E, F, G, H, I);
 arg_list!(A, B, C, D, E, F, G, H, I, J);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L);
+arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M);
+arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N);
+arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O);
+arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P);
 
 type CacheKey = (usize, &'static str, TypeId, String);
 type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;

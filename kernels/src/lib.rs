@@ -1,10 +1,51 @@
-//! fusion-kernels: hand-written OpenCL kernels (`cl/*.cl`) and their typed launchers.
+//! fusion-kernels: hand-written OpenCL kernels (`cl/*.cl`) and their typed
+//! launchers — the non-fusable leaves of fusion (paper §3): basic kernels,
+//! GEMM, triangular inverse and solves, Cholesky, and their adjoints.
+//!
+//! Every function takes whole matrices and returns a new `MatrixCl` (or works
+//! in place where the name says so); results feed further fused expressions.
 
+mod adjoints;
 mod basic;
+mod checks;
+mod cholesky;
+mod gemm;
+mod launchers;
 mod packed;
+mod triangular;
 
-pub use basic::BasicConstructors;
+pub use adjoints::{ProductAdjoint, cholesky_adjoint, mdivide_left_tri_adjoint, multiply_adjoint};
+pub use basic::{
+    Block, Mirror, Part, add, batch_identity, check_diagonal_zeros, check_nan, check_symmetric, identity, scalar_mul,
+    scalar_mul_diagonal, sub_block, subtract, transpose, triangular_transpose, zeros,
+};
+pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
+pub use gemm::{
+    GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose, multiply_transposed,
+    multiply_with, row_vector_matrix_multiply,
+};
 pub use packed::{PackedTransfer, packed_len};
+pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
+
+/// Constructors backed by hand-written kernels.
+pub trait BasicConstructors<T: fusion_core::ClType>: Sized {
+    /// The `n x n` identity (view `Diagonal`).
+    ///
+    /// ```
+    /// use fusion_core::{MatrixCl, View};
+    /// use fusion_kernels::prelude::*;
+    /// let i = MatrixCl::<f32>::identity(2)?;
+    /// assert_eq!(i.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    fn identity(n: usize) -> fusion_core::Result<Self>;
+}
+
+impl<T: fusion_core::ClType> BasicConstructors<T> for fusion_core::MatrixCl<T> {
+    fn identity(n: usize) -> fusion_core::Result<Self> {
+        identity(n)
+    }
+}
 
 /// The hand-written kernels' extension traits.
 pub mod prelude {

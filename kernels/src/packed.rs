@@ -1,17 +1,8 @@
 //! Packed triangular transfers: only the triangle crosses the bus; the
 //! device packs and unpacks (paper §2.2, Figure 1).
 
+use crate::launchers as cl;
 use fusion_core::{ClType, Error, MatrixCl, NdRange, Result, View};
-
-fusion_core::kernel! {
-    /// Copies the triangle of an `n x n` matrix into packed storage.
-    fn pack<T>(out packed: T, in unpacked: T, n: i32, view: i32) = file "cl/pack.cl";
-}
-
-fusion_core::kernel! {
-    /// Expands packed storage into an `n x n` matrix, zeroing the other triangle.
-    fn unpack<T>(out unpacked: T, in packed: T, n: i32, view: i32) = file "cl/pack.cl";
-}
 
 /// Number of elements in the packed triangle of an `n x n` matrix.
 ///
@@ -68,7 +59,7 @@ impl<T: ClType> PackedTransfer<T> for MatrixCl<T> {
         let out = MatrixCl::<T>::uninitialized(n, n)?;
         if n > 0 {
             let staged = MatrixCl::from_slice(packed.len(), 1, packed)?;
-            unpack::<T>().launch(NdRange::d2([n, n]), (&out, &staged, n as i32, bits))?;
+            cl::unpack::<T>().launch(NdRange::d2([n, n]), (&out, &staged, n as i32, bits))?;
         }
         out.set_view(view);
         Ok(out)
@@ -92,7 +83,7 @@ impl<T: ClType> PackedTransfer<T> for MatrixCl<T> {
             return Ok(Vec::new());
         }
         let staged = MatrixCl::<T>::uninitialized(packed_len(n), 1)?;
-        pack::<T>().launch(NdRange::d2([n, n]), (&staged, self, n as i32, bits))?;
+        cl::pack::<T>().launch(NdRange::d2([n, n]), (&staged, self, n as i32, bits))?;
         staged.to_vec()
     }
 }

@@ -48,6 +48,7 @@ pub fn dependent_chain() -> Result<()> {
     Ok(())
 }
 
+pub mod linalg;
 pub mod reference;
 
 /// Asserts element-wise closeness (relative `tol`, absolute near zero), reporting only the first mismatch.

@@ -1,0 +1,51 @@
+// Cholesky decomposition of a small block (paper section 3.3.1): the
+// classic column-by-column algorithm in ONE work-group, in place on the
+// n x n block of `a` at `offset` (leading dimension `lda`); only the lower
+// triangle is read and written. Work items share the rows of each column
+// and synchronise after every step.
+//
+// A pivot that is not positive (or NaN) stops every work item and records
+// its global index (`index_base` + k) with atomic_min in `first_failure`.
+
+__kernel void cholesky_block(__global T* a, __global int* first_failure, int n, int offset, int lda, int index_base) {
+  __local int failed;
+  const int lid = get_local_id(0);
+  const int threads = get_local_size(0);
+  __global T* block = a + offset;
+  if (lid == 0) {
+    failed = *first_failure < index_base + n;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // An earlier block already failed: everything after it is meaningless.
+  if (failed) {
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    if (lid == 0) {
+      const T pivot = block[k + lda * k];
+      if (!(pivot > 0)) {
+        failed = 1;
+        atomic_min(first_failure, index_base + k);
+      } else {
+        block[k + lda * k] = sqrt(pivot);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (failed) {
+      return;
+    }
+    const T diagonal = block[k + lda * k];
+    for (int i = k + 1 + lid; i < n; i += threads) {
+      block[i + lda * k] /= diagonal;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    // Trailing update of the lower triangle: column j of rows i >= j > k.
+    for (int j = k + 1; j < n; j++) {
+      const T l_jk = block[j + lda * k];
+      for (int i = j + lid; i < n; i += threads) {
+        block[i + lda * j] -= block[i + lda * k] * l_jk;
+      }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}

@@ -1,0 +1,159 @@
+// General matrix multiply (paper section 3.1):
+//   C = alpha * op(A) * op(B) + beta * C
+// op(A) is M x K, op(B) is K x N; TRANS_A / TRANS_B (compile options) read the
+// stored matrix transposed. Operands may be blocks of larger matrices
+// (offset + leading dimension), so blocked algorithms work in place.
+//
+// Each work-group computes a THREAD_BLOCK_SIZE x THREAD_BLOCK_SIZE tile of C
+// with (TS / WPT) x (TS / WPT) threads; each thread accumulates a
+// WPT x WPT register block. K is walked in TILE_K-deep slices through local
+// memory. Views (bit 0 = lower part, bit 1 = upper part) bound the range of k
+// that can be non-zero for the tile, so tiles of triangular operands known to
+// be zero are skipped, and elements outside a view read as zero.
+//
+// Split-k: the third global dimension splits the k range into
+// get_global_size(2) parts; part s writes its own copy of C at
+// s * ldc * N (the host sums them with add_batch).
+//
+// LOWER_ONLY computes only tiles touching the lower triangle (A * A^T).
+
+#ifndef THREAD_BLOCK_SIZE
+#define THREAD_BLOCK_SIZE 32
+#endif
+#ifndef WORK_PER_THREAD
+#define WORK_PER_THREAD 4
+#endif
+#ifndef TILE_K
+#define TILE_K 16
+#endif
+
+#define TS THREAD_BLOCK_SIZE
+#define WPT WORK_PER_THREAD
+#define RTS (THREAD_BLOCK_SIZE / WORK_PER_THREAD)
+
+#define IN_VIEW(i, j, view) ((i) == (j) || ((i) > (j) && ((view) & 1)) || ((i) < (j) && ((view) & 2)))
+
+#ifdef TRANS_A
+#define A_AT(i, k) a[offset_a + (k) + lda * (i)]
+#else
+#define A_AT(i, k) a[offset_a + (i) + lda * (k)]
+#endif
+#ifdef TRANS_B
+#define B_AT(k, j) b[offset_b + (j) + ldb * (k)]
+#else
+#define B_AT(k, j) b[offset_b + (k) + ldb * (j)]
+#endif
+
+__kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+  __local T a_tile[TILE_K][TS];
+  __local T b_tile[TILE_K][TS];
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+  const int thread = tx + RTS * ty;
+  const int row0 = get_group_id(0) * TS;
+  const int col0 = get_group_id(1) * TS;
+#ifdef LOWER_ONLY
+  if (col0 > row0 + TS - 1) {
+    return;
+  }
+#endif
+
+  // The k range that can be non-zero anywhere in this tile.
+  int k_begin = 0;
+  int k_end = K;
+  if (!(view_a & 1)) {
+    k_begin = max(k_begin, row0);
+  }
+  if (!(view_a & 2)) {
+    k_end = min(k_end, row0 + TS);
+  }
+  if (!(view_b & 1)) {
+    k_end = min(k_end, col0 + TS);
+  }
+  if (!(view_b & 2)) {
+    k_begin = max(k_begin, col0);
+  }
+  const int tiles = k_end > k_begin ? (k_end - k_begin + TILE_K - 1) / TILE_K : 0;
+  const int split = get_global_id(2);
+  const int tiles_per_split = (tiles + get_global_size(2) - 1) / get_global_size(2);
+  const int tile_begin = split * tiles_per_split;
+  const int tile_end = min(tiles, tile_begin + tiles_per_split);
+
+  T acc[WPT][WPT];
+#pragma unroll
+  for (int r = 0; r < WPT; r++) {
+#pragma unroll
+    for (int s = 0; s < WPT; s++) {
+      acc[r][s] = 0;
+    }
+  }
+
+  for (int tile = tile_begin; tile < tile_end; tile++) {
+    const int k0 = k_begin + tile * TILE_K;
+    for (int l = thread; l < TS * TILE_K; l += RTS * RTS) {
+#ifdef TRANS_A
+      const int kk = l % TILE_K;
+      const int ii = l / TILE_K;
+#else
+      const int ii = l % TS;
+      const int kk = l / TS;
+#endif
+      const int i = row0 + ii;
+      const int k = k0 + kk;
+      a_tile[kk][ii] = (i < M && k < k_end && IN_VIEW(i, k, view_a)) ? A_AT(i, k) : 0;
+    }
+    for (int l = thread; l < TS * TILE_K; l += RTS * RTS) {
+#ifdef TRANS_B
+      const int jj = l % TS;
+      const int kk = l / TS;
+#else
+      const int kk = l % TILE_K;
+      const int jj = l / TILE_K;
+#endif
+      const int j = col0 + jj;
+      const int k = k0 + kk;
+      b_tile[kk][jj] = (j < N && k < k_end && IN_VIEW(k, j, view_b)) ? B_AT(k, j) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int kk = 0; kk < TILE_K; kk++) {
+      T a_reg[WPT];
+      T b_reg[WPT];
+#pragma unroll
+      for (int r = 0; r < WPT; r++) {
+        a_reg[r] = a_tile[kk][tx + r * RTS];
+      }
+#pragma unroll
+      for (int s = 0; s < WPT; s++) {
+        b_reg[s] = b_tile[kk][ty + s * RTS];
+      }
+#pragma unroll
+      for (int r = 0; r < WPT; r++) {
+#pragma unroll
+        for (int s = 0; s < WPT; s++) {
+          acc[r][s] = fma(a_reg[r], b_reg[s], acc[r][s]);
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+  __global T* out = c + offset_c + split * ldc * N;
+#pragma unroll
+  for (int r = 0; r < WPT; r++) {
+    const int i = row0 + tx + r * RTS;
+#pragma unroll
+    for (int s = 0; s < WPT; s++) {
+      const int j = col0 + ty + s * RTS;
+#ifdef LOWER_ONLY
+      const bool wanted = j <= i;
+#else
+      const bool wanted = true;
+#endif
+      if (i < M && j < N && wanted) {
+        const T value = alpha * acc[r][s];
+        out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
+      }
+    }
+  }
+}

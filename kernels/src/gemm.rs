@@ -1,0 +1,363 @@
+//! Matrix multiplication (paper §3.1): tiled GEMM with register blocking,
+//! triangular-aware tile skipping, split-k for long inner dimensions,
+//! `A·Aᵀ` computing one triangle, and 1-D matrix-vector kernels.
+
+use crate::basic::{Block, Mirror, add_batch, int, triangular_transpose};
+use crate::launchers as cl;
+use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
+
+/// GEMM tiling, passed to the kernel as compile options: each work-group
+/// computes a `thread_block_size²` tile of C with
+/// `(thread_block_size / work_per_thread)²` work items, each accumulating a
+/// `work_per_thread²` register block; k advances `tile_k` at a time.
+///
+/// Defaults depend on the device (see [`GemmConfig::for_device`]); the
+/// environment variable `FUSION_GEMM=TS,WPT,TILE_K` overrides them.
+///
+/// ```
+/// let c = fusion_kernels::GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 };
+/// assert_eq!(c.threads_per_dimension(), 8);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmConfig {
+    /// Edge of the square tile of C per work-group (`THREAD_BLOCK_SIZE`).
+    pub thread_block_size: usize,
+    /// Edge of each work item's register block (`WORK_PER_THREAD`).
+    pub work_per_thread: usize,
+    /// Depth of the k slices staged in local memory (`TILE_K`).
+    pub tile_k: usize,
+}
+
+impl GemmConfig {
+    /// Work items per dimension of a work-group.
+    pub fn threads_per_dimension(&self) -> usize {
+        self.thread_block_size / self.work_per_thread.max(1)
+    }
+
+    /// The configuration for the current device: `FUSION_GEMM` when set,
+    /// else 64/4/16 on GPUs and 32/4/16 on CPUs (validated against the device).
+    pub fn for_device() -> Result<GemmConfig> {
+        let rt = Runtime::get()?;
+        let config = match std::env::var("FUSION_GEMM") {
+            Ok(text) => Self::parse(&text)?,
+            Err(_) if rt.device_info().is_gpu => GemmConfig { thread_block_size: 64, work_per_thread: 4, tile_k: 16 },
+            Err(_) => GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 },
+        };
+        config.validate::<f64>()?;
+        Ok(config)
+    }
+
+    fn parse(text: &str) -> Result<GemmConfig> {
+        let parts: Vec<usize> = text.split(',').filter_map(|p| p.trim().parse().ok()).collect();
+        match parts[..] {
+            [thread_block_size, work_per_thread, tile_k] => Ok(GemmConfig { thread_block_size, work_per_thread, tile_k }),
+            _ => Err(Error::InvalidArgument {
+                function: "GemmConfig::for_device",
+                argument: "FUSION_GEMM",
+                reason: format!("expected `TS,WPT,TILE_K` (e.g. `64,4,16`), got {text:?}"),
+            }),
+        }
+    }
+
+    /// Checks the tiling against the device's work-group and local-memory limits.
+    pub fn validate<T: ClFloat>(&self) -> Result<()> {
+        let info = Runtime::get()?.device_info();
+        let threads = self.threads_per_dimension();
+        let local_bytes = 2 * self.tile_k * self.thread_block_size * std::mem::size_of::<T>();
+        let reason = if self.work_per_thread == 0 || self.tile_k == 0 || self.thread_block_size % self.work_per_thread != 0 {
+            Some("thread_block_size must be a multiple of work_per_thread, tile_k > 0".to_string())
+        } else if threads * threads > info.max_work_group_size {
+            Some(format!("{threads}² work items exceed the device's {}", info.max_work_group_size))
+        } else if local_bytes as u64 > info.local_mem_bytes {
+            Some(format!("{local_bytes} bytes of local memory exceed the device's {}", info.local_mem_bytes))
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(Error::InvalidArgument { function: "GemmConfig::validate", argument: "config", reason }),
+            None => Ok(()),
+        }
+    }
+
+    fn options(&self, trans_a: bool, trans_b: bool, lower_only: bool) -> String {
+        let mut o = format!(
+            "-D THREAD_BLOCK_SIZE={} -D WORK_PER_THREAD={} -D TILE_K={}",
+            self.thread_block_size, self.work_per_thread, self.tile_k
+        );
+        for (on, flag) in [(trans_a, " -D TRANS_A"), (trans_b, " -D TRANS_B"), (lower_only, " -D LOWER_ONLY")] {
+            if on {
+                o.push_str(flag);
+            }
+        }
+        o
+    }
+}
+
+/// Tuning of one product: tiling and the number of k splits.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::MultiplyOptions;
+/// let a = MatrixCl::from_slice(1, 4, &[1.0, 2.0, 3.0, 4.0])?;
+/// let b = MatrixCl::from_slice(4, 1, &[1.0, 1.0, 1.0, 1.0])?;
+/// let opts = MultiplyOptions { splits: Some(2), ..Default::default() };
+/// assert_eq!(fusion_kernels::multiply_with(&a, &b, &opts)?.to_vec()?, vec![10.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MultiplyOptions {
+    /// Split-k parts (`None`: chosen from the shape and the device).
+    pub splits: Option<usize>,
+    /// Tiling (`None`: [`GemmConfig::for_device`]).
+    pub config: Option<GemmConfig>,
+}
+
+/// One operand of a product: a block of a matrix, possibly read transposed,
+/// with the view of the block as it is read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Operand<'a, T: ClFloat> {
+    pub matrix: &'a MatrixCl<T>,
+    pub block: Block,
+    pub transposed: bool,
+    pub view: View,
+}
+
+impl<'a, T: ClFloat> Operand<'a, T> {
+    /// The whole matrix, as stored.
+    pub fn whole(matrix: &'a MatrixCl<T>) -> Self {
+        Operand { matrix, block: Block::new(0, 0, matrix.rows(), matrix.cols()), transposed: false, view: matrix.view() }
+    }
+
+    /// A block, read as `view`.
+    pub fn block(matrix: &'a MatrixCl<T>, block: Block, view: View) -> Self {
+        Operand { matrix, block, transposed: false, view }
+    }
+
+    /// The same operand read transposed.
+    pub fn t(self) -> Self {
+        Operand { transposed: !self.transposed, view: self.view.transpose(), ..self }
+    }
+
+    /// (rows, cols) as read.
+    pub fn shape(&self) -> (usize, usize) {
+        if self.transposed { (self.block.cols, self.block.rows) } else { (self.block.rows, self.block.cols) }
+    }
+
+    fn offset(&self) -> usize {
+        self.block.row + self.matrix.rows() * self.block.col
+    }
+}
+
+/// `m` itself, or `stand_in` when `m` has no buffer (an empty inner
+/// dimension): the kernel never reads it then, but OpenCL needs a buffer.
+fn or_stand_in<'a, T: ClFloat>(m: &'a MatrixCl<T>, stand_in: &'a MatrixCl<T>) -> &'a MatrixCl<T> {
+    if m.is_empty() { stand_in } else { m }
+}
+
+/// `c_block = alpha * a * b + beta * c_block`, the one entry point to the GEMM kernel.
+pub(crate) fn gemm_into<T: ClFloat>(
+    function: &'static str,
+    c: &MatrixCl<T>,
+    c_block: Block,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    alpha: T,
+    beta: T,
+    lower_only: bool,
+    options: &MultiplyOptions,
+) -> Result<()> {
+    let (m, k) = a.shape();
+    let (k2, n) = b.shape();
+    if k != k2 || (m, n) != (c_block.rows, c_block.cols) {
+        return Err(Error::DimensionMismatch { operation: function.to_string(), lhs: (m, k), rhs: (k2, n) });
+    }
+    c_block.check(function, "c", c)?;
+    a.block.check(function, "a", a.matrix)?;
+    b.block.check(function, "b", b.matrix)?;
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let config = match options.config {
+        Some(config) => {
+            config.validate::<T>()?;
+            config
+        }
+        None => GemmConfig::for_device()?,
+    };
+    let whole_c = c_block == Block::new(0, 0, c.rows(), c.cols());
+    let splits = if whole_c { options.splits.unwrap_or_else(|| auto_splits(m, n, k, &config)).max(1) } else { 1 };
+    let ts = config.thread_block_size;
+    let rts = config.threads_per_dimension();
+    let range = NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits]).with_local(&[rts, rts, 1]);
+    let build = config.options(a.transposed, b.transposed, lower_only);
+    let dims = (int(function, "a", m)?, int(function, "b", n)?, int(function, "a", k)?);
+    let lead = |o: &Operand<'_, T>, name| -> Result<(i32, i32)> {
+        int(function, name, o.matrix.len())?;
+        Ok((int(function, name, o.offset())?, int(function, name, o.matrix.rows())?))
+    };
+    let (offset_a, lda) = lead(&a, "a")?;
+    let (offset_b, ldb) = lead(&b, "b")?;
+    if splits == 1 {
+        int(function, "c", c.len())?;
+        let offset_c = int(function, "c", c_block.row + c.rows() * c_block.col)?;
+        let args = (or_stand_in(a.matrix, c), or_stand_in(b.matrix, c), c, dims.0, dims.1, dims.2, offset_a, lda, offset_b, ldb, offset_c, int(function, "c", c.rows())?, a.view.bits(), b.view.bits(), alpha, beta);
+        cl::gemm::<T>().launch_with_options(range, &build, args)?;
+        return Ok(());
+    }
+    let partial = MatrixCl::<T>::uninitialized(m, n * splits)?;
+    int(function, "c", partial.len())?;
+    let args = (or_stand_in(a.matrix, &partial), or_stand_in(b.matrix, &partial), &partial, dims.0, dims.1, dims.2, offset_a, lda, offset_b, ldb, 0, dims.0, a.view.bits(), b.view.bits(), alpha, T::default());
+    cl::gemm::<T>().launch_with_options(range, &build, args)?;
+    add_batch(c, &partial, splits, beta)
+}
+
+/// Split-k when the grid of C tiles is too small to fill the device and k is
+/// long enough to share: aim for about four work-groups per compute unit,
+/// keeping at least 256 of k per part.
+fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
+    let compute_units = Runtime::current().map_or(1, |rt| rt.device_info().compute_units as usize).max(1);
+    let tiles = m.div_ceil(config.thread_block_size) * n.div_ceil(config.thread_block_size);
+    let target = 4 * compute_units;
+    if tiles >= target {
+        return 1;
+    }
+    (target / tiles).min(k / 256).clamp(1, 64)
+}
+
+fn result_view(a: View, b: View) -> View {
+    a.union(b)
+}
+
+/// `a * b` (the GEMM leaf behind `*` between expressions). Vectors take the
+/// 1-D matrix-vector kernels; long inner dimensions are split (split-k);
+/// tiles known to be zero from the operands' views are skipped, and the
+/// result's view is set from them (`Lower·Lower` is `Lower`).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?; // [1 2; 3 4]
+/// let b = MatrixCl::from_slice(2, 1, &[1.0, 1.0])?;
+/// assert_eq!(fusion_kernels::multiply(&a, &a)?.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
+/// assert_eq!(fusion_kernels::multiply(&a, &b)?.to_vec()?, vec![3.0, 7.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    multiply_with(a, b, &MultiplyOptions::default())
+}
+
+/// [`multiply`] with explicit tiling or split-k parts.
+pub fn multiply_with<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, options: &MultiplyOptions) -> Result<MatrixCl<T>> {
+    if a.cols() != b.rows() {
+        return Err(Error::DimensionMismatch { operation: "multiply".into(), lhs: (a.rows(), a.cols()), rhs: (b.rows(), b.cols()) });
+    }
+    if options.splits.is_none() && options.config.is_none() {
+        if b.cols() == 1 && a.rows() > 1 {
+            return matrix_vector_multiply(a, b);
+        }
+        if a.rows() == 1 && b.cols() > 1 {
+            return row_vector_matrix_multiply(a, b);
+        }
+    }
+    let c = MatrixCl::<T>::uninitialized(a.rows(), b.cols())?;
+    gemm_into("multiply", &c, Block::new(0, 0, a.rows(), b.cols()), Operand::whole(a), Operand::whole(b), T::one(), T::default(), false, options)?;
+    c.set_view(result_view(a.view(), b.view()));
+    Ok(c)
+}
+
+/// Whether an operand of [`multiply_transposed`] is read as stored or transposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// As stored.
+    N,
+    /// Transposed (no copy: the kernel reads it transposed).
+    T,
+}
+
+/// `op(a) * op(b)` without materialising transposes (the GEMM adjoints use it).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::Op;
+/// let a = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
+/// // aᵀ·a = 5
+/// assert_eq!(fusion_kernels::multiply_transposed(&a, Op::T, &a, Op::N)?.to_vec()?, vec![5.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn multiply_transposed<T: ClFloat>(a: &MatrixCl<T>, op_a: Op, b: &MatrixCl<T>, op_b: Op) -> Result<MatrixCl<T>> {
+    let mut oa = Operand::whole(a);
+    let mut ob = Operand::whole(b);
+    if op_a == Op::T {
+        oa = oa.t();
+    }
+    if op_b == Op::T {
+        ob = ob.t();
+    }
+    let ((m, _), (_, n)) = (oa.shape(), ob.shape());
+    let c = MatrixCl::<T>::uninitialized(m, n)?;
+    gemm_into("multiply_transposed", &c, Block::new(0, 0, m, n), oa, ob, T::one(), T::default(), false, &MultiplyOptions::default())?;
+    c.set_view(result_view(oa.view, ob.view));
+    Ok(c)
+}
+
+/// `a * aᵀ`: only the lower triangle's tiles are computed, then mirrored
+/// (paper §3.1.2). The result is symmetric (view `Entire`).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let a = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
+/// assert_eq!(fusion_kernels::multiply_transpose(&a)?.to_vec()?, vec![1.0, 2.0, 2.0, 4.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn multiply_transpose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    let n = a.rows();
+    let c = MatrixCl::<T>::uninitialized(n, n)?;
+    let whole = Operand::whole(a);
+    gemm_into("multiply_transpose", &c, Block::new(0, 0, n, n), whole, whole.t(), T::one(), T::default(), true, &MultiplyOptions { splits: Some(1), config: None })?;
+    triangular_transpose(&c, Mirror::LowerToUpper)?;
+    Ok(c)
+}
+
+/// `a * x` for a column vector `x`: one work item per row (1-D range).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
+/// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+/// assert_eq!(fusion_kernels::matrix_vector_multiply(&a, &x)?.to_vec()?, vec![-1.0, -1.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    const F: &str = "matrix_vector_multiply";
+    if x.cols() != 1 || a.cols() != x.rows() {
+        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (a.rows(), a.cols()), rhs: (x.rows(), x.cols()) });
+    }
+    let y = MatrixCl::<T>::uninitialized(a.rows(), 1)?;
+    int(F, "a", a.len())?;
+    cl::matrix_vector_multiply::<T>().launch(NdRange::d1(a.rows()), (&y, or_stand_in(a, &y), or_stand_in(x, &y), int(F, "a", a.rows())?, int(F, "a", a.cols())?, a.view().bits()))?;
+    Ok(y)
+}
+
+/// `x * a` for a row vector `x`: one work-group of 64 work items per column
+/// of `a`, reduced in local memory.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let x = MatrixCl::from_slice(1, 2, &[1.0, -1.0])?;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
+/// assert_eq!(fusion_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn row_vector_matrix_multiply<T: ClFloat>(x: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    const F: &str = "row_vector_matrix_multiply";
+    const LOCAL: usize = 64;
+    if x.rows() != 1 || x.cols() != a.rows() {
+        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (x.rows(), x.cols()), rhs: (a.rows(), a.cols()) });
+    }
+    let y = MatrixCl::<T>::uninitialized(1, a.cols())?;
+    int(F, "a", a.len())?;
+    cl::row_vector_matrix_multiply::<T>().launch(
+        NdRange::d1(a.cols() * LOCAL).with_local(&[LOCAL]),
+        (&y, or_stand_in(x, &y), or_stand_in(a, &y), int(F, "a", a.rows())?, int(F, "a", a.cols())?, a.view().bits()),
+    )?;
+    Ok(y)
+}

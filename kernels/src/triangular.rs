@@ -1,0 +1,134 @@
+//! Triangular inverse (paper §3.2, seed "OpenCL kernels") and the triangular
+//! solves built on it.
+
+use crate::basic::{Part, batch_identity, check_diagonal_zeros, int, square, transpose, zeros};
+use crate::launchers as cl;
+use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
+
+/// Diagonal blocks inverted by `diag_inv`, one work-group each.
+const BLOCK: usize = 32;
+/// Tile of the batched multiplies (`TRI_TS`) and work per thread (`TRI_WPT`).
+const TRI_TS: usize = 32;
+const TRI_WPT: usize = 4;
+
+fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Result<View> {
+    match a.view() {
+        v @ (View::Lower | View::Upper | View::Diagonal) => Ok(v),
+        View::Entire => Err(Error::InvalidView {
+            function,
+            view: View::Entire,
+            reason: "the matrix must be triangular: set its view to Lower or Upper",
+        }),
+    }
+}
+
+/// The inverse of a triangular matrix (view `Lower`, `Upper` or `Diagonal`;
+/// the result has the same view). Upper matrices are inverted through their
+/// transpose. A zero on the diagonal is an error (the matrix is singular).
+///
+/// The lower case runs the batched algorithm: `batch_identity`, `diag_inv`
+/// on the 32 x 32 diagonal blocks, then for s = 32, 64, 128, ... the batched
+/// `inv_lower_tri_multiply` / `neg_rect_lower_tri_multiply` pair that fills
+/// the block below each pair of inverted blocks: C3 = -C2·A3·C1.
+///
+/// ```
+/// use fusion_core::{MatrixCl, View};
+/// let l = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let inv = fusion_kernels::tri_inverse(&l)?;
+/// assert_eq!(inv.to_vec()?, vec![0.5, -0.125, 0.0, 0.25]);
+/// assert_eq!(inv.view(), View::Lower);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn tri_inverse<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    const F: &str = "tri_inverse";
+    let n = square(F, "a", a)?;
+    let view = triangular_view(F, a)?;
+    check_diagonal_zeros(F, "a", a)?;
+    if view == View::Upper {
+        let lower = transpose(a)?;
+        return transpose(&lower_inverse(&lower, n)?);
+    }
+    let inv = lower_inverse(a, n)?;
+    if view == View::Diagonal {
+        inv.set_view(View::Diagonal);
+    }
+    Ok(inv)
+}
+
+/// The batched lower inverse of a lower-triangular `a` (diagonal checked).
+pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<MatrixCl<T>> {
+    const F: &str = "tri_inverse";
+    let result = a.try_clone()?;
+    result.set_view(View::Entire);
+    zeros(&result, Part::StrictlyUpper)?;
+    if n == 0 {
+        return Ok(result);
+    }
+    let size = int(F, "a", n)?;
+    int(F, "a", a.len())?;
+    let blocks = n.div_ceil(BLOCK);
+    let identities = batch_identity::<T>(BLOCK, blocks)?;
+    cl::diag_inv::<T>().launch(NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]), (&result, &identities, size))?;
+    let rts = TRI_TS / TRI_WPT;
+    let mut s = BLOCK;
+    while s < n {
+        let pairs = n.div_ceil(2 * s);
+        let temp = MatrixCl::<T>::uninitialized(s, s * pairs)?;
+        let tiles = s.div_ceil(TRI_TS) * rts;
+        let range = NdRange::d3([tiles, tiles, pairs]).with_local(&[rts, rts, 1]);
+        let step = int(F, "a", s)?;
+        cl::inv_lower_tri_multiply::<T>().launch(range, (&result, &temp, size, step))?;
+        cl::neg_rect_lower_tri_multiply::<T>().launch(range, (&result, &temp, size, step))?;
+        s *= 2;
+    }
+    result.set_view(View::Lower);
+    Ok(result)
+}
+
+/// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`.
+///
+/// ```
+/// use fusion_core::{MatrixCl, View};
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// assert_eq!(fusion_kernels::mdivide_left_tri(&a, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    if a.rows() != b.rows() {
+        return Err(Error::DimensionMismatch { operation: "mdivide_left_tri".into(), lhs: (a.rows(), a.cols()), rhs: (b.rows(), b.cols()) });
+    }
+    let inverse = tri_inverse(a)?;
+    crate::multiply(&inverse, b)
+}
+
+/// Solves `a · x = I` for triangular `a`: the identity right-hand side is
+/// the inverse itself, with no multiplication.
+///
+/// ```
+/// use fusion_core::{MatrixCl, View};
+/// let a = MatrixCl::from_slice(1, 1, &[4.0])?.with_view(View::Upper);
+/// assert_eq!(fusion_kernels::mdivide_left_tri_identity(&a)?.to_vec()?, vec![0.25]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    tri_inverse(a)
+}
+
+/// Solves `x · a = b` for triangular `a`: `x = b · a⁻¹`.
+///
+/// ```
+/// use fusion_core::{MatrixCl, View};
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(1, 2, &[4.0, 8.0])?;
+/// // x·a = b: x = [1.0, 2.0] (x0·2 + x1·1 = 4, x1·4 = 8)
+/// assert_eq!(fusion_kernels::mdivide_right_tri(&b, &a)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    if b.cols() != a.rows() {
+        return Err(Error::DimensionMismatch { operation: "mdivide_right_tri".into(), lhs: (b.rows(), b.cols()), rhs: (a.rows(), a.cols()) });
+    }
+    let inverse = tri_inverse(a)?;
+    crate::multiply(b, &inverse)
+}

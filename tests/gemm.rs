@@ -1,0 +1,155 @@
+//! GEMM family against nalgebra: odd and tile-crossing sizes, rectangular
+//! shapes (tall, wide, k ≫ m·n with split-k), every view combination,
+//! transposed operands, A·Aᵀ, matrix-vector kernels and the `*` operator.
+//! Bound: max |C - C_ref| ≤ 1e-12 · max(|C_ref|, 1) (entries in [-1, 1),
+//! sums of at most a few thousand terms).
+
+mod common;
+use common::linalg::*;
+use fusion::fusion_kernels::{self as k, GemmConfig, MultiplyOptions, Op};
+use fusion::prelude::*;
+use nalgebra::DMatrix;
+
+const TOL: f64 = 1e-12;
+
+fn check_product(m: usize, kk: usize, n: usize, options: &MultiplyOptions) {
+    let mut rng = Rng::new((m * 31 + kk * 7 + n) as u64);
+    let (a, b) = (rng.matrix(m, kk), rng.matrix(kk, n));
+    let c = k::multiply_with(&to_device(&a), &to_device(&b), options).expect("multiply");
+    assert_eq!((c.rows(), c.cols()), (m, n));
+    let got = to_host(&c);
+    if m * n * kk > 300_000_000 {
+        assert_product_probe(&format!("{m}x{kk}x{n}"), &got, |x| &a * (&b * x), TOL);
+    } else {
+        assert_relative(&format!("{m}x{kk}x{n}"), &got, &(&a * &b), TOL);
+    }
+}
+
+#[test]
+fn square_sizes_around_the_tiles() {
+    for n in [1, 2, 31, 32, 33, 100, 257] {
+        check_product(n, n, n, &MultiplyOptions::default());
+    }
+}
+
+#[test]
+fn large_square() {
+    check_product(1000, 1000, 1000, &MultiplyOptions::default());
+    check_product(2049, 2049, 2049, &MultiplyOptions::default());
+}
+
+#[test]
+fn rectangular_shapes() {
+    for (m, kk, n) in [(1000, 3, 7), (7, 3, 1000), (33, 1000, 31), (257, 100, 2), (2, 100, 257), (0, 5, 3), (3, 5, 0), (4, 0, 3)] {
+        check_product(m, kk, n, &MultiplyOptions::default());
+    }
+}
+
+#[test]
+fn split_k_for_long_inner_dimension() {
+    // k ≫ m·n: chosen automatically, and forced to awkward part counts.
+    check_product(5, 100_000, 3, &MultiplyOptions::default());
+    for splits in [2, 3, 7, 64] {
+        check_product(33, 5000, 31, &MultiplyOptions { splits: Some(splits), config: None });
+    }
+}
+
+#[test]
+fn explicit_tilings() {
+    for (ts, wpt, tk) in [(16, 1, 8), (32, 2, 16), (32, 4, 16), (64, 8, 8)] {
+        let config = GemmConfig { thread_block_size: ts, work_per_thread: wpt, tile_k: tk };
+        check_product(67, 45, 71, &MultiplyOptions { splits: None, config: Some(config) });
+    }
+    let bad = GemmConfig { thread_block_size: 30, work_per_thread: 4, tile_k: 16 };
+    let a = MatrixCl::<f64>::zeros(2, 2).unwrap();
+    let err = k::multiply_with(&a, &a, &MultiplyOptions { splits: None, config: Some(bad) }).unwrap_err();
+    assert!(err.to_string().contains("multiple of work_per_thread"), "{err}");
+}
+
+fn masked(m: &DMatrix<f64>, view: View) -> DMatrix<f64> {
+    DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| if view.contains(i, j) { m[(i, j)] } else { 0.0 })
+}
+
+#[test]
+fn every_view_combination_skips_zero_tiles_and_sets_the_view() {
+    let views = [View::Entire, View::Lower, View::Upper, View::Diagonal];
+    for n in [33, 100] {
+        let mut rng = Rng::new(n as u64);
+        // Garbage outside the views must never be read.
+        let (a, b) = (rng.matrix(n, n), rng.matrix(n, n));
+        for va in views {
+            for vb in views {
+                let da = to_device(&a).with_view(va);
+                let db = to_device(&b).with_view(vb);
+                let c = k::multiply(&da, &db).unwrap();
+                let want = masked(&a, va) * masked(&b, vb);
+                assert_relative(&format!("{va:?}·{vb:?} n={n}"), &to_host(&c), &want, TOL);
+                assert_eq!(c.view(), va.union(vb), "{va:?}·{vb:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn transposed_operands_are_read_in_place() {
+    let mut rng = Rng::new(5);
+    let (a, b) = (rng.matrix(37, 65), rng.matrix(29, 65));
+    let c = k::multiply_transposed(&to_device(&a), Op::N, &to_device(&b), Op::T).unwrap();
+    assert_relative("a·bᵀ", &to_host(&c), &(&a * b.transpose()), TOL);
+    let c = k::multiply_transposed(&to_device(&b), Op::T, &to_device(&b), Op::N).unwrap();
+    assert_relative("bᵀ·b", &to_host(&c), &(b.transpose() * &b), TOL);
+    let d = rng.matrix(29, 37);
+    let c = k::multiply_transposed(&to_device(&a), Op::T, &to_device(&d), Op::T).unwrap();
+    assert_relative("aᵀ·dᵀ", &to_host(&c), &(a.transpose() * d.transpose()), TOL);
+}
+
+#[test]
+fn multiply_transpose_computes_one_triangle_and_mirrors() {
+    for (n, kk) in [(1, 1), (31, 7), (33, 100), (257, 31)] {
+        let a = Rng::new(n as u64).matrix(n, kk);
+        let c = k::multiply_transpose(&to_device(&a)).unwrap();
+        assert_relative("a·aᵀ", &to_host(&c), &(&a * a.transpose()), TOL);
+        assert_eq!(c.view(), View::Entire);
+    }
+}
+
+#[test]
+fn matrix_vector_kernels() {
+    for (m, kk) in [(1, 1), (2, 31), (33, 1000), (1000, 33), (257, 0)] {
+        let mut rng = Rng::new((m + kk) as u64);
+        let (a, x) = (rng.matrix(m, kk), rng.matrix(kk, 1));
+        let y = k::matrix_vector_multiply(&to_device(&a), &to_device(&x)).unwrap();
+        assert_relative("a·x", &to_host(&y), &(&a * &x), TOL);
+        let xt = rng.matrix(1, m);
+        let y = k::row_vector_matrix_multiply(&to_device(&xt), &to_device(&a)).unwrap();
+        assert_relative("xᵀ·a", &to_host(&y), &(&xt * &a), TOL);
+        for view in [View::Lower, View::Upper] {
+            if m == kk || kk > 0 {
+                let da = to_device(&a).with_view(view);
+                let y = k::matrix_vector_multiply(&da, &to_device(&x)).unwrap();
+                assert_relative("view·x", &to_host(&y), &(masked(&a, view) * &x), TOL);
+                let y = k::row_vector_matrix_multiply(&to_device(&xt), &da).unwrap();
+                assert_relative("xᵀ·view", &to_host(&y), &(&xt * masked(&a, view)), TOL);
+            }
+        }
+    }
+}
+
+#[test]
+fn dimension_errors_name_the_operation() {
+    let a = MatrixCl::<f64>::zeros(2, 3).unwrap();
+    for err in [
+        k::multiply(&a, &a).unwrap_err(),
+        k::matrix_vector_multiply(&a, &a).unwrap_err(),
+        k::row_vector_matrix_multiply(&a, &a).unwrap_err(),
+    ] {
+        assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+    }
+    assert!(k::multiply(&a, &a).unwrap_err().to_string().contains("multiply"));
+}
+
+#[test]
+fn f32_products() {
+    let a = MatrixCl::from_slice(2, 2, &[1.0f32, 3.0, 2.0, 4.0]).unwrap();
+    assert_eq!(k::multiply(&a, &a).unwrap().to_vec().unwrap(), vec![7.0, 15.0, 10.0, 22.0]);
+}

@@ -61,6 +61,9 @@ pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<Mat
     let result = a.try_clone()?;
     result.set_view(View::Entire);
     zeros(&result, Part::StrictlyUpper)?;
+    if a.view() == View::Diagonal {
+        zeros(&result, Part::StrictlyLower)?;
+    }
     if n == 0 {
         return Ok(result);
     }

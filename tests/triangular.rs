@@ -1,0 +1,94 @@
+//! Triangular inverse and solves against nalgebra. Inputs are well
+//! conditioned (diagonal in [1, 2), off-diagonal entries O(1/n)), so the
+//! bound is max |X - X_ref| ≤ 1e-11 · max(|X_ref|, 1).
+
+mod common;
+use common::linalg::*;
+use fusion::fusion_kernels as k;
+use fusion::prelude::*;
+use nalgebra::DMatrix;
+
+const TOL: f64 = 1e-11;
+
+fn reference_inverse(l: &DMatrix<f64>) -> DMatrix<f64> {
+    l.clone().try_inverse().expect("invertible")
+}
+
+#[test]
+fn lower_inverse_at_every_size() {
+    for n in [1, 2, 31, 32, 33, 100, 257, 1000, 2049] {
+        let l = Rng::new(n as u64).lower(n);
+        let inv = k::tri_inverse(&to_device(&l).with_view(View::Lower)).unwrap();
+        assert_eq!(inv.view(), View::Lower);
+        let got = to_host(&inv);
+        if n >= 1000 {
+            // L · (X · x) = x for random x; plus the exact zero upper triangle.
+            let ident = DMatrix::<f64>::identity(n, n);
+            assert_product_probe(&format!("inverse n={n}"), &(&l * &got), |x| &ident * x, TOL);
+            assert!((0..n).all(|j| (0..j).all(|i| got[(i, j)] == 0.0)));
+        } else {
+            assert_relative(&format!("inverse n={n}"), &got, &reference_inverse(&l), TOL);
+        }
+    }
+}
+
+#[test]
+fn upper_and_diagonal_inverses() {
+    for n in [1, 33, 100] {
+        let u = Rng::new(n as u64).lower(n).transpose();
+        let inv = k::tri_inverse(&to_device(&u).with_view(View::Upper)).unwrap();
+        assert_eq!(inv.view(), View::Upper);
+        assert_relative("upper inverse", &to_host(&inv), &reference_inverse(&u), TOL);
+        let d = DMatrix::from_fn(n, n, |i, j| if i == j { 1.0 + i as f64 } else { 7.0 });
+        let inv = k::tri_inverse(&to_device(&d).with_view(View::Diagonal)).unwrap();
+        let want = DMatrix::from_fn(n, n, |i, j| if i == j { 1.0 / (1.0 + i as f64) } else { 0.0 });
+        assert_relative("diagonal inverse", &to_host(&inv), &want, TOL);
+    }
+}
+
+#[test]
+fn garbage_outside_the_view_is_ignored() {
+    let n = 67;
+    let l = Rng::new(3).lower(n);
+    let mut dirty = l.clone();
+    for j in 1..n {
+        dirty[(0, j)] = f64::NAN;
+    }
+    let inv = k::tri_inverse(&to_device(&dirty).with_view(View::Lower)).unwrap();
+    assert_relative("inverse", &to_host(&inv), &reference_inverse(&l), TOL);
+}
+
+#[test]
+fn solves_left_and_right() {
+    for (n, cols) in [(1, 1), (33, 5), (257, 31)] {
+        let mut rng = Rng::new(n as u64);
+        let l = rng.lower(n);
+        let b = rng.matrix(n, cols);
+        let x = k::mdivide_left_tri(&to_device(&l).with_view(View::Lower), &to_device(&b)).unwrap();
+        let want = l.solve_lower_triangular(&b).unwrap();
+        assert_relative("left lower", &to_host(&x), &want, TOL);
+        let u = l.transpose();
+        let x = k::mdivide_left_tri(&to_device(&u).with_view(View::Upper), &to_device(&b)).unwrap();
+        assert_relative("left upper", &to_host(&x), &u.solve_upper_triangular(&b).unwrap(), TOL);
+        let bt = b.transpose();
+        let x = k::mdivide_right_tri(&to_device(&bt), &to_device(&l).with_view(View::Lower)).unwrap();
+        assert_relative("right lower", &to_host(&x), &(&bt * reference_inverse(&l)), TOL);
+        let x = k::mdivide_left_tri_identity(&to_device(&l).with_view(View::Lower)).unwrap();
+        assert_relative("identity rhs", &to_host(&x), &reference_inverse(&l), TOL);
+    }
+}
+
+#[test]
+fn errors() {
+    let singular = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 0.0, 0.0]).unwrap().with_view(View::Lower);
+    let err = k::tri_inverse(&singular).unwrap_err();
+    assert!(matches!(err, Error::CheckFailed { row: 1, col: 1, .. }), "{err}");
+    let entire = MatrixCl::<f64>::zeros(2, 2).unwrap();
+    assert!(matches!(k::tri_inverse(&entire).unwrap_err(), Error::InvalidView { .. }));
+    let rect = MatrixCl::<f64>::zeros(2, 3).unwrap().with_view(View::Lower);
+    assert!(k::tri_inverse(&rect).unwrap_err().to_string().contains("square"));
+    let l = MatrixCl::<f64>::identity(3).unwrap().with_view(View::Lower);
+    let b = MatrixCl::<f64>::zeros(2, 1).unwrap();
+    assert!(matches!(k::mdivide_left_tri(&l, &b).unwrap_err(), Error::DimensionMismatch { .. }));
+    assert!(matches!(k::mdivide_right_tri(&b, &l).unwrap_err(), Error::DimensionMismatch { .. }));
+}

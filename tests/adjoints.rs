@@ -19,7 +19,11 @@ fn weighted_sum(w: &DMatrix<f64>, m: &DMatrix<f64>) -> f64 {
 }
 
 /// Central difference of `f` in the direction that perturbs `positions` together.
-fn central(f: &dyn Fn(&DMatrix<f64>) -> f64, x: &DMatrix<f64>, positions: &[(usize, usize)]) -> f64 {
+fn central(
+    f: &dyn Fn(&DMatrix<f64>) -> f64,
+    x: &DMatrix<f64>,
+    positions: &[(usize, usize)],
+) -> f64 {
     let mut plus = x.clone();
     let mut minus = x.clone();
     for &p in positions {
@@ -31,7 +35,10 @@ fn central(f: &dyn Fn(&DMatrix<f64>) -> f64, x: &DMatrix<f64>, positions: &[(usi
 
 fn assert_fd(what: &str, got: f64, fd: f64) {
     let err = (got - fd).abs() / fd.abs().max(1.0);
-    assert!(err <= FD_TOL, "{what}: adjoint {got} vs finite difference {fd} (relative error {err:e})");
+    assert!(
+        err <= FD_TOL,
+        "{what}: adjoint {got} vs finite difference {fd} (relative error {err:e})"
+    );
 }
 
 #[test]
@@ -61,13 +68,22 @@ fn triangular_solve_adjoint_matches_finite_differences() {
     for (n, cols) in [(1, 1), (5, 3), (33, 2)] {
         let mut rng = Rng::new(n as u64 + 10);
         let (l, b, w) = (rng.lower(n), rng.matrix(n, cols), rng.matrix(n, cols));
-        let adj = k::mdivide_left_tri_adjoint(&to_device(&l).with_view(View::Lower), &to_device(&b), &to_device(&w)).unwrap();
+        let adj = k::mdivide_left_tri_adjoint(
+            &to_device(&l).with_view(View::Lower),
+            &to_device(&b),
+            &to_device(&w),
+        )
+        .unwrap();
         let (adj_a, adj_b) = (to_host(&adj.adj_a), to_host(&adj.adj_b));
         let fa = |x: &DMatrix<f64>| weighted_sum(&w, &x.solve_lower_triangular(&b).unwrap());
         let fb = |x: &DMatrix<f64>| weighted_sum(&w, &l.solve_lower_triangular(x).unwrap());
         for j in 0..n {
             for i in 0..n {
-                let want = if i >= j { central(&fa, &l, &[(i, j)]) } else { 0.0 };
+                let want = if i >= j {
+                    central(&fa, &l, &[(i, j)])
+                } else {
+                    0.0
+                };
                 assert_fd("adj(a)", adj_a[(i, j)], want);
             }
             for c in 0..cols {
@@ -78,7 +94,11 @@ fn triangular_solve_adjoint_matches_finite_differences() {
 }
 
 fn lower_part(m: &DMatrix<f64>) -> DMatrix<f64> {
-    DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| if i >= j { m[(i, j)] } else { 0.0 })
+    DMatrix::from_fn(
+        m.nrows(),
+        m.ncols(),
+        |i, j| if i >= j { m[(i, j)] } else { 0.0 },
+    )
 }
 
 /// Unblocked CPU reference (Murray 2016, symbolic form): P = Φ(Lᵀ L̄),
@@ -104,7 +124,13 @@ fn cholesky_adjoint_matches_finite_differences() {
         let a = toeplitz(n) / (n * n) as f64;
         let w = lower_part(&Rng::new(n as u64).matrix(n, n));
         let l = a.clone().cholesky().unwrap().l();
-        let adj = to_host(&k::cholesky_adjoint(&to_device(&l).with_view(View::Lower), &to_device(&w).with_view(View::Lower)).unwrap());
+        let adj = to_host(
+            &k::cholesky_adjoint(
+                &to_device(&l).with_view(View::Lower),
+                &to_device(&w).with_view(View::Lower),
+            )
+            .unwrap(),
+        );
         // The decomposition reads the lower triangle: a_ij (i > j) stands for both a_ij and a_ji.
         let f = |x: &DMatrix<f64>| weighted_sum(&w, &x.clone().cholesky().unwrap().l());
         for j in 0..n {
@@ -117,7 +143,12 @@ fn cholesky_adjoint_matches_finite_differences() {
                 assert_fd(&format!("adj(a)[{i},{j}] n={n}"), adj[(i, j)], want);
             }
         }
-        assert_relative("reference", &adj, &cholesky_adjoint_reference(&l, &w), 1e-10);
+        assert_relative(
+            "reference",
+            &adj,
+            &cholesky_adjoint_reference(&l, &w),
+            1e-10,
+        );
     }
 }
 
@@ -128,9 +159,18 @@ fn blocked_cholesky_adjoint_matches_the_cpu_reference() {
         let a = toeplitz(n) / (n * n) as f64;
         let w = lower_part(&Rng::new(n as u64).matrix(n, n));
         let l = a.cholesky().unwrap().l();
-        let adj = k::cholesky_adjoint(&to_device(&l).with_view(View::Lower), &to_device(&w).with_view(View::Lower)).unwrap();
+        let adj = k::cholesky_adjoint(
+            &to_device(&l).with_view(View::Lower),
+            &to_device(&w).with_view(View::Lower),
+        )
+        .unwrap();
         assert_eq!(adj.view(), View::Lower);
-        assert_relative(&format!("cholesky adjoint n={n}"), &to_host(&adj), &cholesky_adjoint_reference(&l, &w), 1e-10);
+        assert_relative(
+            &format!("cholesky adjoint n={n}"),
+            &to_host(&adj),
+            &cholesky_adjoint_reference(&l, &w),
+            1e-10,
+        );
     }
 }
 
@@ -138,9 +178,23 @@ fn blocked_cholesky_adjoint_matches_the_cpu_reference() {
 fn adjoint_dimension_errors() {
     let a = MatrixCl::<f64>::zeros(2, 3).unwrap();
     let b = MatrixCl::<f64>::zeros(3, 2).unwrap();
-    assert!(matches!(k::multiply_adjoint(&a, &b, &a).unwrap_err(), Error::DimensionMismatch { .. }));
+    assert!(matches!(
+        k::multiply_adjoint(&a, &b, &a).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
     let l = MatrixCl::<f64>::identity(3).unwrap().with_view(View::Lower);
-    assert!(matches!(k::mdivide_left_tri_adjoint(&l, &b, &a).unwrap_err(), Error::DimensionMismatch { .. }));
-    assert!(matches!(k::cholesky_adjoint(&l, &a).unwrap_err(), Error::DimensionMismatch { .. }));
-    assert!(k::cholesky_adjoint(&a, &a).unwrap_err().to_string().contains("square"));
+    assert!(matches!(
+        k::mdivide_left_tri_adjoint(&l, &b, &a).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
+    assert!(matches!(
+        k::cholesky_adjoint(&l, &a).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
+    assert!(
+        k::cholesky_adjoint(&a, &a)
+            .unwrap_err()
+            .to_string()
+            .contains("square")
+    );
 }

@@ -14,10 +14,18 @@ fn check(n: usize, options: &CholeskyOptions) {
     let l = k::cholesky_decompose_with(&to_device(&a), options).unwrap();
     assert_eq!(l.view(), View::Lower);
     let got = to_host(&l);
-    assert!((0..n).all(|j| (0..j).all(|i| got[(i, j)] == 0.0)), "upper triangle must be zero");
+    assert!(
+        (0..n).all(|j| (0..j).all(|i| got[(i, j)] == 0.0)),
+        "upper triangle must be zero"
+    );
     if n >= 1000 {
         let x = Rng::new(1).matrix(n, 1);
-        assert_relative(&format!("L·Lᵀ·x n={n}"), &(&got * (got.transpose() * &x)), &(&a * &x), TOL);
+        assert_relative(
+            &format!("L·Lᵀ·x n={n}"),
+            &(&got * (got.transpose() * &x)),
+            &(&a * &x),
+            TOL,
+        );
     } else {
         let want = a.clone().cholesky().expect("SPD").l();
         assert_relative(&format!("cholesky n={n}"), &got, &want, TOL);
@@ -34,7 +42,11 @@ fn toeplitz_at_every_size() {
 #[test]
 fn partition_and_block_size_are_tunable() {
     for (partition, min_l11_size) in [(2, 1), (2, 16), (3, 33), (8, 64)] {
-        let options = CholeskyOptions { partition, min_l11_size, ..Default::default() };
+        let options = CholeskyOptions {
+            partition,
+            min_l11_size,
+            ..Default::default()
+        };
         for n in [33, 257] {
             check(n, &options);
         }
@@ -61,12 +73,24 @@ fn not_positive_definite_names_the_pivot() {
     let n = 300;
     let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
     a[(40, 40)] = -1.0;
-    for options in [CholeskyOptions::default(), CholeskyOptions { min_l11_size: 16, ..Default::default() }] {
+    for options in [
+        CholeskyOptions::default(),
+        CholeskyOptions {
+            min_l11_size: 16,
+            ..Default::default()
+        },
+    ] {
         let err = k::cholesky_decompose_with(&to_device(&a), &options).unwrap_err();
-        assert!(matches!(err, Error::NotPositiveDefinite { index: 40, .. }), "{err}");
+        assert!(
+            matches!(err, Error::NotPositiveDefinite { index: 40, .. }),
+            "{err}"
+        );
     }
     let zero = MatrixCl::<f64>::zeros(1, 1).unwrap();
-    assert!(matches!(k::cholesky_decompose(&zero).unwrap_err(), Error::NotPositiveDefinite { index: 0, .. }));
+    assert!(matches!(
+        k::cholesky_decompose(&zero).unwrap_err(),
+        Error::NotPositiveDefinite { index: 0, .. }
+    ));
 }
 
 #[test]
@@ -75,7 +99,17 @@ fn not_symmetric_and_nan_are_reported_with_positions() {
     let mut a = toeplitz(n);
     a[(30, 20)] += 1.0;
     let err = k::cholesky_decompose(&to_device(&a)).unwrap_err();
-    assert!(matches!(err, Error::NotSymmetric { row: 30, col: 20, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::NotSymmetric {
+                row: 30,
+                col: 20,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let mut a = toeplitz(n);
     a[(7, 9)] = f64::NAN;
     a[(9, 7)] = f64::NAN;
@@ -87,10 +121,24 @@ fn not_symmetric_and_nan_are_reported_with_positions() {
 #[test]
 fn bad_arguments() {
     let rect = MatrixCl::<f64>::zeros(2, 3).unwrap();
-    assert!(k::cholesky_decompose(&rect).unwrap_err().to_string().contains("square"));
+    assert!(
+        k::cholesky_decompose(&rect)
+            .unwrap_err()
+            .to_string()
+            .contains("square")
+    );
     let a = MatrixCl::<f64>::identity(2).unwrap();
-    let bad = CholeskyOptions { partition: 1, ..Default::default() };
-    assert!(matches!(k::cholesky_decompose_with(&a, &bad).unwrap_err(), Error::InvalidArgument { .. }));
+    let bad = CholeskyOptions {
+        partition: 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        k::cholesky_decompose_with(&a, &bad).unwrap_err(),
+        Error::InvalidArgument { .. }
+    ));
     let upper = MatrixCl::<f64>::zeros(2, 2).unwrap().with_view(View::Upper);
-    assert!(matches!(k::cholesky_decompose(&upper).unwrap_err(), Error::InvalidView { .. }));
+    assert!(matches!(
+        k::cholesky_decompose(&upper).unwrap_err(),
+        Error::InvalidView { .. }
+    ));
 }

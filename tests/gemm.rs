@@ -40,7 +40,16 @@ fn large_square() {
 
 #[test]
 fn rectangular_shapes() {
-    for (m, kk, n) in [(1000, 3, 7), (7, 3, 1000), (33, 1000, 31), (257, 100, 2), (2, 100, 257), (0, 5, 3), (3, 5, 0), (4, 0, 3)] {
+    for (m, kk, n) in [
+        (1000, 3, 7),
+        (7, 3, 1000),
+        (33, 1000, 31),
+        (257, 100, 2),
+        (2, 100, 257),
+        (0, 5, 3),
+        (3, 5, 0),
+        (4, 0, 3),
+    ] {
         check_product(m, kk, n, &MultiplyOptions::default());
     }
 }
@@ -50,24 +59,61 @@ fn split_k_for_long_inner_dimension() {
     // k ≫ m·n: chosen automatically, and forced to awkward part counts.
     check_product(5, 100_000, 3, &MultiplyOptions::default());
     for splits in [2, 3, 7, 64] {
-        check_product(33, 5000, 31, &MultiplyOptions { splits: Some(splits), config: None });
+        check_product(
+            33,
+            5000,
+            31,
+            &MultiplyOptions {
+                splits: Some(splits),
+                config: None,
+            },
+        );
     }
 }
 
 #[test]
 fn explicit_tilings() {
     for (ts, wpt, tk) in [(16, 1, 8), (32, 2, 16), (32, 4, 16), (64, 8, 8)] {
-        let config = GemmConfig { thread_block_size: ts, work_per_thread: wpt, tile_k: tk };
-        check_product(67, 45, 71, &MultiplyOptions { splits: None, config: Some(config) });
+        let config = GemmConfig {
+            thread_block_size: ts,
+            work_per_thread: wpt,
+            tile_k: tk,
+        };
+        check_product(
+            67,
+            45,
+            71,
+            &MultiplyOptions {
+                splits: None,
+                config: Some(config),
+            },
+        );
     }
-    let bad = GemmConfig { thread_block_size: 30, work_per_thread: 4, tile_k: 16 };
+    let bad = GemmConfig {
+        thread_block_size: 30,
+        work_per_thread: 4,
+        tile_k: 16,
+    };
     let a = MatrixCl::<f64>::zeros(2, 2).unwrap();
-    let err = k::multiply_with(&a, &a, &MultiplyOptions { splits: None, config: Some(bad) }).unwrap_err();
-    assert!(err.to_string().contains("multiple of work_per_thread"), "{err}");
+    let err = k::multiply_with(
+        &a,
+        &a,
+        &MultiplyOptions {
+            splits: None,
+            config: Some(bad),
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("multiple of work_per_thread"),
+        "{err}"
+    );
 }
 
 fn masked(m: &DMatrix<f64>, view: View) -> DMatrix<f64> {
-    DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| if view.contains(i, j) { m[(i, j)] } else { 0.0 })
+    DMatrix::from_fn(m.nrows(), m.ncols(), |i, j| {
+        if view.contains(i, j) { m[(i, j)] } else { 0.0 }
+    })
 }
 
 #[test]
@@ -145,11 +191,56 @@ fn dimension_errors_name_the_operation() {
     ] {
         assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
     }
-    assert!(k::multiply(&a, &a).unwrap_err().to_string().contains("multiply"));
+    assert!(
+        k::multiply(&a, &a)
+            .unwrap_err()
+            .to_string()
+            .contains("multiply")
+    );
 }
 
 #[test]
 fn f32_products() {
     let a = MatrixCl::from_slice(2, 2, &[1.0f32, 3.0, 2.0, 4.0]).unwrap();
-    assert_eq!(k::multiply(&a, &a).unwrap().to_vec().unwrap(), vec![7.0, 15.0, 10.0, 22.0]);
+    assert_eq!(
+        k::multiply(&a, &a).unwrap().to_vec().unwrap(),
+        vec![7.0, 15.0, 10.0, 22.0]
+    );
+}
+
+#[test]
+fn star_operator_is_the_gemm_leaf_inside_fused_expressions() {
+    let mut rng = Rng::new(11);
+    let (a, b, c) = (rng.matrix(33, 31), rng.matrix(31, 35), rng.matrix(33, 35));
+    let (da, db, dc) = (to_device(&a), to_device(&b), to_device(&c));
+    let out = MatrixCl::<f64>::zeros(33, 35).unwrap();
+
+    // Warm the kernels, then count: one GEMM launch + one fused kernel.
+    out.assign(2.0 * (&da * &db) + &dc).unwrap();
+    let before = thread_kernel_stats();
+    out.assign(2.0 * (&da * &db) + &dc).unwrap();
+    let used = thread_kernel_stats() - before;
+    assert_eq!(used.launched, 2, "GEMM + one fused kernel");
+    assert_relative("2·a·b + c", &to_host(&out), &((&a * &b) * 2.0 + &c), TOL);
+
+    // Expression operands are evaluated first; products chain.
+    let e = ((&da + 1.0) * &db).eval().unwrap();
+    assert_relative("(a+1)·b", &to_host(&e), &(a.add_scalar(1.0) * &b), TOL);
+    let cb = rng.matrix(35, 3);
+    let chained = ((&da * &db) * to_device(&cb)).eval().unwrap();
+    assert_relative("(a·b)·c", &to_host(&chained), &(&a * &b * &cb), TOL);
+    let shared = &da * &db;
+    let twice = (&shared + &shared).eval().unwrap();
+    assert_relative("p + p", &to_host(&twice), &((&a * &b) * 2.0), TOL);
+
+    // Views flow through: Lower · Lower is Lower.
+    let l = to_device(&Rng::new(2).lower(40)).with_view(View::Lower);
+    let ll = (&l * &l).eval().unwrap();
+    assert_eq!(ll.view(), View::Lower);
+
+    // Mismatched shapes are an error, not a panic, and nothing is written.
+    let before = to_host(&out);
+    let err = out.assign(&da * &dc).unwrap_err();
+    assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+    assert_eq!(to_host(&out), before);
 }

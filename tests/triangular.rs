@@ -41,7 +41,11 @@ fn upper_and_diagonal_inverses() {
         assert_relative("upper inverse", &to_host(&inv), &reference_inverse(&u), TOL);
         let d = DMatrix::from_fn(n, n, |i, j| if i == j { 1.0 + i as f64 } else { 7.0 });
         let inv = k::tri_inverse(&to_device(&d).with_view(View::Diagonal)).unwrap();
-        let want = DMatrix::from_fn(n, n, |i, j| if i == j { 1.0 / (1.0 + i as f64) } else { 0.0 });
+        let want = DMatrix::from_fn(
+            n,
+            n,
+            |i, j| if i == j { 1.0 / (1.0 + i as f64) } else { 0.0 },
+        );
         assert_relative("diagonal inverse", &to_host(&inv), &want, TOL);
     }
 }
@@ -69,10 +73,21 @@ fn solves_left_and_right() {
         assert_relative("left lower", &to_host(&x), &want, TOL);
         let u = l.transpose();
         let x = k::mdivide_left_tri(&to_device(&u).with_view(View::Upper), &to_device(&b)).unwrap();
-        assert_relative("left upper", &to_host(&x), &u.solve_upper_triangular(&b).unwrap(), TOL);
+        assert_relative(
+            "left upper",
+            &to_host(&x),
+            &u.solve_upper_triangular(&b).unwrap(),
+            TOL,
+        );
         let bt = b.transpose();
-        let x = k::mdivide_right_tri(&to_device(&bt), &to_device(&l).with_view(View::Lower)).unwrap();
-        assert_relative("right lower", &to_host(&x), &(&bt * reference_inverse(&l)), TOL);
+        let x =
+            k::mdivide_right_tri(&to_device(&bt), &to_device(&l).with_view(View::Lower)).unwrap();
+        assert_relative(
+            "right lower",
+            &to_host(&x),
+            &(&bt * reference_inverse(&l)),
+            TOL,
+        );
         let x = k::mdivide_left_tri_identity(&to_device(&l).with_view(View::Lower)).unwrap();
         assert_relative("identity rhs", &to_host(&x), &reference_inverse(&l), TOL);
     }
@@ -80,15 +95,34 @@ fn solves_left_and_right() {
 
 #[test]
 fn errors() {
-    let singular = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 0.0, 0.0]).unwrap().with_view(View::Lower);
+    let singular = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 0.0, 0.0])
+        .unwrap()
+        .with_view(View::Lower);
     let err = k::tri_inverse(&singular).unwrap_err();
-    assert!(matches!(err, Error::CheckFailed { row: 1, col: 1, .. }), "{err}");
+    assert!(
+        matches!(err, Error::CheckFailed { row: 1, col: 1, .. }),
+        "{err}"
+    );
     let entire = MatrixCl::<f64>::zeros(2, 2).unwrap();
-    assert!(matches!(k::tri_inverse(&entire).unwrap_err(), Error::InvalidView { .. }));
+    assert!(matches!(
+        k::tri_inverse(&entire).unwrap_err(),
+        Error::InvalidView { .. }
+    ));
     let rect = MatrixCl::<f64>::zeros(2, 3).unwrap().with_view(View::Lower);
-    assert!(k::tri_inverse(&rect).unwrap_err().to_string().contains("square"));
+    assert!(
+        k::tri_inverse(&rect)
+            .unwrap_err()
+            .to_string()
+            .contains("square")
+    );
     let l = MatrixCl::<f64>::identity(3).unwrap().with_view(View::Lower);
     let b = MatrixCl::<f64>::zeros(2, 1).unwrap();
-    assert!(matches!(k::mdivide_left_tri(&l, &b).unwrap_err(), Error::DimensionMismatch { .. }));
-    assert!(matches!(k::mdivide_right_tri(&b, &l).unwrap_err(), Error::DimensionMismatch { .. }));
+    assert!(matches!(
+        k::mdivide_left_tri(&l, &b).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
+    assert!(matches!(
+        k::mdivide_right_tri(&b, &l).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
 }

@@ -120,7 +120,9 @@ pub enum Error {
         requirement: String,
     },
     /// A matrix that must be positive definite is not (Cholesky).
-    #[error("{function}: argument `{argument}` is not positive definite (pivot {index} is not positive)")]
+    #[error(
+        "{function}: argument `{argument}` is not positive definite (pivot {index} is not positive)"
+    )]
     NotPositiveDefinite {
         /// Function called.
         function: &'static str,
@@ -130,7 +132,9 @@ pub enum Error {
         index: usize,
     },
     /// A matrix that must be symmetric is not.
-    #[error("{function}: argument `{argument}` is not symmetric: [{row}, {col}] differs from [{col}, {row}]")]
+    #[error(
+        "{function}: argument `{argument}` is not symmetric: [{row}, {col}] differs from [{col}, {row}]"
+    )]
     NotSymmetric {
         /// Function called.
         function: &'static str,

@@ -69,6 +69,32 @@ pub struct ElewiseDiv<L, R>(pub L, pub R);
 #[derive(Debug, Clone, Copy)]
 pub struct Neg<A>(pub A);
 
+/// `lhs * rhs` between two matrix expressions: a matrix product, computed by
+/// the hand-written GEMM leaf (not fused). The operands are evaluated and
+/// multiplied when the surrounding expression is first validated (its
+/// shape is asked for, which every assignment does before generating code);
+/// the product then feeds the fused kernel like any matrix.
+#[derive(Debug)]
+pub struct MatrixProduct<L, R> {
+    /// Left operand.
+    pub lhs: L,
+    /// Right operand.
+    pub rhs: R,
+    /// The product once computed (a `MatrixCl` of the operands' element type).
+    pub result: std::cell::OnceCell<Box<dyn std::any::Any>>,
+}
+
+impl<L, R> MatrixProduct<L, R> {
+    /// A product not yet computed.
+    pub fn new(lhs: L, rhs: R) -> Self {
+        MatrixProduct {
+            lhs,
+            rhs,
+            result: std::cell::OnceCell::new(),
+        }
+    }
+}
+
 /// Anything that can be an operand of an expression: matrices (borrowed or
 /// owned), expressions (owned or shared by reference) and scalars.
 pub trait IntoOperand {
@@ -161,6 +187,33 @@ matrix_operators!([O] Expr<O>);
 matrix_operators!(['a, O] &'a Expr<O>);
 matrix_operators!(['a, T: ClType] &'a MatrixCl<T>);
 matrix_operators!([T: ClType] MatrixCl<T>);
+
+/// `*` between two matrices or expressions: the matrix product.
+macro_rules! product_pair {
+    ([$($gl:lifetime)?] [$($g:tt)*] $lhs:ty; [$($hl:lifetime)?] [$($h:tt)*] $rhs:ty) => {
+        impl<$($gl,)? $($hl,)? $($g)*, $($h)*> ops::Mul<$rhs> for $lhs {
+            type Output = Expr<MatrixProduct<<$lhs as IntoOperand>::Operand, <$rhs as IntoOperand>::Operand>>;
+            fn mul(self, rhs: $rhs) -> Self::Output {
+                Expr(MatrixProduct::new(self.into_operand(), rhs.into_operand()))
+            }
+        }
+    };
+}
+
+macro_rules! product_for_lhs {
+    ($($gl:tt $g:tt $lhs:ty),*) => {$(
+        product_pair!($gl $g $lhs; [] [P] Expr<P>);
+        product_pair!($gl $g $lhs; ['b] [P] &'b Expr<P>);
+        product_pair!($gl $g $lhs; ['b] [U: ClType] &'b MatrixCl<U>);
+        product_pair!($gl $g $lhs; [] [U: ClType] MatrixCl<U>);
+    )*};
+}
+product_for_lhs!(
+    [] [O] Expr<O>,
+    ['a] [O] &'a Expr<O>,
+    ['a] [T: ClType] &'a MatrixCl<T>,
+    [] [T: ClType] MatrixCl<T>
+);
 
 /// Operators whose left operand is a scalar and right operand a matrix or expression.
 macro_rules! scalar_lhs_operators {

@@ -4,7 +4,7 @@ use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
 use fusion_core::expr::{Load, Scalar, Shared};
-use fusion_core::{Access, ClType, Expr, Result, View};
+use fusion_core::{Access, ClType, Expr, MatrixCl, Result, View};
 
 impl<T: ClType> Operation for Load<'_, T> {
     type Scalar = T;
@@ -44,6 +44,10 @@ impl<T: ClType> Operation for Load<'_, T> {
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         b.matrix(&self.0, Access::Read, true);
+    }
+
+    fn matrix(&self) -> Option<&MatrixCl<T>> {
+        Some(&self.0)
     }
 }
 
@@ -98,6 +102,10 @@ impl<O: Operation> Operation for Shared<'_, O> {
         if b.first_use(Identity::Shared(self.0 as *const O as usize)) {
             self.0.bind(b);
         }
+    }
+
+    fn matrix(&self) -> Option<&MatrixCl<O::Scalar>> {
+        self.0.matrix()
     }
 }
 

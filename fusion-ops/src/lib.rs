@@ -49,6 +49,7 @@ mod leaves;
 mod logic;
 mod methods;
 mod operation;
+mod product;
 mod reductions;
 mod results;
 mod structural;
@@ -80,7 +81,9 @@ pub use structural::*;
 pub use targets::Target;
 pub use templates::{RealOf, convert, expand};
 
-pub use fusion_core::expr::{Add, ElewiseDiv, ElewiseMul, Load, Neg, Scalar, Shared, Sub};
+pub use fusion_core::expr::{
+    Add, ElewiseDiv, ElewiseMul, Load, MatrixProduct, Neg, Scalar, Shared, Sub,
+};
 pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 
 /// Everything needed to write expressions: `use fusion_ops::prelude::*;`.

@@ -2,7 +2,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
-use fusion_core::{ClType, Error, Result, View};
+use fusion_core::{ClType, Error, MatrixCl, Result, View};
 
 /// The shape of an operand: `None` for a scalar broadcast to any shape.
 pub type Shape = Option<(usize, usize)>;
@@ -33,6 +33,12 @@ pub trait Operation {
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
     /// Appends this node's kernel arguments (values only, never code).
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
+    /// The matrix this operation reads unchanged, if it is just one (a
+    /// leaf): hand-written kernels then use it directly instead of
+    /// evaluating the operation into a copy.
+    fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
+        None
+    }
 }
 
 /// The shape of two operands combined element-wise by `operation`.
@@ -68,5 +74,9 @@ impl<O: Operation + ?Sized> Operation for &O {
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         (**self).bind(b)
+    }
+
+    fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
+        (**self).matrix()
     }
 }

@@ -1,7 +1,10 @@
 //! Reverse-mode building blocks (paper §3.1.5, §3.2.2, §3.3.2): given the
 //! adjoint of a result, the adjoints of the inputs.
 
-use crate::basic::{Block, Mirror, Part, copy_block, scalar_mul_diagonal, square, sub_block, triangular_transpose, zeros};
+use crate::basic::{
+    Block, Mirror, Part, copy_block, scalar_mul_diagonal, square, sub_block, triangular_transpose,
+    zeros,
+};
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::triangular::tri_inverse;
 use fusion_core::{ClFloat, Error, MatrixCl, Result, View};
@@ -28,7 +31,11 @@ pub struct ProductAdjoint<T: fusion_core::ClType> {
 /// assert_eq!(adj.adj_b.to_vec()?, vec![1.0, 2.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn multiply_adjoint<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, adj_c: &MatrixCl<T>) -> Result<ProductAdjoint<T>> {
+pub fn multiply_adjoint<T: ClFloat>(
+    a: &MatrixCl<T>,
+    b: &MatrixCl<T>,
+    adj_c: &MatrixCl<T>,
+) -> Result<ProductAdjoint<T>> {
     if a.cols() != b.rows() || (adj_c.rows(), adj_c.cols()) != (a.rows(), b.cols()) {
         return Err(Error::DimensionMismatch {
             operation: "multiply_adjoint".into(),
@@ -56,7 +63,11 @@ pub fn multiply_adjoint<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, adj_c: &Ma
 /// assert_eq!(adj.adj_a.to_vec()?, vec![-1.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn mdivide_left_tri_adjoint<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, adj_c: &MatrixCl<T>) -> Result<ProductAdjoint<T>> {
+pub fn mdivide_left_tri_adjoint<T: ClFloat>(
+    a: &MatrixCl<T>,
+    b: &MatrixCl<T>,
+    adj_c: &MatrixCl<T>,
+) -> Result<ProductAdjoint<T>> {
     if a.rows() != b.rows() || (adj_c.rows(), adj_c.cols()) != (b.rows(), b.cols()) {
         return Err(Error::DimensionMismatch {
             operation: "mdivide_left_tri_adjoint".into(),
@@ -113,7 +124,11 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
     const F: &str = "cholesky_adjoint";
     let n = square(F, "l", l)?;
     if (adj_l.rows(), adj_l.cols()) != (n, n) {
-        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (n, n), rhs: (adj_l.rows(), adj_l.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (n, n),
+            rhs: (adj_l.rows(), adj_l.cols()),
+        });
     }
     let adj = adj_l.try_clone()?;
     adj.set_view(View::Entire);
@@ -141,9 +156,29 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         let c_adj = multiply(&copy_block(&adj, c_block)?, &diagonal_inverse)?;
         let c_adj_op = Operand::whole(&c_adj);
         // B_adj -= C_adj · R
-        gemm_into(F, &b_adj, Block::new(0, 0, below, j), c_adj_op, r, minus_one, T::one(), false, &full)?;
+        gemm_into(
+            F,
+            &b_adj,
+            Block::new(0, 0, below, j),
+            c_adj_op,
+            r,
+            minus_one,
+            T::one(),
+            false,
+            &full,
+        )?;
         // D_adj = tril(D_adj - C_adjᵀ · C)
-        gemm_into(F, &d_adj, Block::new(0, 0, d, d), c_adj_op.t(), c, minus_one, T::one(), false, &full)?;
+        gemm_into(
+            F,
+            &d_adj,
+            Block::new(0, 0, d, d),
+            c_adj_op.t(),
+            c,
+            minus_one,
+            T::one(),
+            false,
+            &full,
+        )?;
         zeros(&d_adj, Part::StrictlyUpper)?;
         // D_adj = D⁻ᵀ · Φ(Dᵀ · D_adj) · D⁻¹, symmetrised
         let s = multiply_transposed(&diagonal, Op::T, &d_adj, Op::N)?;
@@ -152,12 +187,44 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         let d_adj = multiply_transposed(&diagonal_inverse, Op::T, &t, Op::T)?;
         triangular_transpose(&d_adj, Mirror::LowerToUpper)?;
         // R_adj -= C_adjᵀ · B + D_adj · R
-        gemm_into(F, &r_adj, Block::new(0, 0, d, j), c_adj_op.t(), b, minus_one, T::one(), false, &full)?;
-        gemm_into(F, &r_adj, Block::new(0, 0, d, j), Operand::whole(&d_adj), r, minus_one, T::one(), false, &full)?;
+        gemm_into(
+            F,
+            &r_adj,
+            Block::new(0, 0, d, j),
+            c_adj_op.t(),
+            b,
+            minus_one,
+            T::one(),
+            false,
+            &full,
+        )?;
+        gemm_into(
+            F,
+            &r_adj,
+            Block::new(0, 0, d, j),
+            Operand::whole(&d_adj),
+            r,
+            minus_one,
+            T::one(),
+            false,
+            &full,
+        )?;
         scalar_mul_diagonal(&d_adj, T::from_f64(0.5))?;
         zeros(&d_adj, Part::StrictlyUpper)?;
-        for (block, value) in [(r_block, &r_adj), (d_block, &d_adj), (b_block, &b_adj), (c_block, &c_adj)] {
-            sub_block(&adj, block.row, block.col, value, Block::new(0, 0, block.rows, block.cols), View::Entire)?;
+        for (block, value) in [
+            (r_block, &r_adj),
+            (d_block, &d_adj),
+            (b_block, &b_adj),
+            (c_block, &c_adj),
+        ] {
+            sub_block(
+                &adj,
+                block.row,
+                block.col,
+                value,
+                Block::new(0, 0, block.rows, block.cols),
+                View::Entire,
+            )?;
         }
         k = j;
     }

@@ -7,7 +7,6 @@ use crate::checks::first_flagged;
 use crate::launchers as cl;
 use fusion_core::{ClFloat, ClType, Error, MatrixCl, NdRange, Result, View};
 
-
 /// Rows/cols as the `int` a kernel takes, or an error naming the function.
 pub(crate) fn int(function: &'static str, argument: &'static str, value: usize) -> Result<i32> {
     i32::try_from(value).map_err(|_| Error::InvalidArgument {
@@ -28,7 +27,11 @@ fn same_shape<T: ClType>(function: &'static str, a: &MatrixCl<T>, b: &MatrixCl<T
     Ok(())
 }
 
-pub(crate) fn square<T: ClType>(function: &'static str, argument: &'static str, a: &MatrixCl<T>) -> Result<usize> {
+pub(crate) fn square<T: ClType>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<usize> {
     if a.rows() != a.cols() {
         return Err(Error::InvalidArgument {
             function,
@@ -70,15 +73,21 @@ pub fn identity<T: ClType>(n: usize) -> Result<MatrixCl<T>> {
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
 pub fn batch_identity<T: ClType>(n: usize, batches: usize) -> Result<MatrixCl<T>> {
-    let cols = n.checked_mul(batches).ok_or_else(|| Error::InvalidArgument {
-        function: "batch_identity",
-        argument: "batches",
-        reason: format!("{n} x {batches} identities overflow"),
-    })?;
+    let cols = n
+        .checked_mul(batches)
+        .ok_or_else(|| Error::InvalidArgument {
+            function: "batch_identity",
+            argument: "batches",
+            reason: format!("{n} x {batches} identities overflow"),
+        })?;
     let m = MatrixCl::<T>::uninitialized(n, cols)?;
     cl::batch_identity::<T>().launch(
         NdRange::d3([batches, n, n]),
-        (&m, int("batch_identity", "n", n)?, int("batch_identity", "batches", batches)?),
+        (
+            &m,
+            int("batch_identity", "n", n)?,
+            int("batch_identity", "batches", batches)?,
+        ),
     )?;
     Ok(m)
 }
@@ -147,7 +156,14 @@ pub fn scalar_mul<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<MatrixCl<T>> 
     let b = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
     cl::scalar_mul::<T>().launch(
         grid(a.rows(), a.cols()),
-        (&b, a, scalar, int("scalar_mul", "a", a.rows())?, int("scalar_mul", "a", a.cols())?, a.view().bits()),
+        (
+            &b,
+            a,
+            scalar,
+            int("scalar_mul", "a", a.rows())?,
+            int("scalar_mul", "a", a.cols())?,
+            a.view().bits(),
+        ),
     )?;
     b.set_view(a.view());
     Ok(b)
@@ -165,7 +181,12 @@ pub fn scalar_mul<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<MatrixCl<T>> 
 pub fn scalar_mul_diagonal<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<()> {
     cl::scalar_mul_diagonal::<T>().launch(
         NdRange::d1(a.rows().min(a.cols())),
-        (a, scalar, int("scalar_mul_diagonal", "a", a.rows())?, int("scalar_mul_diagonal", "a", a.cols())?),
+        (
+            a,
+            scalar,
+            int("scalar_mul_diagonal", "a", a.rows())?,
+            int("scalar_mul_diagonal", "a", a.cols())?,
+        ),
     )?;
     Ok(())
 }
@@ -183,10 +204,20 @@ pub fn scalar_mul_diagonal<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<()> 
 pub fn transpose<T: ClType>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const TILE: usize = 16;
     let b = MatrixCl::<T>::uninitialized(a.cols(), a.rows())?;
-    let range = grid(a.rows().div_ceil(TILE) * TILE, a.cols().div_ceil(TILE) * TILE).with_local(&[TILE, TILE]);
+    let range = grid(
+        a.rows().div_ceil(TILE) * TILE,
+        a.cols().div_ceil(TILE) * TILE,
+    )
+    .with_local(&[TILE, TILE]);
     cl::transpose::<T>().launch(
         range,
-        (&b, a, int("transpose", "a", a.rows())?, int("transpose", "a", a.cols())?, a.view().bits()),
+        (
+            &b,
+            a,
+            int("transpose", "a", a.rows())?,
+            int("transpose", "a", a.cols())?,
+            a.view().bits(),
+        ),
     )?;
     b.set_view(a.view().transpose());
     Ok(b)
@@ -216,7 +247,11 @@ pub fn triangular_transpose<T: ClType>(a: &MatrixCl<T>, mirror: Mirror) -> Resul
     let n = square("triangular_transpose", "a", a)?;
     cl::triangular_transpose::<T>().launch(
         grid(n, n),
-        (a, int("triangular_transpose", "a", n)?, i32::from(mirror == Mirror::LowerToUpper)),
+        (
+            a,
+            int("triangular_transpose", "a", n)?,
+            i32::from(mirror == Mirror::LowerToUpper),
+        ),
     )?;
     a.set_view(View::Entire);
     Ok(())
@@ -252,7 +287,12 @@ pub fn zeros<T: ClType>(a: &MatrixCl<T>, part: Part) -> Result<()> {
     };
     cl::zeros::<T>().launch(
         grid(a.rows(), a.cols()),
-        (a, int("zeros", "a", a.rows())?, int("zeros", "a", a.cols())?, code),
+        (
+            a,
+            int("zeros", "a", a.rows())?,
+            int("zeros", "a", a.cols())?,
+            code,
+        ),
     )?;
     a.set_view(a.view().intersection(remaining));
     Ok(())
@@ -274,10 +314,20 @@ pub struct Block {
 impl Block {
     /// A block at (`row`, `col`) of `rows x cols` elements.
     pub fn new(row: usize, col: usize, rows: usize, cols: usize) -> Self {
-        Block { row, col, rows, cols }
+        Block {
+            row,
+            col,
+            rows,
+            cols,
+        }
     }
 
-    pub(crate) fn check<T: ClType>(&self, function: &'static str, argument: &'static str, m: &MatrixCl<T>) -> Result<()> {
+    pub(crate) fn check<T: ClType>(
+        &self,
+        function: &'static str,
+        argument: &'static str,
+        m: &MatrixCl<T>,
+    ) -> Result<()> {
         if self.row + self.rows > m.rows() || self.col + self.cols > m.cols() {
             return Err(Error::InvalidArgument {
                 function,
@@ -320,7 +370,11 @@ pub fn sub_block<T: ClType>(
 ) -> Result<()> {
     const F: &str = "sub_block";
     src_block.check(F, "src_block", src)?;
-    Block::new(dst_row, dst_col, src_block.rows, src_block.cols).check(F, "dst_row/dst_col", dst)?;
+    Block::new(dst_row, dst_col, src_block.rows, src_block.cols).check(
+        F,
+        "dst_row/dst_col",
+        dst,
+    )?;
     if dst.buffer_id() == src.buffer_id() {
         return Err(Error::InvalidArgument {
             function: F,
@@ -356,11 +410,22 @@ pub(crate) fn copy_block<T: ClType>(src: &MatrixCl<T>, block: Block) -> Result<M
 
 /// `c = sum of the batches + beta * c`, where `batch` holds `batches` copies of
 /// `c`'s shape one after another (split-k's second step).
-pub(crate) fn add_batch<T: ClFloat>(c: &MatrixCl<T>, batch: &MatrixCl<T>, batches: usize, beta: T) -> Result<()> {
+pub(crate) fn add_batch<T: ClFloat>(
+    c: &MatrixCl<T>,
+    batch: &MatrixCl<T>,
+    batches: usize,
+    beta: T,
+) -> Result<()> {
     let size = c.len();
     cl::add_batch::<T>().launch(
         NdRange::d1(size),
-        (c, batch, int("add_batch", "c", size)?, int("add_batch", "batches", batches)?, beta),
+        (
+            c,
+            batch,
+            int("add_batch", "c", size)?,
+            int("add_batch", "batches", batches)?,
+            beta,
+        ),
     )?;
     Ok(())
 }
@@ -374,7 +439,11 @@ pub(crate) fn add_batch<T: ClFloat>(c: &MatrixCl<T>, batch: &MatrixCl<T>, batche
 /// assert!(matches!(err, Error::NaN { row: 0, col: 1, .. }));
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn check_nan<T: ClFloat>(function: &'static str, argument: &'static str, a: &MatrixCl<T>) -> Result<()> {
+pub fn check_nan<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
     let flag = crate::checks::enqueue_check_nan(a)?;
     match first_flagged(&flag)? {
         Some(index) => Err(Error::NaN {
@@ -400,7 +469,12 @@ pub fn check_nan<T: ClFloat>(function: &'static str, argument: &'static str, a: 
 /// assert!(fusion_kernels::check_symmetric("f", "a", &a, 0.5).is_ok());
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn check_symmetric<T: ClFloat>(function: &'static str, argument: &'static str, a: &MatrixCl<T>, tolerance: T) -> Result<()> {
+pub fn check_symmetric<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+    tolerance: T,
+) -> Result<()> {
     square(function, argument, a)?;
     let flag = crate::checks::enqueue_check_symmetric(a, tolerance)?;
     match first_flagged(&flag)? {
@@ -424,7 +498,11 @@ pub fn check_symmetric<T: ClFloat>(function: &'static str, argument: &'static st
 /// assert!(err.to_string().contains("a[1, 1]"));
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn check_diagonal_zeros<T: ClFloat>(function: &'static str, argument: &'static str, a: &MatrixCl<T>) -> Result<()> {
+pub fn check_diagonal_zeros<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
     let flag = crate::checks::enqueue_check_diagonal_zeros(a)?;
     match first_flagged(&flag)? {
         Some(index) => {

@@ -21,12 +21,21 @@ pub(crate) fn enqueue_check_nan<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<
     let flag = new_flag()?;
     cl::check_nan::<T>().launch(
         NdRange::d2([a.rows(), a.cols()]),
-        (a, &flag, int("check_nan", "a", a.rows())?, int("check_nan", "a", a.cols())?, a.view().bits()),
+        (
+            a,
+            &flag,
+            int("check_nan", "a", a.rows())?,
+            int("check_nan", "a", a.cols())?,
+            a.view().bits(),
+        ),
     )?;
     Ok(flag)
 }
 
-pub(crate) fn enqueue_check_symmetric<T: ClFloat>(a: &MatrixCl<T>, tolerance: T) -> Result<MatrixCl<i32>> {
+pub(crate) fn enqueue_check_symmetric<T: ClFloat>(
+    a: &MatrixCl<T>,
+    tolerance: T,
+) -> Result<MatrixCl<i32>> {
     let n = square("check_symmetric", "a", a)?;
     let flag = new_flag()?;
     cl::check_symmetric::<T>().launch(
@@ -40,7 +49,12 @@ pub(crate) fn enqueue_check_diagonal_zeros<T: ClFloat>(a: &MatrixCl<T>) -> Resul
     let flag = new_flag()?;
     cl::check_diagonal_zeros::<T>().launch(
         NdRange::d1(a.rows().min(a.cols())),
-        (a, &flag, int("check_diagonal_zeros", "a", a.rows())?, int("check_diagonal_zeros", "a", a.cols())?),
+        (
+            a,
+            &flag,
+            int("check_diagonal_zeros", "a", a.rows())?,
+            int("check_diagonal_zeros", "a", a.cols())?,
+        ),
     )?;
     Ok(flag)
 }

@@ -25,7 +25,11 @@ pub struct CholeskyOptions {
 
 impl Default for CholeskyOptions {
     fn default() -> Self {
-        CholeskyOptions { partition: 4, min_l11_size: 128, symmetry_tolerance: 1e-8 }
+        CholeskyOptions {
+            partition: 4,
+            min_l11_size: 128,
+            symmetry_tolerance: 1e-8,
+        }
     }
 }
 
@@ -51,7 +55,10 @@ pub fn cholesky_decompose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 }
 
 /// [`cholesky_decompose`] with explicit `partition` and `min_l11_size`.
-pub fn cholesky_decompose_with<T: ClFloat>(a: &MatrixCl<T>, options: &CholeskyOptions) -> Result<MatrixCl<T>> {
+pub fn cholesky_decompose_with<T: ClFloat>(
+    a: &MatrixCl<T>,
+    options: &CholeskyOptions,
+) -> Result<MatrixCl<T>> {
     const F: &str = "cholesky_decompose";
     let n = square(F, "a", a)?;
     if options.partition < 2 || options.min_l11_size == 0 {
@@ -64,25 +71,52 @@ pub fn cholesky_decompose_with<T: ClFloat>(a: &MatrixCl<T>, options: &CholeskyOp
     let symmetric_by_view = match a.view() {
         View::Entire => false,
         View::Lower | View::Diagonal => true,
-        view => return Err(Error::InvalidView { function: F, view, reason: "pass the lower triangle (view Lower) or the whole matrix" }),
+        view => {
+            return Err(Error::InvalidView {
+                function: F,
+                view,
+                reason: "pass the lower triangle (view Lower) or the whole matrix",
+            });
+        }
     };
     int(F, "a", a.len())?;
     let nan = enqueue_check_nan(a)?;
-    let asymmetry = if symmetric_by_view { None } else { Some(enqueue_check_symmetric(a, T::from_f64(options.symmetry_tolerance))?) };
+    let asymmetry = if symmetric_by_view {
+        None
+    } else {
+        Some(enqueue_check_symmetric(
+            a,
+            T::from_f64(options.symmetry_tolerance),
+        )?)
+    };
     let work = a.try_clone()?;
     work.set_view(View::Entire);
     let failure = new_flag()?;
     decompose(&work, &failure, 0, n, options)?;
     if let Some(index) = first_flagged(&nan)? {
-        return Err(Error::NaN { function: F, argument: "a", row: index % n, col: index / n });
+        return Err(Error::NaN {
+            function: F,
+            argument: "a",
+            row: index % n,
+            col: index / n,
+        });
     }
     if let Some(flag) = asymmetry
         && let Some(index) = first_flagged(&flag)?
     {
-        return Err(Error::NotSymmetric { function: F, argument: "a", row: index % n, col: index / n });
+        return Err(Error::NotSymmetric {
+            function: F,
+            argument: "a",
+            row: index % n,
+            col: index / n,
+        });
     }
     if let Some(index) = first_flagged(&failure)? {
-        return Err(Error::NotPositiveDefinite { function: F, argument: "a", index });
+        return Err(Error::NotPositiveDefinite {
+            function: F,
+            argument: "a",
+            index,
+        });
     }
     zeros(&work, Part::StrictlyUpper)?;
     work.set_view(View::Lower);
@@ -91,7 +125,13 @@ pub fn cholesky_decompose_with<T: ClFloat>(a: &MatrixCl<T>, options: &CholeskyOp
 
 /// Factors the `size x size` diagonal block of `work` at (`at`, `at`), given
 /// that everything before it is already factored and updated.
-fn decompose<T: ClFloat>(work: &MatrixCl<T>, failure: &MatrixCl<i32>, at: usize, size: usize, options: &CholeskyOptions) -> Result<()> {
+fn decompose<T: ClFloat>(
+    work: &MatrixCl<T>,
+    failure: &MatrixCl<i32>,
+    at: usize,
+    size: usize,
+    options: &CholeskyOptions,
+) -> Result<()> {
     const F: &str = "cholesky_decompose";
     if size == 0 {
         return Ok(());
@@ -102,7 +142,14 @@ fn decompose<T: ClFloat>(work: &MatrixCl<T>, failure: &MatrixCl<i32>, at: usize,
         let threads = size.min(max_threads).max(1);
         cl::cholesky_block::<T>().launch(
             NdRange::d1(threads).with_local(&[threads]),
-            (work, failure, int(F, "a", size)?, int(F, "a", at + n * at)?, int(F, "a", n)?, int(F, "a", at)?),
+            (
+                work,
+                failure,
+                int(F, "a", size)?,
+                int(F, "a", at + n * at)?,
+                int(F, "a", n)?,
+                int(F, "a", at)?,
+            ),
         )?;
         return Ok(());
     }
@@ -116,11 +163,41 @@ fn decompose<T: ClFloat>(work: &MatrixCl<T>, failure: &MatrixCl<i32>, at: usize,
     let l11_inverse = lower_inverse(&l11, block)?;
     let l21 = MatrixCl::<T>::uninitialized(rest, block)?;
     let a21 = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
-    let whole = MultiplyOptions { splits: Some(1), config: None };
-    gemm_into(F, &l21, Block::new(0, 0, rest, block), a21, Operand::whole(&l11_inverse).t(), T::one(), T::default(), false, &whole)?;
-    sub_block(work, at + block, at, &l21, Block::new(0, 0, rest, block), View::Entire)?;
+    let whole = MultiplyOptions {
+        splits: Some(1),
+        config: None,
+    };
+    gemm_into(
+        F,
+        &l21,
+        Block::new(0, 0, rest, block),
+        a21,
+        Operand::whole(&l11_inverse).t(),
+        T::one(),
+        T::default(),
+        false,
+        &whole,
+    )?;
+    sub_block(
+        work,
+        at + block,
+        at,
+        &l21,
+        Block::new(0, 0, rest, block),
+        View::Entire,
+    )?;
     // A22 -= L21 · L21ᵀ (lower triangle only).
     let l21_in_place = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
-    gemm_into(F, work, Block::new(at + block, at + block, rest, rest), l21_in_place, l21_in_place.t(), T::from_f64(-1.0), T::one(), true, &whole)?;
+    gemm_into(
+        F,
+        work,
+        Block::new(at + block, at + block, rest, rest),
+        l21_in_place,
+        l21_in_place.t(),
+        T::from_f64(-1.0),
+        T::one(),
+        true,
+        &whole,
+    )?;
     decompose(work, failure, at + block, rest, options)
 }

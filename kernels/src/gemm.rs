@@ -40,17 +40,32 @@ impl GemmConfig {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
             Ok(text) => Self::parse(&text)?,
-            Err(_) if rt.device_info().is_gpu => GemmConfig { thread_block_size: 64, work_per_thread: 4, tile_k: 16 },
-            Err(_) => GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 },
+            Err(_) if rt.device_info().is_gpu => GemmConfig {
+                thread_block_size: 64,
+                work_per_thread: 4,
+                tile_k: 16,
+            },
+            Err(_) => GemmConfig {
+                thread_block_size: 32,
+                work_per_thread: 4,
+                tile_k: 16,
+            },
         };
         config.validate::<f64>()?;
         Ok(config)
     }
 
     fn parse(text: &str) -> Result<GemmConfig> {
-        let parts: Vec<usize> = text.split(',').filter_map(|p| p.trim().parse().ok()).collect();
+        let parts: Vec<usize> = text
+            .split(',')
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
         match parts[..] {
-            [thread_block_size, work_per_thread, tile_k] => Ok(GemmConfig { thread_block_size, work_per_thread, tile_k }),
+            [thread_block_size, work_per_thread, tile_k] => Ok(GemmConfig {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            }),
             _ => Err(Error::InvalidArgument {
                 function: "GemmConfig::for_device",
                 argument: "FUSION_GEMM",
@@ -64,17 +79,30 @@ impl GemmConfig {
         let info = Runtime::get()?.device_info();
         let threads = self.threads_per_dimension();
         let local_bytes = 2 * self.tile_k * self.thread_block_size * std::mem::size_of::<T>();
-        let reason = if self.work_per_thread == 0 || self.tile_k == 0 || self.thread_block_size % self.work_per_thread != 0 {
+        let reason = if self.work_per_thread == 0
+            || self.tile_k == 0
+            || self.thread_block_size % self.work_per_thread != 0
+        {
             Some("thread_block_size must be a multiple of work_per_thread, tile_k > 0".to_string())
         } else if threads * threads > info.max_work_group_size {
-            Some(format!("{threads}² work items exceed the device's {}", info.max_work_group_size))
+            Some(format!(
+                "{threads}² work items exceed the device's {}",
+                info.max_work_group_size
+            ))
         } else if local_bytes as u64 > info.local_mem_bytes {
-            Some(format!("{local_bytes} bytes of local memory exceed the device's {}", info.local_mem_bytes))
+            Some(format!(
+                "{local_bytes} bytes of local memory exceed the device's {}",
+                info.local_mem_bytes
+            ))
         } else {
             None
         };
         match reason {
-            Some(reason) => Err(Error::InvalidArgument { function: "GemmConfig::validate", argument: "config", reason }),
+            Some(reason) => Err(Error::InvalidArgument {
+                function: "GemmConfig::validate",
+                argument: "config",
+                reason,
+            }),
             None => Ok(()),
         }
     }
@@ -84,7 +112,11 @@ impl GemmConfig {
             "-D THREAD_BLOCK_SIZE={} -D WORK_PER_THREAD={} -D TILE_K={}",
             self.thread_block_size, self.work_per_thread, self.tile_k
         );
-        for (on, flag) in [(trans_a, " -D TRANS_A"), (trans_b, " -D TRANS_B"), (lower_only, " -D LOWER_ONLY")] {
+        for (on, flag) in [
+            (trans_a, " -D TRANS_A"),
+            (trans_b, " -D TRANS_B"),
+            (lower_only, " -D LOWER_ONLY"),
+        ] {
             if on {
                 o.push_str(flag);
             }
@@ -125,22 +157,40 @@ pub(crate) struct Operand<'a, T: ClFloat> {
 impl<'a, T: ClFloat> Operand<'a, T> {
     /// The whole matrix, as stored.
     pub fn whole(matrix: &'a MatrixCl<T>) -> Self {
-        Operand { matrix, block: Block::new(0, 0, matrix.rows(), matrix.cols()), transposed: false, view: matrix.view() }
+        Operand {
+            matrix,
+            block: Block::new(0, 0, matrix.rows(), matrix.cols()),
+            transposed: false,
+            view: matrix.view(),
+        }
     }
 
     /// A block, read as `view`.
     pub fn block(matrix: &'a MatrixCl<T>, block: Block, view: View) -> Self {
-        Operand { matrix, block, transposed: false, view }
+        Operand {
+            matrix,
+            block,
+            transposed: false,
+            view,
+        }
     }
 
     /// The same operand read transposed.
     pub fn t(self) -> Self {
-        Operand { transposed: !self.transposed, view: self.view.transpose(), ..self }
+        Operand {
+            transposed: !self.transposed,
+            view: self.view.transpose(),
+            ..self
+        }
     }
 
     /// (rows, cols) as read.
     pub fn shape(&self) -> (usize, usize) {
-        if self.transposed { (self.block.cols, self.block.rows) } else { (self.block.rows, self.block.cols) }
+        if self.transposed {
+            (self.block.cols, self.block.rows)
+        } else {
+            (self.block.rows, self.block.cols)
+        }
     }
 
     fn offset(&self) -> usize {
@@ -169,7 +219,11 @@ pub(crate) fn gemm_into<T: ClFloat>(
     let (m, k) = a.shape();
     let (k2, n) = b.shape();
     if k != k2 || (m, n) != (c_block.rows, c_block.cols) {
-        return Err(Error::DimensionMismatch { operation: function.to_string(), lhs: (m, k), rhs: (k2, n) });
+        return Err(Error::DimensionMismatch {
+            operation: function.to_string(),
+            lhs: (m, k),
+            rhs: (k2, n),
+        });
     }
     c_block.check(function, "c", c)?;
     a.block.check(function, "a", a.matrix)?;
@@ -185,28 +239,77 @@ pub(crate) fn gemm_into<T: ClFloat>(
         None => GemmConfig::for_device()?,
     };
     let whole_c = c_block == Block::new(0, 0, c.rows(), c.cols());
-    let splits = if whole_c { options.splits.unwrap_or_else(|| auto_splits(m, n, k, &config)).max(1) } else { 1 };
+    let splits = if whole_c {
+        options
+            .splits
+            .unwrap_or_else(|| auto_splits(m, n, k, &config))
+            .max(1)
+    } else {
+        1
+    };
     let ts = config.thread_block_size;
     let rts = config.threads_per_dimension();
-    let range = NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits]).with_local(&[rts, rts, 1]);
+    let range = NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
+        .with_local(&[rts, rts, 1]);
     let build = config.options(a.transposed, b.transposed, lower_only);
-    let dims = (int(function, "a", m)?, int(function, "b", n)?, int(function, "a", k)?);
+    let dims = (
+        int(function, "a", m)?,
+        int(function, "b", n)?,
+        int(function, "a", k)?,
+    );
     let lead = |o: &Operand<'_, T>, name| -> Result<(i32, i32)> {
         int(function, name, o.matrix.len())?;
-        Ok((int(function, name, o.offset())?, int(function, name, o.matrix.rows())?))
+        Ok((
+            int(function, name, o.offset())?,
+            int(function, name, o.matrix.rows())?,
+        ))
     };
     let (offset_a, lda) = lead(&a, "a")?;
     let (offset_b, ldb) = lead(&b, "b")?;
     if splits == 1 {
         int(function, "c", c.len())?;
         let offset_c = int(function, "c", c_block.row + c.rows() * c_block.col)?;
-        let args = (or_stand_in(a.matrix, c), or_stand_in(b.matrix, c), c, dims.0, dims.1, dims.2, offset_a, lda, offset_b, ldb, offset_c, int(function, "c", c.rows())?, a.view.bits(), b.view.bits(), alpha, beta);
+        let args = (
+            or_stand_in(a.matrix, c),
+            or_stand_in(b.matrix, c),
+            c,
+            dims.0,
+            dims.1,
+            dims.2,
+            offset_a,
+            lda,
+            offset_b,
+            ldb,
+            offset_c,
+            int(function, "c", c.rows())?,
+            a.view.bits(),
+            b.view.bits(),
+            alpha,
+            beta,
+        );
         cl::gemm::<T>().launch_with_options(range, &build, args)?;
         return Ok(());
     }
     let partial = MatrixCl::<T>::uninitialized(m, n * splits)?;
     int(function, "c", partial.len())?;
-    let args = (or_stand_in(a.matrix, &partial), or_stand_in(b.matrix, &partial), &partial, dims.0, dims.1, dims.2, offset_a, lda, offset_b, ldb, 0, dims.0, a.view.bits(), b.view.bits(), alpha, T::default());
+    let args = (
+        or_stand_in(a.matrix, &partial),
+        or_stand_in(b.matrix, &partial),
+        &partial,
+        dims.0,
+        dims.1,
+        dims.2,
+        offset_a,
+        lda,
+        offset_b,
+        ldb,
+        0,
+        dims.0,
+        a.view.bits(),
+        b.view.bits(),
+        alpha,
+        T::default(),
+    );
     cl::gemm::<T>().launch_with_options(range, &build, args)?;
     add_batch(c, &partial, splits, beta)
 }
@@ -215,7 +318,9 @@ pub(crate) fn gemm_into<T: ClFloat>(
 /// long enough to share: aim for about four work-groups per compute unit,
 /// keeping at least 256 of k per part.
 fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
-    let compute_units = Runtime::current().map_or(1, |rt| rt.device_info().compute_units as usize).max(1);
+    let compute_units = Runtime::current()
+        .map_or(1, |rt| rt.device_info().compute_units as usize)
+        .max(1);
     let tiles = m.div_ceil(config.thread_block_size) * n.div_ceil(config.thread_block_size);
     let target = 4 * compute_units;
     if tiles >= target {
@@ -246,9 +351,17 @@ pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl
 }
 
 /// [`multiply`] with explicit tiling or split-k parts.
-pub fn multiply_with<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, options: &MultiplyOptions) -> Result<MatrixCl<T>> {
+pub fn multiply_with<T: ClFloat>(
+    a: &MatrixCl<T>,
+    b: &MatrixCl<T>,
+    options: &MultiplyOptions,
+) -> Result<MatrixCl<T>> {
     if a.cols() != b.rows() {
-        return Err(Error::DimensionMismatch { operation: "multiply".into(), lhs: (a.rows(), a.cols()), rhs: (b.rows(), b.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: "multiply".into(),
+            lhs: (a.rows(), a.cols()),
+            rhs: (b.rows(), b.cols()),
+        });
     }
     if options.splits.is_none() && options.config.is_none() {
         if b.cols() == 1 && a.rows() > 1 {
@@ -259,7 +372,17 @@ pub fn multiply_with<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>, options: &Mul
         }
     }
     let c = MatrixCl::<T>::uninitialized(a.rows(), b.cols())?;
-    gemm_into("multiply", &c, Block::new(0, 0, a.rows(), b.cols()), Operand::whole(a), Operand::whole(b), T::one(), T::default(), false, options)?;
+    gemm_into(
+        "multiply",
+        &c,
+        Block::new(0, 0, a.rows(), b.cols()),
+        Operand::whole(a),
+        Operand::whole(b),
+        T::one(),
+        T::default(),
+        false,
+        options,
+    )?;
     c.set_view(result_view(a.view(), b.view()));
     Ok(c)
 }
@@ -283,7 +406,12 @@ pub enum Op {
 /// assert_eq!(fusion_kernels::multiply_transposed(&a, Op::T, &a, Op::N)?.to_vec()?, vec![5.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn multiply_transposed<T: ClFloat>(a: &MatrixCl<T>, op_a: Op, b: &MatrixCl<T>, op_b: Op) -> Result<MatrixCl<T>> {
+pub fn multiply_transposed<T: ClFloat>(
+    a: &MatrixCl<T>,
+    op_a: Op,
+    b: &MatrixCl<T>,
+    op_b: Op,
+) -> Result<MatrixCl<T>> {
     let mut oa = Operand::whole(a);
     let mut ob = Operand::whole(b);
     if op_a == Op::T {
@@ -294,7 +422,17 @@ pub fn multiply_transposed<T: ClFloat>(a: &MatrixCl<T>, op_a: Op, b: &MatrixCl<T
     }
     let ((m, _), (_, n)) = (oa.shape(), ob.shape());
     let c = MatrixCl::<T>::uninitialized(m, n)?;
-    gemm_into("multiply_transposed", &c, Block::new(0, 0, m, n), oa, ob, T::one(), T::default(), false, &MultiplyOptions::default())?;
+    gemm_into(
+        "multiply_transposed",
+        &c,
+        Block::new(0, 0, m, n),
+        oa,
+        ob,
+        T::one(),
+        T::default(),
+        false,
+        &MultiplyOptions::default(),
+    )?;
     c.set_view(result_view(oa.view, ob.view));
     Ok(c)
 }
@@ -312,7 +450,20 @@ pub fn multiply_transpose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     let n = a.rows();
     let c = MatrixCl::<T>::uninitialized(n, n)?;
     let whole = Operand::whole(a);
-    gemm_into("multiply_transpose", &c, Block::new(0, 0, n, n), whole, whole.t(), T::one(), T::default(), true, &MultiplyOptions { splits: Some(1), config: None })?;
+    gemm_into(
+        "multiply_transpose",
+        &c,
+        Block::new(0, 0, n, n),
+        whole,
+        whole.t(),
+        T::one(),
+        T::default(),
+        true,
+        &MultiplyOptions {
+            splits: Some(1),
+            config: None,
+        },
+    )?;
     triangular_transpose(&c, Mirror::LowerToUpper)?;
     Ok(c)
 }
@@ -329,11 +480,25 @@ pub fn multiply_transpose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const F: &str = "matrix_vector_multiply";
     if x.cols() != 1 || a.cols() != x.rows() {
-        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (a.rows(), a.cols()), rhs: (x.rows(), x.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (a.rows(), a.cols()),
+            rhs: (x.rows(), x.cols()),
+        });
     }
     let y = MatrixCl::<T>::uninitialized(a.rows(), 1)?;
     int(F, "a", a.len())?;
-    cl::matrix_vector_multiply::<T>().launch(NdRange::d1(a.rows()), (&y, or_stand_in(a, &y), or_stand_in(x, &y), int(F, "a", a.rows())?, int(F, "a", a.cols())?, a.view().bits()))?;
+    cl::matrix_vector_multiply::<T>().launch(
+        NdRange::d1(a.rows()),
+        (
+            &y,
+            or_stand_in(a, &y),
+            or_stand_in(x, &y),
+            int(F, "a", a.rows())?,
+            int(F, "a", a.cols())?,
+            a.view().bits(),
+        ),
+    )?;
     Ok(y)
 }
 
@@ -347,17 +512,31 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
 /// assert_eq!(fusion_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn row_vector_matrix_multiply<T: ClFloat>(x: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+pub fn row_vector_matrix_multiply<T: ClFloat>(
+    x: &MatrixCl<T>,
+    a: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
     const F: &str = "row_vector_matrix_multiply";
     const LOCAL: usize = 64;
     if x.rows() != 1 || x.cols() != a.rows() {
-        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (x.rows(), x.cols()), rhs: (a.rows(), a.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (x.rows(), x.cols()),
+            rhs: (a.rows(), a.cols()),
+        });
     }
     let y = MatrixCl::<T>::uninitialized(1, a.cols())?;
     int(F, "a", a.len())?;
     cl::row_vector_matrix_multiply::<T>().launch(
         NdRange::d1(a.cols() * LOCAL).with_local(&[LOCAL]),
-        (&y, or_stand_in(x, &y), or_stand_in(a, &y), int(F, "a", a.rows())?, int(F, "a", a.cols())?, a.view().bits()),
+        (
+            &y,
+            or_stand_in(x, &y),
+            or_stand_in(a, &y),
+            int(F, "a", a.rows())?,
+            int(F, "a", a.cols())?,
+            a.view().bits(),
+        ),
     )?;
     Ok(y)
 }

@@ -16,13 +16,14 @@ mod triangular;
 
 pub use adjoints::{ProductAdjoint, cholesky_adjoint, mdivide_left_tri_adjoint, multiply_adjoint};
 pub use basic::{
-    Block, Mirror, Part, add, batch_identity, check_diagonal_zeros, check_nan, check_symmetric, identity, scalar_mul,
-    scalar_mul_diagonal, sub_block, subtract, transpose, triangular_transpose, zeros,
+    Block, Mirror, Part, add, batch_identity, check_diagonal_zeros, check_nan, check_symmetric,
+    identity, scalar_mul, scalar_mul_diagonal, sub_block, subtract, transpose,
+    triangular_transpose, zeros,
 };
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
 pub use gemm::{
-    GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose, multiply_transposed,
-    multiply_with, row_vector_matrix_multiply,
+    GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose,
+    multiply_transposed, multiply_with, row_vector_matrix_multiply,
 };
 pub use packed::{PackedTransfer, packed_len};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};

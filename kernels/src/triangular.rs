@@ -71,7 +71,10 @@ pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<Mat
     int(F, "a", a.len())?;
     let blocks = n.div_ceil(BLOCK);
     let identities = batch_identity::<T>(BLOCK, blocks)?;
-    cl::diag_inv::<T>().launch(NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]), (&result, &identities, size))?;
+    cl::diag_inv::<T>().launch(
+        NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]),
+        (&result, &identities, size),
+    )?;
     let rts = TRI_TS / TRI_WPT;
     let mut s = BLOCK;
     while s < n {
@@ -99,7 +102,11 @@ pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<Mat
 /// ```
 pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     if a.rows() != b.rows() {
-        return Err(Error::DimensionMismatch { operation: "mdivide_left_tri".into(), lhs: (a.rows(), a.cols()), rhs: (b.rows(), b.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: "mdivide_left_tri".into(),
+            lhs: (a.rows(), a.cols()),
+            rhs: (b.rows(), b.cols()),
+        });
     }
     let inverse = tri_inverse(a)?;
     crate::multiply(&inverse, b)
@@ -130,7 +137,11 @@ pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl
 /// ```
 pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     if b.cols() != a.rows() {
-        return Err(Error::DimensionMismatch { operation: "mdivide_right_tri".into(), lhs: (b.rows(), b.cols()), rhs: (a.rows(), a.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: "mdivide_right_tri".into(),
+            lhs: (b.rows(), b.cols()),
+            rhs: (a.rows(), a.cols()),
+        });
     }
     let inverse = tri_inverse(a)?;
     crate::multiply(b, &inverse)

@@ -50,7 +50,13 @@ pub fn to_host(m: &MatrixCl<f64>) -> DMatrix<f64> {
 
 /// The paper's SPD test matrix: A_ij = n - |i - j|, A_ii = n².
 pub fn toeplitz(n: usize) -> DMatrix<f64> {
-    DMatrix::from_fn(n, n, |i, j| if i == j { (n * n) as f64 } else { n as f64 - (i as f64 - j as f64).abs() })
+    DMatrix::from_fn(n, n, |i, j| {
+        if i == j {
+            (n * n) as f64
+        } else {
+            n as f64 - (i as f64 - j as f64).abs()
+        }
+    })
 }
 
 /// max |got - want| / max(max |want|, 1).
@@ -62,12 +68,20 @@ pub fn relative_error(got: &DMatrix<f64>, want: &DMatrix<f64>) -> f64 {
 
 pub fn assert_relative(what: &str, got: &DMatrix<f64>, want: &DMatrix<f64>, tolerance: f64) {
     let err = relative_error(got, want);
-    assert!(err <= tolerance, "{what}: relative error {err:e} > {tolerance:e}");
+    assert!(
+        err <= tolerance,
+        "{what}: relative error {err:e} > {tolerance:e}"
+    );
 }
 
 /// Freivalds-style check of `got = product` through two random vectors:
 /// compares got·x with `apply(x)`, both O(n²).
-pub fn assert_product_probe(what: &str, got: &DMatrix<f64>, apply: impl Fn(&DMatrix<f64>) -> DMatrix<f64>, tolerance: f64) {
+pub fn assert_product_probe(
+    what: &str,
+    got: &DMatrix<f64>,
+    apply: impl Fn(&DMatrix<f64>) -> DMatrix<f64>,
+    tolerance: f64,
+) {
     let mut rng = Rng::new(99);
     for _ in 0..2 {
         let x = rng.matrix(got.ncols(), 1);

@@ -41,13 +41,13 @@ fusion_core::kernel! {
     pub(crate) fn add_batch<T>(inout c: T, in batch: T, size: i32, batches: i32, beta: T) = file "cl/basic.cl";
 }
 fusion_core::kernel! {
-    pub(crate) fn check_nan<T>(in a: T, inout first: i32, rows: i32, cols: i32, view_a: i32) = file "cl/basic.cl";
+    pub(crate) fn check_nan<T>(in a: T, inout first: i32, rows: i32, cols: i32, view_a: i32) = file "cl/checks.cl";
 }
 fusion_core::kernel! {
-    pub(crate) fn check_symmetric<T>(in a: T, inout first: i32, n: i32, tolerance: T) = file "cl/basic.cl";
+    pub(crate) fn check_symmetric<T>(in a: T, inout first: i32, n: i32, tolerance: T) = file "cl/checks.cl";
 }
 fusion_core::kernel! {
-    pub(crate) fn check_diagonal_zeros<T>(in a: T, inout first: i32, rows: i32, cols: i32) = file "cl/basic.cl";
+    pub(crate) fn check_diagonal_zeros<T>(in a: T, inout first: i32, rows: i32, cols: i32) = file "cl/checks.cl";
 }
 fusion_core::kernel! {
     pub(crate) fn gemm<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";

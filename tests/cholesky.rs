@@ -41,7 +41,8 @@ fn toeplitz_at_every_size() {
 
 #[test]
 fn partition_and_block_size_are_tunable() {
-    for (partition, min_l11_size) in [(2, 1), (2, 16), (3, 33), (8, 64)] {
+    // 128 takes the global-memory block kernel, the others the local-memory one.
+    for (partition, min_l11_size) in [(2, 1), (2, 16), (3, 33), (8, 64), (4, 128)] {
         let options = CholeskyOptions {
             partition,
             min_l11_size,

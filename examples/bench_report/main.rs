@@ -5,6 +5,7 @@
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
+mod linalg;
 mod output;
 mod overhead;
 mod timing;
@@ -13,8 +14,18 @@ mod workloads;
 use fusion::Runtime;
 use std::path::PathBuf;
 
+/// Which workloads run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Suite {
+    All,
+    Fusion,
+    Linalg,
+}
+
 struct Args {
     quick: bool,
+    suite: Suite,
+    gemm_sweep: bool,
     out: PathBuf,
     max_n: Option<usize>,
     reps: usize,
@@ -23,6 +34,8 @@ struct Args {
 fn parse() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
+        suite: Suite::All,
+        gemm_sweep: false,
         out: PathBuf::from("bench-out"),
         max_n: None,
         reps: 9,
@@ -31,6 +44,15 @@ fn parse() -> Result<Args, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => args.quick = true,
+            "--gemm-sweep" => args.gemm_sweep = true,
+            "--suite" => {
+                args.suite = match it.next().as_deref() {
+                    Some("all") => Suite::All,
+                    Some("fusion") => Suite::Fusion,
+                    Some("linalg") => Suite::Linalg,
+                    _ => return Err("--suite needs all, fusion or linalg".into()),
+                }
+            }
             "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
             "--max-n" => {
                 args.max_n = Some(
@@ -47,7 +69,7 @@ fn parse() -> Result<Args, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench_report [--quick] [--out DIR] [--max-n N] [--reps R]".into(),
+                    "usage: bench_report [--quick] [--suite all|fusion|linalg] [--gemm-sweep] [--out DIR] [--max-n N] [--reps R]".into(),
                 );
             }
             other => return Err(format!("unknown argument {other}")),
@@ -119,6 +141,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         "device: {} ({}), driver {}",
         info.name, info.platform_name, info.driver_version
     );
+    let sizes = if args.suite == Suite::Linalg {
+        Vec::new()
+    } else {
+        sizes
+    };
     for &n in &sizes {
         ctx.progress.set_message(format!("n = {n}"));
         workloads::copy_bandwidth(&mut ctx, n)?;
@@ -132,8 +159,43 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         workloads::glm_link(&mut ctx, n)?;
         workloads::linear_regression(&mut ctx, n)?;
     }
-    ctx.progress.set_message("launch overhead");
-    overhead::launch_overhead(&mut ctx, launches)?;
+    if args.suite != Suite::Linalg {
+        ctx.progress.set_message("launch overhead");
+        overhead::launch_overhead(&mut ctx, launches)?;
+    }
+    if args.suite != Suite::Fusion {
+        let fits = |n: usize| (n * n * 8 * 4) as u64 <= info.global_mem_bytes / 2;
+        let (gemm_sizes, chol_sizes, inv_sizes): (&[usize], &[usize], &[usize]) = if args.quick {
+            (&[128, 256], &[256], &[256])
+        } else if gpu {
+            (
+                &[512, 1024, 2048, 4096, 8192],
+                &[1000, 2000, 4096, 8192, 16384],
+                &[1000, 2000, 4096, 8192],
+            )
+        } else {
+            (&[256, 512, 1024, 2048], &[1000, 2000], &[1000, 2000])
+        };
+        for &n in gemm_sizes.iter().filter(|n| fits(**n)) {
+            ctx.progress.set_message(format!("dgemm n = {n}"));
+            linalg::gemm(&mut ctx, n)?;
+        }
+        if args.gemm_sweep {
+            ctx.progress.set_message("dgemm tilings");
+            linalg::gemm_sweep(&mut ctx, if gpu { 4096 } else { 512 })?;
+            ctx.progress.set_message("cholesky tunings");
+            linalg::cholesky_sweep(&mut ctx, if gpu { 8192 } else { 1000 })?;
+        }
+        for &n in chol_sizes.iter().filter(|n| fits(**n)) {
+            ctx.progress.set_message(format!("cholesky n = {n}"));
+            linalg::cholesky(&mut ctx, n)?;
+        }
+        for &n in inv_sizes.iter().filter(|n| fits(**n)) {
+            ctx.progress
+                .set_message(format!("triangular inverse n = {n}"));
+            linalg::tri_inverse(&mut ctx, n)?;
+        }
+    }
     ctx.progress.finish_and_clear();
 
     std::fs::create_dir_all(&args.out)?;

@@ -29,6 +29,8 @@ pub fn json(records: &[Record], dev: &DeviceLine, command: &str) -> serde_json::
             "repetitions": r.repetitions,
             "bytes": r.bytes,
             "gbps": if r.bytes > 0.0 { r.gbps() } else { 0.0 },
+            "flops": r.flops,
+            "tflops": if r.flops > 0.0 { r.flops / r.median_s / 1e12 } else { 0.0 },
         })).collect::<Vec<_>>(),
     })
 }
@@ -50,6 +52,37 @@ pub fn copy_peak(records: &[Record]) -> f64 {
         .filter(|r| r.workload == "copy")
         .map(Record::gbps)
         .fold(0.0, f64::max)
+}
+
+/// Compute-bound workloads: TFLOP/s, and the speedup over the CPU (faer)
+/// measured in the same run.
+fn flops_table(out: &mut String, rows: &[&Record]) {
+    out.push_str("| n | variant | median | min | max | TFLOP/s | speedup vs CPU |\n|---|---|---|---|---|---|---|\n");
+    let mut by_n: BTreeMap<usize, Vec<&Record>> = BTreeMap::new();
+    for r in rows {
+        by_n.entry(r.n).or_default().push(r);
+    }
+    for (n, rs) in by_n {
+        let cpu = rs
+            .iter()
+            .find(|r| r.variant.contains("CPU"))
+            .map(|r| r.median_s);
+        for r in rs {
+            let speedup = match cpu {
+                Some(c) if !r.variant.contains("CPU") => format!("{:.1}x", c / r.median_s),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "| {n} | {} | {} | {} | {} | {:.2} | {speedup} |\n",
+                r.variant,
+                fmt_time(r.median_s),
+                fmt_time(r.min_s),
+                fmt_time(r.max_s),
+                r.flops / r.median_s / 1e12
+            ));
+        }
+    }
+    out.push('\n');
 }
 
 pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str) -> String {
@@ -101,6 +134,10 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
                 ));
             }
             out.push('\n');
+            continue;
+        }
+        if rows.iter().any(|r| r.flops > 0.0) {
+            flops_table(&mut out, &rows);
             continue;
         }
         out.push_str("| n | variant | median | min | max | GB/s | % of copy | speedup vs chain |\n|---|---|---|---|---|---|---|---|\n");

@@ -15,8 +15,7 @@ pub struct Record {
     pub repetitions: usize,
     /// Bytes that must move (inputs read once, outputs written once).
     pub bytes: f64,
-    /// Floating-point operations, where meaningful.
-    #[allow(dead_code)] // kept in the record for TFLOP/s workloads
+    /// Floating-point operations, where meaningful (compute-bound workloads).
     pub flops: f64,
 }
 

@@ -49,3 +49,61 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
     barrier(CLK_GLOBAL_MEM_FENCE);
   }
 }
+
+// The same for blocks of at most CHOLESKY_LOCAL rows, factored in local
+// memory: the block is read once, every step synchronises on local memory
+// only, and the result is written once.
+#ifndef CHOLESKY_LOCAL
+#define CHOLESKY_LOCAL 64
+#endif
+__kernel void cholesky_block_local(__global T* a, __global int* first_failure, int n, int offset, int lda, int index_base) {
+  __local T block[CHOLESKY_LOCAL * CHOLESKY_LOCAL];
+  __local int failed;
+  const int lid = get_local_id(0);
+  const int threads = get_local_size(0);
+  __global T* source = a + offset;
+  if (lid == 0) {
+    failed = *first_failure != INT_MAX;
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = j + lid; i < n; i += threads) {
+      block[i + CHOLESKY_LOCAL * j] = source[i + lda * j];
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (failed) {
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    if (lid == 0) {
+      const T pivot = block[k + CHOLESKY_LOCAL * k];
+      if (!(pivot > 0)) {
+        failed = 1;
+        atomic_min(first_failure, index_base + k);
+      } else {
+        block[k + CHOLESKY_LOCAL * k] = sqrt(pivot);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (failed) {
+      return;
+    }
+    const T diagonal = block[k + CHOLESKY_LOCAL * k];
+    for (int i = k + 1 + lid; i < n; i += threads) {
+      block[i + CHOLESKY_LOCAL * k] /= diagonal;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = k + 1; j < n; j++) {
+      const T l_jk = block[j + CHOLESKY_LOCAL * k];
+      for (int i = j + lid; i < n; i += threads) {
+        block[i + CHOLESKY_LOCAL * j] -= block[i + CHOLESKY_LOCAL * k] * l_jk;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int j = 0; j < n; j++) {
+    for (int i = j + lid; i < n; i += threads) {
+      source[i + lda * j] = block[i + CHOLESKY_LOCAL * j];
+    }
+  }
+}

@@ -44,6 +44,37 @@
 #define B_AT(k, j) b[offset_b + (k) + ldb * (j)]
 #endif
 
+// Which tile element the l-th staged load is: consecutive work items read
+// consecutive addresses of the stored (possibly transposed) operand.
+#define LOADS ((TS * TILE_K + RTS * RTS - 1) / (RTS * RTS))
+#ifdef TRANS_A
+#define A_KK(l) ((l) % TILE_K)
+#define A_II(l) ((l) / TILE_K)
+#else
+#define A_II(l) ((l) % TS)
+#define A_KK(l) ((l) / TS)
+#endif
+#ifdef TRANS_B
+#define B_JJ(l) ((l) % TS)
+#define B_KK(l) ((l) / TS)
+#else
+#define B_KK(l) ((l) % TILE_K)
+#define B_JJ(l) ((l) / TILE_K)
+#endif
+
+// Fetches the tiles starting at k0 into a_next / b_next (zero outside the
+// matrices, the k range and the views).
+#define FETCH_TILES(k0) \
+  for (int n = 0; n < LOADS; n++) { \
+    const int l = thread + n * RTS * RTS; \
+    const int i = row0 + A_II(l); \
+    const int ka = (k0) + A_KK(l); \
+    a_next[n] = (l < TS * TILE_K && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
+    const int j = col0 + B_JJ(l); \
+    const int kb = (k0) + B_KK(l); \
+    b_next[n] = (l < TS * TILE_K && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
+  }
+
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
   __local T a_tile[TILE_K][TS];
   __local T b_tile[TILE_K][TS];
@@ -88,33 +119,27 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
     }
   }
 
+  // Each work item stages LOADS elements of each tile; the next tile's
+  // elements are fetched into registers while the current one is used, so
+  // global-memory latency overlaps the arithmetic.
+  T a_next[LOADS];
+  T b_next[LOADS];
+  if (tile_begin < tile_end) {
+    FETCH_TILES(k_begin + tile_begin * TILE_K);
+  }
   for (int tile = tile_begin; tile < tile_end; tile++) {
-    const int k0 = k_begin + tile * TILE_K;
-    for (int l = thread; l < TS * TILE_K; l += RTS * RTS) {
-#ifdef TRANS_A
-      const int kk = l % TILE_K;
-      const int ii = l / TILE_K;
-#else
-      const int ii = l % TS;
-      const int kk = l / TS;
-#endif
-      const int i = row0 + ii;
-      const int k = k0 + kk;
-      a_tile[kk][ii] = (i < M && k < k_end && IN_VIEW(i, k, view_a)) ? A_AT(i, k) : 0;
-    }
-    for (int l = thread; l < TS * TILE_K; l += RTS * RTS) {
-#ifdef TRANS_B
-      const int jj = l % TS;
-      const int kk = l / TS;
-#else
-      const int kk = l % TILE_K;
-      const int jj = l / TILE_K;
-#endif
-      const int j = col0 + jj;
-      const int k = k0 + kk;
-      b_tile[kk][jj] = (j < N && k < k_end && IN_VIEW(k, j, view_b)) ? B_AT(k, j) : 0;
+#pragma unroll
+    for (int n = 0; n < LOADS; n++) {
+      const int l = thread + n * RTS * RTS;
+      if (l < TS * TILE_K) {
+        a_tile[A_KK(l)][A_II(l)] = a_next[n];
+        b_tile[B_KK(l)][B_JJ(l)] = b_next[n];
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (tile + 1 < tile_end) {
+      FETCH_TILES(k_begin + (tile + 1) * TILE_K);
+    }
 #pragma unroll
     for (int kk = 0; kk < TILE_K; kk++) {
       T a_reg[WPT];

@@ -7,6 +7,9 @@ use crate::launchers as cl;
 use crate::triangular::lower_inverse;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
+/// Blocks up to this size are factored in local memory (`CHOLESKY_LOCAL` in cholesky.cl).
+const LOCAL_BLOCK: usize = 64;
+
 /// Tuning of [`cholesky_decompose_with`].
 ///
 /// ```
@@ -138,19 +141,23 @@ fn decompose<T: ClFloat>(
     }
     let n = work.rows();
     if size <= options.min_l11_size {
-        let max_threads = Runtime::get()?.device_info().max_work_group_size.min(256);
-        let threads = size.min(max_threads).max(1);
-        cl::cholesky_block::<T>().launch(
-            NdRange::d1(threads).with_local(&[threads]),
-            (
-                work,
-                failure,
-                int(F, "a", size)?,
-                int(F, "a", at + n * at)?,
-                int(F, "a", n)?,
-                int(F, "a", at)?,
-            ),
-        )?;
+        let info = Runtime::get()?.device_info();
+        let threads = size.min(info.max_work_group_size).min(256).max(1);
+        let args = (
+            work,
+            failure,
+            int(F, "a", size)?,
+            int(F, "a", at + n * at)?,
+            int(F, "a", n)?,
+            int(F, "a", at)?,
+        );
+        let range = NdRange::d1(threads).with_local(&[threads]);
+        let local_bytes = (LOCAL_BLOCK * LOCAL_BLOCK * std::mem::size_of::<T>()) as u64;
+        if size <= LOCAL_BLOCK && local_bytes + 64 <= info.local_mem_bytes {
+            cl::cholesky_block_local::<T>().launch(range, args)?;
+        } else {
+            cl::cholesky_block::<T>().launch(range, args)?;
+        }
         return Ok(());
     }
     let block = (size / options.partition).max(1);

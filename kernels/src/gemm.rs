@@ -35,20 +35,22 @@ impl GemmConfig {
     }
 
     /// The configuration for the current device: `FUSION_GEMM` when set,
-    /// else 64/4/16 on GPUs and 32/4/16 on CPUs (validated against the device).
+    /// else 128/8/16 on GPUs (best of the tilings measured on an H200, see
+    /// BENCHMARKS.md) and 32/8/32 on CPUs (fastest
+    /// of those tried on PoCL; validated against the device).
     pub fn for_device() -> Result<GemmConfig> {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
             Ok(text) => Self::parse(&text)?,
             Err(_) if rt.device_info().is_gpu => GemmConfig {
-                thread_block_size: 64,
-                work_per_thread: 4,
+                thread_block_size: 128,
+                work_per_thread: 8,
                 tile_k: 16,
             },
             Err(_) => GemmConfig {
                 thread_block_size: 32,
-                work_per_thread: 4,
-                tile_k: 16,
+                work_per_thread: 8,
+                tile_k: 32,
             },
         };
         config.validate::<f64>()?;

@@ -70,3 +70,6 @@ fusion_core::kernel! {
 fusion_core::kernel! {
     pub(crate) fn cholesky_block<T>(inout a: T, inout first_failure: i32, n: i32, offset: i32, lda: i32, index_base: i32) = file "cl/cholesky.cl";
 }
+fusion_core::kernel! {
+    pub(crate) fn cholesky_block_local<T>(inout a: T, inout first_failure: i32, n: i32, offset: i32, lda: i32, index_base: i32) = file "cl/cholesky.cl";
+}

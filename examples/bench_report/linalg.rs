@@ -1,0 +1,175 @@
+//! Hand-written leaves against faer on the CPU, in the same run (paper
+//! Figure 5 style): DGEMM, Cholesky and the triangular inverse on the
+//! paper's Toeplitz input; time, TFLOP/s and the GPU/CPU speedup.
+
+use crate::timing::measure;
+use crate::workloads::Ctx;
+use faer::linalg::{matmul::matmul, triangular_inverse::invert_lower_triangular};
+use faer::{Accum, Mat, Par, Side};
+use fusion::fusion_kernels::{self as k, CholeskyOptions, GemmConfig, MultiplyOptions};
+use fusion::prelude::*;
+use std::time::Instant;
+
+fn toeplitz(n: usize) -> Vec<f64> {
+    let mut v = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            v.push(if i == j {
+                (n * n) as f64
+            } else {
+                n as f64 - (i as f64 - j as f64).abs()
+            });
+        }
+    }
+    v
+}
+
+fn to_faer(n: usize, data: &[f64]) -> Mat<f64> {
+    Mat::from_fn(n, n, |i, j| data[i + n * j])
+}
+
+/// Median of `reps` timings of a host computation (fewer for slow ones).
+fn cpu_time(reps: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
+    f();
+    let mut times = Vec::new();
+    let mut total = 0.0;
+    while times.len() < reps && (times.len() < 3 || total < 20.0) {
+        let start = Instant::now();
+        f();
+        let t = start.elapsed().as_secs_f64();
+        total += t;
+        times.push(t);
+    }
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], times[0], times[times.len() - 1])
+}
+
+pub fn gemm(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let data = toeplitz(n);
+    let a = MatrixCl::from_slice(n, n, &data)?;
+    let b = MatrixCl::from_slice(n, n, &data)?;
+    let flops = 2.0 * (n as f64).powi(3);
+    let t = measure(ctx.reps, || k::multiply(&a, &b).map(drop))?;
+    ctx.push("dgemm", "fusion (OpenCL)", n, 0.0, flops, t);
+    let (fa, fb) = (to_faer(n, &data), to_faer(n, &data));
+    let mut fc = Mat::<f64>::zeros(n, n);
+    let t = cpu_time(ctx.reps, || {
+        matmul(
+            fc.as_mut(),
+            Accum::Replace,
+            fa.as_ref(),
+            fb.as_ref(),
+            1.0,
+            Par::rayon(0),
+        )
+    });
+    ctx.push("dgemm", "faer (CPU, all cores)", n, 0.0, flops, t);
+    Ok(())
+}
+
+/// GEMM tilings tried at one size (`--gemm-sweep`), to pick device defaults.
+pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let data = toeplitz(n);
+    let a = MatrixCl::from_slice(n, n, &data)?;
+    let flops = 2.0 * (n as f64).powi(3);
+    for (ts, wpt, tk) in [
+        (32, 4, 16),
+        (64, 4, 16),
+        (64, 8, 16),
+        (64, 8, 8),
+        (128, 8, 16),
+        (128, 8, 8),
+        (96, 6, 16),
+    ] {
+        let config = GemmConfig {
+            thread_block_size: ts,
+            work_per_thread: wpt,
+            tile_k: tk,
+        };
+        if config.validate::<f64>().is_err() {
+            continue;
+        }
+        let options = MultiplyOptions {
+            splits: Some(1),
+            config: Some(config),
+        };
+        let t = measure(ctx.reps, || k::multiply_with(&a, &a, &options).map(drop))?;
+        ctx.push(
+            "dgemm tiling",
+            &format!("TS={ts} WPT={wpt} TILE_K={tk}"),
+            n,
+            0.0,
+            flops,
+            t,
+        );
+    }
+    Ok(())
+}
+
+pub fn cholesky(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let data = toeplitz(n);
+    let a = MatrixCl::from_slice(n, n, &data)?;
+    let flops = (n as f64).powi(3) / 3.0;
+    let t = measure(ctx.reps, || k::cholesky_decompose(&a).map(drop))?;
+    ctx.push("cholesky", "fusion (OpenCL)", n, 0.0, flops, t);
+    let fa = to_faer(n, &data);
+    let t = cpu_time(ctx.reps, || {
+        let _ = fa.llt(Side::Lower);
+    });
+    ctx.push("cholesky", "faer (CPU, all cores)", n, 0.0, flops, t);
+    Ok(())
+}
+
+pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let data = toeplitz(n);
+    let fa = to_faer(n, &data);
+    let l = fa.llt(Side::Lower).map_err(|e| Error::InvalidArgument {
+        function: "bench tri_inverse",
+        argument: "toeplitz",
+        reason: format!("{e:?}"),
+    })?;
+    let l = l.L().to_owned();
+    let host: Vec<f64> = (0..n * n).map(|i| l[(i % n, i / n)]).collect();
+    let dl = MatrixCl::from_slice(n, n, &host)?.with_view(View::Lower);
+    let flops = (n as f64).powi(3) / 3.0;
+    let t = measure(ctx.reps, || k::tri_inverse(&dl).map(drop))?;
+    ctx.push("triangular inverse", "fusion (OpenCL)", n, 0.0, flops, t);
+    let mut inv = Mat::<f64>::zeros(n, n);
+    let t = cpu_time(ctx.reps, || {
+        invert_lower_triangular(inv.as_mut(), l.as_ref(), Par::rayon(0))
+    });
+    ctx.push(
+        "triangular inverse",
+        "faer (CPU, all cores)",
+        n,
+        0.0,
+        flops,
+        t,
+    );
+    Ok(())
+}
+
+/// Cholesky `partition` / `min_l11_size` tried at one size (`--gemm-sweep`).
+pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
+    let a = MatrixCl::from_slice(n, n, &toeplitz(n))?;
+    let flops = (n as f64).powi(3) / 3.0;
+    for (partition, min_l11_size) in [(4, 128), (4, 64), (4, 256), (2, 128), (8, 128), (2, 64)] {
+        let options = CholeskyOptions {
+            partition,
+            min_l11_size,
+            ..Default::default()
+        };
+        let t = measure(ctx.reps, || {
+            k::cholesky_decompose_with(&a, &options).map(drop)
+        })?;
+        ctx.push(
+            "cholesky tuning",
+            &format!("partition={partition} min_L11_size={min_l11_size}"),
+            n,
+            0.0,
+            flops,
+            t,
+        );
+    }
+    Ok(())
+}

@@ -1,8 +1,8 @@
 // Cholesky decomposition of a small block (paper section 3.3.1): the
 // classic column-by-column algorithm in ONE work-group, in place on the
 // n x n block of `a` at `offset` (leading dimension `lda`); only the lower
-// triangle is read and written. Work items share the rows of each column
-// and synchronise after every step.
+// triangle is read and written. Work items share each step's column and
+// trailing update and synchronise after every step.
 //
 // A pivot that is not positive (or NaN) stops every work item and records
 // its global index (`index_base` + k) with atomic_min in `first_failure`.
@@ -39,11 +39,14 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
       block[i + lda * k] /= diagonal;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    // Trailing update of the lower triangle: column j of rows i >= j > k.
-    for (int j = k + 1; j < n; j++) {
-      const T l_jk = block[j + lda * k];
-      for (int i = j + lid; i < n; i += threads) {
-        block[i + lda * j] -= block[i + lda * k] * l_jk;
+    // Trailing update of the lower triangle (i >= j > k), all elements in
+    // parallel: element e of the (n - k - 1)² square, column by column.
+    const int rest = n - k - 1;
+    for (int e = lid; e < rest * rest; e += threads) {
+      const int i = k + 1 + e % rest;
+      const int j = k + 1 + e / rest;
+      if (i >= j) {
+        block[i + lda * j] -= block[i + lda * k] * block[j + lda * k];
       }
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
@@ -93,10 +96,12 @@ __kernel void cholesky_block_local(__global T* a, __global int* first_failure, i
       block[i + CHOLESKY_LOCAL * k] /= diagonal;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = k + 1; j < n; j++) {
-      const T l_jk = block[j + CHOLESKY_LOCAL * k];
-      for (int i = j + lid; i < n; i += threads) {
-        block[i + CHOLESKY_LOCAL * j] -= block[i + CHOLESKY_LOCAL * k] * l_jk;
+    const int rest = n - k - 1;
+    for (int e = lid; e < rest * rest; e += threads) {
+      const int i = k + 1 + e % rest;
+      const int j = k + 1 + e / rest;
+      if (i >= j) {
+        block[i + CHOLESKY_LOCAL * j] -= block[i + CHOLESKY_LOCAL * k] * block[j + CHOLESKY_LOCAL * k];
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

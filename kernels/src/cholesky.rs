@@ -4,7 +4,7 @@ use crate::basic::{Block, Part, copy_block, int, square, sub_block, zeros};
 use crate::checks::{enqueue_check_nan, enqueue_check_symmetric, first_flagged, new_flag};
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
-use crate::triangular::lower_inverse;
+use crate::triangular::invert_lower_in_place;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
 /// Blocks up to this size are factored in local memory (`CHOLESKY_LOCAL` in cholesky.cl).
@@ -142,7 +142,8 @@ fn decompose<T: ClFloat>(
     let n = work.rows();
     if size <= options.min_l11_size {
         let info = Runtime::get()?.device_info();
-        let threads = size.min(info.max_work_group_size).min(256).max(1);
+        // Enough work items for the trailing updates (up to size² elements per step).
+        let threads = (size * size).clamp(1, 256).min(info.max_work_group_size);
         let args = (
             work,
             failure,
@@ -165,9 +166,9 @@ fn decompose<T: ClFloat>(
     decompose(work, failure, at, block, options)?;
     // L21 = A21 · (L11⁻¹)ᵀ, through a temporary: the product cannot overwrite its own operand.
     let l11 = copy_block(work, Block::new(at, at, block, block))?;
-    l11.set_view(View::Lower);
     // Pivots were checked by the block kernel, so no diagonal check (and no host sync) here.
-    let l11_inverse = lower_inverse(&l11, block)?;
+    invert_lower_in_place(&l11, block)?;
+    let l11_inverse = l11;
     let l21 = MatrixCl::<T>::uninitialized(rest, block)?;
     let a21 = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
     let whole = MultiplyOptions {

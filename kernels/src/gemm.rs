@@ -35,7 +35,7 @@ impl GemmConfig {
     }
 
     /// The configuration for the current device: `FUSION_GEMM` when set,
-    /// else 128/8/16 on GPUs (best of the tilings measured on an H200, see
+    /// else 128/8/8 on GPUs (best of the tilings measured on an H200, see
     /// BENCHMARKS.md) and 32/8/32 on CPUs (fastest
     /// of those tried on PoCL; validated against the device).
     pub fn for_device() -> Result<GemmConfig> {
@@ -45,7 +45,7 @@ impl GemmConfig {
             Err(_) if rt.device_info().is_gpu => GemmConfig {
                 thread_block_size: 128,
                 work_per_thread: 8,
-                tile_k: 16,
+                tile_k: 8,
             },
             Err(_) => GemmConfig {
                 thread_block_size: 32,

@@ -56,24 +56,33 @@ pub fn tri_inverse<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 }
 
 /// The batched lower inverse of a lower-triangular `a` (diagonal checked).
-pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<MatrixCl<T>> {
-    const F: &str = "tri_inverse";
+fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<MatrixCl<T>> {
     let result = a.try_clone()?;
-    result.set_view(View::Entire);
-    zeros(&result, Part::StrictlyUpper)?;
-    if a.view() == View::Diagonal {
+    let diagonal_only = a.view() == View::Diagonal;
+    invert_lower_in_place(&result, n)?;
+    if diagonal_only {
         zeros(&result, Part::StrictlyLower)?;
     }
+    Ok(result)
+}
+
+/// Replaces the lower triangle of `result` by its inverse and zeroes the
+/// rest (view `Lower`); the blocked Cholesky calls it on a fresh copy of L11.
+pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) -> Result<()> {
+    const F: &str = "tri_inverse";
+    result.set_view(View::Entire);
+    zeros(result, Part::StrictlyUpper)?;
     if n == 0 {
-        return Ok(result);
+        result.set_view(View::Lower);
+        return Ok(());
     }
     let size = int(F, "a", n)?;
-    int(F, "a", a.len())?;
+    int(F, "a", result.len())?;
     let blocks = n.div_ceil(BLOCK);
     let identities = batch_identity::<T>(BLOCK, blocks)?;
     cl::diag_inv::<T>().launch(
         NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]),
-        (&result, &identities, size),
+        (result, &identities, size),
     )?;
     let rts = TRI_TS / TRI_WPT;
     let mut s = BLOCK;
@@ -83,12 +92,12 @@ pub(crate) fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<Mat
         let tiles = s.div_ceil(TRI_TS) * rts;
         let range = NdRange::d3([tiles, tiles, pairs]).with_local(&[rts, rts, 1]);
         let step = int(F, "a", s)?;
-        cl::inv_lower_tri_multiply::<T>().launch(range, (&result, &temp, size, step))?;
-        cl::neg_rect_lower_tri_multiply::<T>().launch(range, (&result, &temp, size, step))?;
+        cl::inv_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
+        cl::neg_rect_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
         s *= 2;
     }
     result.set_view(View::Lower);
-    Ok(result)
+    Ok(())
 }
 
 /// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`.

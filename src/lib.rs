@@ -17,6 +17,8 @@
 //! [`fusion_ops`] (operations and code generation), [`fusion_kernels`]
 //! (hand-written kernels).
 
+pub mod glm;
+
 pub use fusion_core;
 pub use fusion_kernels;
 pub use fusion_ops;

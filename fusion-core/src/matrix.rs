@@ -244,6 +244,30 @@ impl<T: ClType> MatrixCl<T> {
         Ok(())
     }
 
+    /// The same buffer seen as `rows x cols` (column-major order kept; the
+    /// view becomes `Entire`), e.g. a `1 x n` row as an `n x 1` column.
+    ///
+    /// ```
+    /// let row = fusion_core::MatrixCl::from_slice(1, 3, &[1, 2, 3])?;
+    /// let col = row.reshape(3, 1)?;
+    /// assert_eq!((col.rows(), col.cols()), (3, 1));
+    /// assert!(col.reshape(2, 2).is_err());
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn reshape(mut self, rows: usize, cols: usize) -> Result<Self> {
+        if rows.checked_mul(cols) != Some(self.len()) {
+            return Err(Error::InvalidArgument {
+                function: "MatrixCl::reshape",
+                argument: "rows, cols",
+                reason: format!("{rows} x {cols} does not hold the {} elements of a {} x {} matrix", self.len(), self.rows, self.cols),
+            });
+        }
+        self.rows = rows;
+        self.cols = cols;
+        self.set_view(View::Entire);
+        Ok(self)
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.rows

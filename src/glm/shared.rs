@@ -1,0 +1,171 @@
+//! What every GLM shares: argument checks and uploads, the diagnosis of a
+//! non-finite linear predictor, and the gradients that go through `x`.
+
+use super::{Outcomes, Param};
+use fusion_core::expr::MatrixRef;
+use fusion_core::{ClType, Error, MatrixCl, Result};
+use fusion_kernels::{self as k, Op};
+use fusion_ops::prelude::*;
+
+/// Name of the derived quantity checked inside each GLM kernel.
+pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
+
+/// The outcomes as an `n x 1` device vector.
+pub(crate) fn outcomes<'a, T: ClType>(function: &'static str, y: Outcomes<'a, T>, n: usize) -> Result<MatrixRef<'a, T>> {
+    let m = match y {
+        Outcomes::Device(m) => MatrixRef::Borrowed(m),
+        Outcomes::Host(s) => {
+            if s.len() != n {
+                return Err(Error::SizeMismatch { function, argument: "y", expected: n, actual: s.len() });
+            }
+            MatrixRef::Owned(MatrixCl::from_slice(n, 1, s)?)
+        }
+    };
+    column(function, "y", &m, n)?;
+    Ok(m)
+}
+
+/// Checks that `m` is an `n x 1` column.
+pub(crate) fn column<T: ClType>(function: &'static str, argument: &'static str, m: &MatrixCl<T>, n: usize) -> Result<()> {
+    if (m.rows(), m.cols()) != (n, 1) {
+        return Err(Error::InvalidArgument {
+            function,
+            argument,
+            reason: format!("must be a {n} x 1 column, got {} x {}", m.rows(), m.cols()),
+        });
+    }
+    Ok(())
+}
+
+/// What a scalar parameter must satisfy (vectors are checked in the kernel).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Requirement {
+    Finite,
+    PositiveFinite,
+}
+
+/// A parameter as a device column: `1 x 1` for a scalar (checked here),
+/// `len x 1` for a vector (checked in the GLM's kernel).
+pub(crate) fn parameter<'a>(
+    function: &'static str,
+    argument: &'static str,
+    p: Param<'a>,
+    len: usize,
+    requirement: Requirement,
+) -> Result<MatrixRef<'a, f64>> {
+    match p {
+        Param::Scalar(v) => {
+            let ok = v.is_finite() && (requirement == Requirement::Finite || v > 0.0);
+            if !ok {
+                return Err(Error::CheckFailed {
+                    function: function.to_string(),
+                    argument: argument.to_string(),
+                    row: 0,
+                    col: 0,
+                    value: v,
+                    requirement: if requirement == Requirement::Finite { "finite" } else { "positive finite" }.to_string(),
+                });
+            }
+            Ok(MatrixRef::Owned(MatrixCl::from_slice(1, 1, &[v])?))
+        }
+        Param::Vector(m) => {
+            column(function, argument, m, len)?;
+            Ok(MatrixRef::Borrowed(m))
+        }
+    }
+}
+
+/// Checks `x` (`n x p`) against `beta` (`p x cols`).
+pub(crate) fn design(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixCl<f64>, beta_cols: usize) -> Result<()> {
+    if beta.rows() != x.cols() || beta.cols() != beta_cols {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "beta",
+            reason: format!("must be {} x {beta_cols} for x of {} x {}, got {} x {}", x.cols(), x.rows(), x.cols(), beta.rows(), beta.cols()),
+        });
+    }
+    Ok(())
+}
+
+/// A scalar parameter as a `1 x 1` device matrix for a vector parameter's
+/// place; `true` when the argument is a vector.
+pub(crate) fn is_vector(p: &Param<'_>) -> bool {
+    matches!(p, Param::Vector(_))
+}
+
+/// The GLM kernel found a non-finite linear predictor: name the argument
+/// responsible (x, then beta) when one holds a non-finite value; otherwise
+/// the predictor itself overflowed and the original error stands.
+pub(crate) fn diagnose(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixCl<f64>, error: Error) -> Error {
+    let predictor_failed = matches!(&error, Error::CheckFailed { argument, .. } if argument == LINEAR_PREDICTOR);
+    if !predictor_failed {
+        return error;
+    }
+    if let Err(e) = check_finite(x, function, "x").run() {
+        return e;
+    }
+    if let Err(e) = check_finite(beta, function, "beta").run() {
+        return e;
+    }
+    error
+}
+
+/// `xᵀ·d` for a derivative column `d` (`n x 1`): a fused column-wise
+/// reduction over `x`, as a `p x 1` column.
+pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    let p = x.cols();
+    if x.rows() == 0 {
+        return MatrixCl::zeros(p, 1);
+    }
+    colwise_sum(elt_multiply(x, colwise_broadcast(d, p))).eval()?.reshape(p, 1)
+}
+
+/// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.
+pub(crate) fn outer(d: &MatrixCl<f64>, beta: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    k::multiply_transposed(d, Op::N, beta, Op::T)
+}
+
+/// An output target, allocated only when it will be written.
+pub(crate) fn target(rows: usize, cols: usize, wanted: bool) -> Result<MatrixCl<f64>> {
+    if wanted { MatrixCl::uninitialized(rows, cols) } else { MatrixCl::uninitialized(0, 0) }
+}
+
+/// The single value of a `1 x 1` result.
+pub(crate) fn value_of(m: &MatrixCl<f64>) -> Result<f64> {
+    Ok(m.to_vec()?.first().copied().unwrap_or(0.0))
+}
+
+/// The gradients that go through `x` and `alpha`, from the derivative with
+/// respect to the linear predictor (`d_eta`, `n x 1`).
+pub(crate) struct Finish<'a> {
+    pub x: &'a MatrixCl<f64>,
+    pub beta: &'a MatrixCl<f64>,
+    pub wrt: super::Wrt,
+    pub alpha_is_vector: bool,
+}
+
+impl Finish<'_> {
+    /// Assembles the output: `d_alpha` is `d_eta` itself for a vector
+    /// intercept and the kernel's sum for a scalar one.
+    pub fn output(self, value: f64, d_eta: MatrixCl<f64>, d_alpha_sum: MatrixCl<f64>, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
+        let d_beta = if self.wrt.beta { Some(x_transpose_times(self.x, &d_eta)?) } else { None };
+        let d_x = if self.wrt.x { Some(outer(&d_eta, self.beta)?) } else { None };
+        let d_alpha = match (self.wrt.alpha, self.alpha_is_vector) {
+            (false, _) => None,
+            (true, true) => Some(d_eta),
+            (true, false) => Some(d_alpha_sum),
+        };
+        Ok(super::GlmOutput { value, d_alpha, d_beta, d_x, d_aux })
+    }
+
+    /// Whether the kernel must write `d_eta`.
+    pub fn needs_d_eta(&self) -> bool {
+        self.wrt.beta || self.wrt.x || (self.wrt.alpha && self.alpha_is_vector)
+    }
+}
+
+/// 1.0 when a term is kept, 0.0 when `propto` drops it (a kernel argument,
+/// so one kernel serves both).
+pub(crate) fn keep(kept: bool) -> f64 {
+    if kept { 1.0 } else { 0.0 }
+}

@@ -256,3 +256,108 @@ fn neg_binomial_2_log() {
     }
     let _ = digamma(1.0);
 }
+
+/// Checks a GLM whose beta is `p x cols`, alpha `alpha_len x 1` and auxiliary
+/// vector `aux` (the cutpoints) against the reference and finite differences.
+#[allow(clippy::too_many_arguments)]
+fn check_multi(name: &str, inp: &Inputs, cols: usize, has_alpha: bool, has_aux: bool, cpu: &Cpu<'_>, gpu: &dyn Fn(&MatrixCl<f64>, &MatrixCl<f64>, &MatrixCl<f64>, &MatrixCl<f64>, &GlmOptions) -> fusion::Result<GlmOutput>) {
+    let x = MatrixCl::from_slice(inp.n, inp.p, &inp.x).unwrap();
+    let beta = MatrixCl::from_slice(inp.p, cols, &inp.beta).unwrap();
+    let alpha = MatrixCl::from_slice(inp.alpha.len(), 1, &inp.alpha).unwrap();
+    let aux = MatrixCl::from_slice(inp.aux.len(), 1, &inp.aux).unwrap();
+    let label = format!("{name} n={} p={} cols={cols}", inp.n, inp.p);
+    let want = cpu(inp, Keep::of(false, Wrt::ALL));
+    let out = gpu(&x, &alpha, &beta, &aux, &GlmOptions::gradients(Wrt::ALL)).unwrap();
+    close(&format!("{label}: value"), out.value, want, 1e-10 * want.abs().max(1.0));
+    let grad_tol = |f: f64| 1e-5 * f.abs().max(1.0) + 1e-13 * want.abs() / H;
+    let mut grads: Vec<(&str, Vec<f64>, fn(&mut Inputs) -> &mut Vec<f64>)> = vec![
+        ("d_beta", out.d_beta.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.beta),
+        ("d_x", out.d_x.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.x),
+    ];
+    if has_alpha {
+        grads.push(("d_alpha", out.d_alpha.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.alpha));
+    } else {
+        assert!(out.d_alpha.is_none());
+    }
+    if has_aux {
+        grads.push(("d_aux", out.d_aux.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.aux));
+    }
+    for (what, got, field) in grads {
+        assert_eq!(got.len(), field(&mut inp.clone()).len(), "{label}: {what} length");
+        for i in sample(got.len()) {
+            let f = fd(cpu, inp, field, i);
+            close(&format!("{label}: {what}[{i}]"), got[i], f, grad_tol(f));
+        }
+    }
+    for (wrt, propto) in [(Wrt::NONE, true), (Wrt::NONE, false), (Wrt::BETA, true)] {
+        let out = gpu(&x, &alpha, &beta, &aux, &GlmOptions { wrt, propto }).unwrap();
+        let want = cpu(inp, Keep::of(propto, wrt));
+        close(&format!("{label}: value wrt={wrt:?} propto={propto}"), out.value, want, 1e-10 * want.abs().max(1.0));
+        assert_eq!((out.d_beta.is_some(), out.d_x.is_some()), (wrt.beta, wrt.x));
+    }
+}
+
+fn log_sum_exp(v: &[f64]) -> f64 {
+    let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+#[test]
+fn categorical_logit() {
+    for (case, (n, p)) in SHAPES.into_iter().enumerate() {
+        for categories in [2usize, 5] {
+            let y: Vec<i32> = (0..n).map(|i| ((i * 7 + case) % categories) as i32 + 1).collect();
+            let mut inp = Inputs::new(n, p, false, false, 1.0, 40 + case as u64);
+            let mut rng = Rng::new(case as u64 + 99);
+            inp.beta = (0..p * categories).map(|_| rng.next()).collect();
+            inp.alpha = (0..categories).map(|_| rng.next()).collect();
+            let cpu = |s: &Inputs, keep: Keep| {
+                if !keep.everything {
+                    return 0.0;
+                }
+                (0..s.n)
+                    .map(|i| {
+                        let lp: Vec<f64> = (0..categories)
+                            .map(|c| s.alpha[c] + (0..s.p).map(|k| s.x[i + s.n * k] * s.beta[k + s.p * c]).sum::<f64>())
+                            .collect();
+                        lp[y[i] as usize - 1] - log_sum_exp(&lp)
+                    })
+                    .sum::<f64>()
+            };
+            let gpu = |x: &MatrixCl<f64>, alpha: &MatrixCl<f64>, beta: &MatrixCl<f64>, _: &MatrixCl<f64>, o: &GlmOptions| {
+                categorical_logit_glm_lpmf(&y, x, alpha, beta, o)
+            };
+            check_multi("categorical_logit", &inp, categories, true, false, &cpu, &gpu);
+        }
+    }
+}
+
+#[test]
+fn ordered_logistic() {
+    for (case, (n, p)) in SHAPES.into_iter().enumerate() {
+        for categories in [2usize, 5] {
+            let y: Vec<i32> = (0..n).map(|i| ((i * 7 + case) % categories) as i32 + 1).collect();
+            let mut inp = Inputs::new(n, p, false, false, 1.0, 50 + case as u64);
+            inp.aux = (0..categories - 1).map(|c| -1.0 + 0.7 * c as f64).collect();
+            let cpu = |s: &Inputs, keep: Keep| {
+                if !keep.everything {
+                    return 0.0;
+                }
+                let sigmoid = |v: f64| 1.0 / (1.0 + (-v).exp());
+                (0..s.n)
+                    .map(|i| {
+                        let eta = (0..s.p).map(|k| s.x[i + s.n * k] * s.beta[k]).sum::<f64>();
+                        let yi = y[i] as usize;
+                        let upper = if yi == 1 { 1.0 } else { sigmoid(eta - s.aux[yi - 2]) };
+                        let lower = if yi == categories { 0.0 } else { sigmoid(eta - s.aux[yi - 1]) };
+                        (upper - lower).ln()
+                    })
+                    .sum::<f64>()
+            };
+            let gpu = |x: &MatrixCl<f64>, _: &MatrixCl<f64>, beta: &MatrixCl<f64>, cuts: &MatrixCl<f64>, o: &GlmOptions| {
+                ordered_logistic_glm_lpmf(&y, x, beta, cuts, o)
+            };
+            check_multi("ordered_logistic", &inp, 1, false, true, &cpu, &gpu);
+        }
+    }
+}

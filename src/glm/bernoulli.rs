@@ -56,6 +56,6 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     // Every term depends on alpha, beta and x: propto with no gradient drops them all.
-    let value = if options.propto && !options.wrt.any() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !options.wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
     finish.output(value, d_eta, d_alpha_sum, None)
 }

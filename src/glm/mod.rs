@@ -32,9 +32,11 @@ mod poisson;
 mod shared;
 
 pub use bernoulli::bernoulli_logit_glm_lpmf;
+pub use categorical::categorical_logit_glm_lpmf;
 
 pub use neg_binomial::neg_binomial_2_log_glm_lpmf;
 pub use normal::normal_id_glm_lpdf;
+pub use ordered::ordered_logistic_glm_lpmf;
 
 pub use poisson::poisson_log_glm_lpmf;
 
@@ -121,7 +123,8 @@ impl Wrt {
     /// Every gradient.
     pub const ALL: Wrt = Wrt { alpha: true, beta: true, x: true, aux: true };
 
-    fn any(self) -> bool {
+    /// Whether any gradient is asked for.
+    pub fn any_gradient(self) -> bool {
         self.alpha || self.beta || self.x || self.aux
     }
 }

@@ -79,6 +79,6 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
         optional(output(&d_phi, colwise_sum(d_phi_expr)), wrt.aux && !phi_vector),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
     finish.output(value, d_eta, d_alpha_sum, wrt.aux.then_some(d_phi))
 }

@@ -71,7 +71,7 @@ pub fn normal_id_glm_lpdf<'a>(
         optional(output(&d_sigma, colwise_sum(d_sigma_expr)), wrt.aux && !sigma_vector),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any() {
+    let value = if options.propto && !wrt.any_gradient() {
         0.0
     } else {
         value_of(&logp)? - keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI

@@ -56,6 +56,6 @@ pub fn poisson_log_glm_lpmf<'a>(
         optional(output(&d_alpha_sum, colwise_sum(d_eta_expr)), options.wrt.alpha && !alpha_vector),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !options.wrt.any() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !options.wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
     finish.output(value, d_eta, d_alpha_sum, None)
 }

@@ -58,5 +58,47 @@ fn reductions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, elementwise, reductions);
+/// The paper's SPD test matrix: A_ij = n - |i - j|, A_ii = n².
+fn toeplitz(n: usize) -> MatrixCl<f64> {
+    let host: Vec<f64> = (0..n * n)
+        .map(|e| {
+            let (i, j) = ((e % n) as f64, (e / n) as f64);
+            if i == j { (n * n) as f64 } else { n as f64 - (i - j).abs() }
+        })
+        .collect();
+    match MatrixCl::from_slice(n, n, &host) {
+        Ok(m) => m,
+        Err(e) => panic!("benchmark setup: {e}"),
+    }
+}
+
+/// The hand-written leaves (GPU/CPU comparisons with faer are in bench_report).
+fn linear_algebra(c: &mut Criterion) {
+    use fusion::fusion_kernels as k;
+    let mut group = c.benchmark_group("linear algebra");
+    group.sample_size(10);
+    for n in [256usize, 512] {
+        let a = toeplitz(n);
+        group.bench_with_input(BenchmarkId::new("dgemm", n), &n, |bench, _| {
+            bench.iter(|| {
+                let _ = k::multiply(&a, &a);
+                finish();
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("cholesky", n), &n, |bench, _| {
+            bench.iter(|| k::cholesky_decompose(&a).map(drop))
+        });
+        if let Ok(l) = k::cholesky_decompose(&a) {
+            group.bench_with_input(BenchmarkId::new("tri_inverse", n), &n, |bench, _| {
+                bench.iter(|| {
+                    let _ = k::tri_inverse(&l);
+                    finish();
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, elementwise, reductions, linear_algebra);
 criterion_main!(benches);

@@ -5,6 +5,7 @@
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
+mod glm;
 mod linalg;
 mod output;
 mod overhead;
@@ -20,6 +21,7 @@ enum Suite {
     All,
     Fusion,
     Linalg,
+    Glm,
 }
 
 struct Args {
@@ -50,7 +52,8 @@ fn parse() -> Result<Args, String> {
                     Some("all") => Suite::All,
                     Some("fusion") => Suite::Fusion,
                     Some("linalg") => Suite::Linalg,
-                    _ => return Err("--suite needs all, fusion or linalg".into()),
+                    Some("glm") => Suite::Glm,
+                    _ => return Err("--suite needs all, fusion, linalg or glm".into()),
                 }
             }
             "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
@@ -69,7 +72,7 @@ fn parse() -> Result<Args, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench_report [--quick] [--suite all|fusion|linalg] [--gemm-sweep] [--out DIR] [--max-n N] [--reps R]".into(),
+                    "usage: bench_report [--quick] [--suite all|fusion|linalg|glm] [--gemm-sweep] [--out DIR] [--max-n N] [--reps R]".into(),
                 );
             }
             other => return Err(format!("unknown argument {other}")),
@@ -141,11 +144,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         "device: {} ({}), driver {}",
         info.name, info.platform_name, info.driver_version
     );
-    let sizes = if args.suite == Suite::Linalg {
-        Vec::new()
-    } else {
-        sizes
-    };
+    let fusion_suite = matches!(args.suite, Suite::All | Suite::Fusion);
+    let sizes = if fusion_suite { sizes } else { Vec::new() };
     for &n in &sizes {
         ctx.progress.set_message(format!("n = {n}"));
         workloads::copy_bandwidth(&mut ctx, n)?;
@@ -159,11 +159,22 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         workloads::glm_link(&mut ctx, n)?;
         workloads::linear_regression(&mut ctx, n)?;
     }
-    if args.suite != Suite::Linalg {
+    if fusion_suite {
         ctx.progress.set_message("launch overhead");
         overhead::launch_overhead(&mut ctx, launches)?;
     }
-    if args.suite != Suite::Fusion {
+    if matches!(args.suite, Suite::All | Suite::Glm) {
+        // The copy bandwidth the GLM's x passes are compared with.
+        if !fusion_suite {
+            workloads::copy_bandwidth(&mut ctx, if gpu { 100_000_000 } else { 10_000_000 })?;
+        }
+        let shapes: &[(usize, usize)] = if args.quick { &[(10_000, 10), (100_000, 10)] } else { &glm::SHAPES };
+        for &(n, p) in shapes.iter().filter(|(n, p)| (n * p * 8 * 3) as u64 <= info.global_mem_bytes / 2) {
+            ctx.progress.set_message(format!("bernoulli GLM n = {n}, p = {p}"));
+            glm::bernoulli(&mut ctx, n, p)?;
+        }
+    }
+    if matches!(args.suite, Suite::All | Suite::Linalg) {
         let fits = |n: usize| (n * n * 8 * 4) as u64 <= info.global_mem_bytes / 2;
         let (gemm_sizes, chol_sizes, inv_sizes): (&[usize], &[usize], &[usize]) = if args.quick {
             (&[128, 256], &[256], &[256])

@@ -504,8 +504,11 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     Ok(y)
 }
 
-/// `x * a` for a row vector `x`: one work-group of 64 work items per column
-/// of `a`, reduced in local memory.
+/// `x * a` for a row vector `x` (`1 x k`): work-groups of 256 work items
+/// split the rows of `a` (enough groups to fill the device, however few
+/// columns `a` has) and 8 columns at a time; each reads its slice of `x`
+/// once for those columns, and the groups' partial rows are summed by
+/// `add_batch`. This is `aᵀ·xᵀ` for a tall `a` — the GLM gradient `xᵀ·d`.
 ///
 /// ```
 /// use fusion_core::MatrixCl;
@@ -514,31 +517,31 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
 /// assert_eq!(fusion_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn row_vector_matrix_multiply<T: ClFloat>(
-    x: &MatrixCl<T>,
-    a: &MatrixCl<T>,
-) -> Result<MatrixCl<T>> {
+pub fn row_vector_matrix_multiply<T: ClFloat>(x: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const F: &str = "row_vector_matrix_multiply";
-    const LOCAL: usize = 64;
+    const LOCAL: usize = 256;
+    const CHUNK: usize = 8;
     if x.rows() != 1 || x.cols() != a.rows() {
-        return Err(Error::DimensionMismatch {
-            operation: F.into(),
-            lhs: (x.rows(), x.cols()),
-            rhs: (a.rows(), a.cols()),
-        });
+        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (x.rows(), x.cols()), rhs: (a.rows(), a.cols()) });
     }
-    let y = MatrixCl::<T>::uninitialized(1, a.cols())?;
+    let (k, n) = (a.rows(), a.cols());
+    let y = MatrixCl::<T>::uninitialized(1, n)?;
+    if n == 0 {
+        return Ok(y);
+    }
+    if k == 0 {
+        y.fill(T::default())?;
+        return Ok(y);
+    }
     int(F, "a", a.len())?;
+    let chunks = n.div_ceil(CHUNK);
+    let compute_units = Runtime::get()?.device_info().compute_units as usize;
+    let row_groups = (4 * compute_units.max(1)).div_ceil(chunks).clamp(1, k.div_ceil(LOCAL));
+    let partial = MatrixCl::<T>::uninitialized(n, row_groups)?;
     cl::row_vector_matrix_multiply::<T>().launch(
-        NdRange::d1(a.cols() * LOCAL).with_local(&[LOCAL]),
-        (
-            &y,
-            or_stand_in(x, &y),
-            or_stand_in(a, &y),
-            int(F, "a", a.rows())?,
-            int(F, "a", a.cols())?,
-            a.view().bits(),
-        ),
+        NdRange::d2([row_groups * LOCAL, chunks]).with_local(&[LOCAL, 1]),
+        (&partial, x, a, int(F, "a", k)?, int(F, "a", n)?, a.view().bits()),
     )?;
+    add_batch(&y, &partial, row_groups, T::default())?;
     Ok(y)
 }

@@ -56,7 +56,7 @@ fusion_core::kernel! {
     pub(crate) fn matrix_vector_multiply<T>(out y: T, in a: T, in x: T, m: i32, k: i32, view_a: i32) = file "cl/matvec.cl";
 }
 fusion_core::kernel! {
-    pub(crate) fn row_vector_matrix_multiply<T>(out y: T, in x: T, in a: T, k: i32, n: i32, view_a: i32) = file "cl/matvec.cl";
+    pub(crate) fn row_vector_matrix_multiply<T>(out partial: T, in x: T, in a: T, k: i32, n: i32, view_a: i32) = file "cl/matvec.cl";
 }
 fusion_core::kernel! {
     pub(crate) fn diag_inv<T>(inout a: T, inout inv: T, n: i32) = file "cl/tri_inverse.cl";

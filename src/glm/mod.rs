@@ -2,9 +2,9 @@
 //! each composed from fused operations: one kernel computes the linear
 //! predictor (a fused row-wise matrix-vector product, reading `x` once), the
 //! per-observation terms, the derivative, every needed sum and the input
-//! checks; `xᵀ·derivative` is a second pass over `x` (a fused column-wise
-//! reduction, or the GEMM leaf for several categories). Gradients not asked
-//! for are not computed (optional outputs).
+//! checks; `xᵀ·derivative` is a second pass over `x` (the row-vector ×
+//! matrix leaf, or the GEMM leaf for several categories). Gradients not
+//! asked for are not computed (optional outputs).
 //!
 //! Conventions follow Stan: `x` is `N x P`, `beta` has `P` rows, `alpha`
 //! (and `sigma`, `phi`) is a scalar or one value per observation, integer

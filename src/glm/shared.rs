@@ -110,14 +110,13 @@ pub(crate) fn diagnose(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixC
     error
 }
 
-/// `xᵀ·d` for a derivative column `d` (`n x 1`): a fused column-wise
-/// reduction over `x`, as a `p x 1` column.
-pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
-    let p = x.cols();
-    if x.rows() == 0 {
-        return MatrixCl::zeros(p, 1);
-    }
-    colwise_sum(elt_multiply(x, colwise_broadcast(d, p))).eval()?.reshape(p, 1)
+/// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: the
+/// row-vector × matrix leaf on `dᵀ` (the same buffer seen as `1 x n`).
+pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: MatrixCl<f64>) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
+    let (n, p) = (x.rows(), x.cols());
+    let d_row = d.reshape(1, n)?;
+    let product = k::row_vector_matrix_multiply(&d_row, x)?.reshape(p, 1)?;
+    Ok((product, d_row.reshape(n, 1)?))
 }
 
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.
@@ -148,7 +147,12 @@ impl Finish<'_> {
     /// Assembles the output: `d_alpha` is `d_eta` itself for a vector
     /// intercept and the kernel's sum for a scalar one.
     pub fn output(self, value: f64, d_eta: MatrixCl<f64>, d_alpha_sum: MatrixCl<f64>, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
-        let d_beta = if self.wrt.beta { Some(x_transpose_times(self.x, &d_eta)?) } else { None };
+        let (d_beta, d_eta) = if self.wrt.beta {
+            let (d_beta, d_eta) = x_transpose_times(self.x, d_eta)?;
+            (Some(d_beta), d_eta)
+        } else {
+            (None, d_eta)
+        };
         let d_x = if self.wrt.x { Some(outer(&d_eta, self.beta)?) } else { None };
         let d_alpha = match (self.wrt.alpha, self.alpha_is_vector) {
             (false, _) => None,

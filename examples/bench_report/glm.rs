@@ -1,0 +1,108 @@
+//! `bernoulli_logit_glm` value + gradients (alpha, beta): the fused GLM, an
+//! unfused chain of basic kernels, and a multithreaded CPU reference (faer
+//! for the two matrix-vector products) in the same run. GB/s counts one pass
+//! over `x` (N·P·8 bytes), so "% of copy" reads as x-passes efficiency.
+
+use crate::timing::measure;
+use crate::workloads::Ctx;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, Par};
+use fusion::fusion_kernels as k;
+use fusion::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
+use fusion::prelude::*;
+use std::time::Instant;
+
+pub const SHAPES: [(usize, usize); 4] = [(10_000, 10), (100_000, 100), (1_000_000, 100), (10_000_000, 10)];
+
+fn data(n: usize, p: usize) -> (Vec<f64>, Vec<i32>, Vec<f64>) {
+    let x: Vec<f64> = (0..n * p).map(|i| ((i * 37 % 101) as f64 / 50.0 - 1.0) / (p as f64).sqrt()).collect();
+    let y: Vec<i32> = (0..n).map(|i| (i * 7 % 3 == 0) as i32).collect();
+    let beta: Vec<f64> = (0..p).map(|k| (k as f64 * 0.37).sin()).collect();
+    (x, y, beta)
+}
+
+pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
+    let w = format!("bernoulli_logit_glm value+grad, P = {p}");
+    let (xs, ys, bs) = data(n, p);
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let y = MatrixCl::from_slice(n, 1, &ys)?;
+    let beta = MatrixCl::from_slice(p, 1, &bs)?;
+    let alpha = 0.3;
+    let bytes = 8.0 * (n * p) as f64;
+    // Bandwidth-bound: reported as GB/s over one pass of x, not TFLOP/s.
+    let flops = 0.0;
+    let options = GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA);
+    let reference = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
+    let t = measure(ctx.reps, || {
+        let out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
+        // The value reaches the host inside the call; the gradients stay on the device.
+        std::hint::black_box(out.value);
+        Ok(())
+    })?;
+    ctx.push(&w, "fused (fusion::glm)", n, bytes, flops, t);
+
+    // Where the time goes: the value alone (one pass over x) and each pass by itself.
+    let value_only = GlmOptions::default();
+    let t = measure(ctx.reps, || bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &value_only).map(drop))?;
+    ctx.push(&w, "fused, value only", n, bytes, flops, t);
+    let eta = MatrixCl::<f64>::zeros(n, 1)?;
+    let t = measure(ctx.reps, || eta.assign(matrix_vector_multiply(&x, &beta) + alpha))?;
+    ctx.push(&w, "pass 1 alone: eta = x·beta + alpha", n, bytes, flops, t);
+    let d = MatrixCl::<f64>::constant(n, 1, 0.5)?;
+    let t = measure(ctx.reps, || colwise_sum(elt_multiply(&x, colwise_broadcast(&d, p))).eval().map(drop))?;
+    ctx.push(&w, "pass 2 as a fused column-wise sum of x .* d", n, bytes, flops, t);
+    let d_row = d.reshape(1, n)?;
+    let t = measure(ctx.reps, || k::row_vector_matrix_multiply(&d_row, &x).map(drop))?;
+    ctx.push(&w, "pass 2 alone: xᵀ·d (row-vector leaf, used)", n, bytes, flops, t);
+
+    // The same computation as one basic kernel per step (paper §3.5 style).
+    let chain = || -> Result<(f64, f64, Vec<f64>)> {
+        let eta = k::matrix_vector_multiply(&x, &beta)?;
+        let eta = (&eta + alpha).eval()?;
+        let sign = (2 * &y - 1).eval()?;
+        let signed = elt_multiply(&sign, &eta).eval()?;
+        let terms = (-log1p_exp(-&signed)).eval()?;
+        let value = sum(&terms)?;
+        let back = inv_logit(-&signed).eval()?;
+        let d = elt_multiply(&sign, &back).eval()?;
+        let d_alpha = sum(&d)?;
+        let d_beta = k::row_vector_matrix_multiply(&d.reshape(1, n)?, &x)?;
+        Ok((value, d_alpha, d_beta.to_vec()?))
+    };
+    let (value, ..) = chain()?;
+    assert!((value - reference.value).abs() <= 1e-9 * value.abs().max(1.0), "chain disagrees: {value} vs {}", reference.value);
+    let t = measure(ctx.reps, || chain().map(drop))?;
+    ctx.push(&w, "chain", n, bytes, flops, t);
+
+    // CPU: faer matrix-vector products on all cores, element-wise loop between.
+    let fx = Mat::from_fn(n, p, |i, j| xs[i + n * j]);
+    let fb = Mat::from_fn(p, 1, |i, _| bs[i]);
+    let mut eta = Mat::<f64>::zeros(n, 1);
+    let mut d = Mat::<f64>::zeros(n, 1);
+    let mut d_beta = Mat::<f64>::zeros(p, 1);
+    let mut cpu = || {
+        matmul(eta.as_mut(), Accum::Replace, fx.as_ref(), fb.as_ref(), 1.0, Par::rayon(0));
+        let mut value = 0.0;
+        let mut d_alpha = 0.0;
+        for i in 0..n {
+            let s = 2.0 * ys[i] as f64 - 1.0;
+            let z = s * (eta[(i, 0)] + alpha);
+            value -= if z > 0.0 { (-z).exp().ln_1p() } else { -z + z.exp().ln_1p() };
+            d[(i, 0)] = s / (1.0 + z.exp());
+            d_alpha += d[(i, 0)];
+        }
+        matmul(d_beta.as_mut(), Accum::Replace, fx.transpose(), d.as_ref(), 1.0, Par::rayon(0));
+        (value, d_alpha)
+    };
+    let (value, _) = cpu();
+    assert!((value - reference.value).abs() <= 1e-9 * value.abs().max(1.0), "CPU disagrees: {value} vs {}", reference.value);
+    let mut times = Vec::new();
+    for _ in 0..ctx.reps.min(5) {
+        let start = Instant::now();
+        std::hint::black_box(cpu());
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    ctx.push(&w, "CPU (faer, all cores)", n, bytes, flops, (times[times.len() / 2], times[0], times[times.len() - 1]));
+    Ok(())
+}

@@ -63,7 +63,11 @@ fn toeplitz(n: usize) -> MatrixCl<f64> {
     let host: Vec<f64> = (0..n * n)
         .map(|e| {
             let (i, j) = ((e % n) as f64, (e / n) as f64);
-            if i == j { (n * n) as f64 } else { n as f64 - (i - j).abs() }
+            if i == j {
+                (n * n) as f64
+            } else {
+                n as f64 - (i - j).abs()
+            }
         })
         .collect();
     match MatrixCl::from_slice(n, n, &host) {

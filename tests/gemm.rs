@@ -161,7 +161,15 @@ fn multiply_transpose_computes_one_triangle_and_mirrors() {
 
 #[test]
 fn matrix_vector_kernels() {
-    for (m, kk) in [(1, 1), (2, 31), (33, 1000), (1000, 33), (257, 0), (100_000, 10), (0, 3)] {
+    for (m, kk) in [
+        (1, 1),
+        (2, 31),
+        (33, 1000),
+        (1000, 33),
+        (257, 0),
+        (100_000, 10),
+        (0, 3),
+    ] {
         let mut rng = Rng::new((m + kk) as u64);
         let (a, x) = (rng.matrix(m, kk), rng.matrix(kk, 1));
         let y = k::matrix_vector_multiply(&to_device(&a), &to_device(&x)).unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 use common::linalg::Rng;
-use common::reference::{digamma, log1p_exp};
+use common::reference::log1p_exp;
 use fusion::glm::*;
 use fusion::prelude::*;
 
@@ -24,7 +24,11 @@ struct Keep {
 impl Keep {
     fn of(propto: bool, wrt: Wrt) -> Keep {
         let any = wrt.alpha || wrt.beta || wrt.x || wrt.aux;
-        Keep { constants: !propto, aux_only: !propto || wrt.aux, everything: !propto || any }
+        Keep {
+            constants: !propto,
+            aux_only: !propto || wrt.aux,
+            everything: !propto || any,
+        }
     }
 }
 
@@ -40,24 +44,45 @@ struct Inputs {
 }
 
 impl Inputs {
-    fn new(n: usize, p: usize, alpha_vector: bool, aux_vector: bool, aux_base: f64, seed: u64) -> Inputs {
+    fn new(
+        n: usize,
+        p: usize,
+        alpha_vector: bool,
+        aux_vector: bool,
+        aux_base: f64,
+        seed: u64,
+    ) -> Inputs {
         let mut rng = Rng::new(seed);
         let scale = 1.0 / (p as f64).sqrt();
         Inputs {
             n,
             p,
             x: (0..n * p).map(|_| rng.next() * scale).collect(),
-            alpha: (0..if alpha_vector { n } else { 1 }).map(|_| 0.3 + 0.2 * rng.next()).collect(),
+            alpha: (0..if alpha_vector { n } else { 1 })
+                .map(|_| 0.3 + 0.2 * rng.next())
+                .collect(),
             beta: (0..p).map(|_| rng.next()).collect(),
-            aux: (0..if aux_vector { n } else { 1 }).map(|_| aux_base + 0.5 * rng.next()).collect(),
+            aux: (0..if aux_vector { n } else { 1 })
+                .map(|_| aux_base + 0.5 * rng.next())
+                .collect(),
         }
     }
     fn eta(&self, i: usize) -> f64 {
-        let a = if self.alpha.len() == 1 { self.alpha[0] } else { self.alpha[i] };
-        a + (0..self.p).map(|k| self.x[i + self.n * k] * self.beta[k]).sum::<f64>()
+        let a = if self.alpha.len() == 1 {
+            self.alpha[0]
+        } else {
+            self.alpha[i]
+        };
+        a + (0..self.p)
+            .map(|k| self.x[i + self.n * k] * self.beta[k])
+            .sum::<f64>()
     }
     fn aux(&self, i: usize) -> f64 {
-        if self.aux.len() == 1 { self.aux[0] } else { self.aux[i] }
+        if self.aux.len() == 1 {
+            self.aux[0]
+        } else {
+            self.aux[i]
+        }
     }
     fn param<'a>(values: &[f64], device: &'a Option<MatrixCl<f64>>) -> Param<'a> {
         match device {
@@ -75,7 +100,9 @@ struct Device {
 }
 
 fn upload(inp: &Inputs) -> Device {
-    let vector = |v: &[f64]| (v.len() > 1 || inp.n == 1 && false).then(|| MatrixCl::from_slice(v.len(), 1, v).unwrap());
+    let vector = |v: &[f64]| {
+        (v.len() > 1).then(|| MatrixCl::from_slice(v.len(), 1, v).unwrap())
+    };
     Device {
         x: MatrixCl::from_slice(inp.n, inp.p, &inp.x).unwrap(),
         beta: MatrixCl::from_slice(inp.p, 1, &inp.beta).unwrap(),
@@ -88,7 +115,11 @@ type Cpu<'a> = dyn Fn(&Inputs, Keep) -> f64 + 'a;
 type Gpu<'a> = dyn Fn(&Device, &Inputs, &GlmOptions) -> fusion::Result<GlmOutput> + 'a;
 
 fn close(what: &str, got: f64, want: f64, tol: f64) {
-    assert!((got - want).abs() <= tol, "{what}: got {got}, want {want} (|diff| {:e} > {tol:e})", (got - want).abs());
+    assert!(
+        (got - want).abs() <= tol,
+        "{what}: got {got}, want {want} (|diff| {:e} > {tol:e})",
+        (got - want).abs()
+    );
 }
 
 /// Central difference of the reference in one input coordinate.
@@ -101,27 +132,50 @@ fn fd(cpu: &Cpu<'_>, inp: &Inputs, field: fn(&mut Inputs) -> &mut Vec<f64>, inde
 }
 
 fn sample(len: usize) -> Vec<usize> {
-    if len <= 8 { (0..len).collect() } else { vec![0, 1, len / 3, len / 2, len - 2, len - 1] }
+    if len <= 8 {
+        (0..len).collect()
+    } else {
+        vec![0, 1, len / 3, len / 2, len - 2, len - 1]
+    }
 }
 
 fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu<'_>) {
     let dev = upload(inp);
     let want = cpu(inp, Keep::of(false, Wrt::ALL));
     let out = gpu(&dev, inp, &GlmOptions::gradients(Wrt::ALL)).unwrap();
-    let label = format!("{name} n={} p={} alpha_len={} aux_len={}", inp.n, inp.p, inp.alpha.len(), inp.aux.len());
-    close(&format!("{label}: value"), out.value, want, 1e-10 * want.abs().max(1.0));
+    let label = format!(
+        "{name} n={} p={} alpha_len={} aux_len={}",
+        inp.n,
+        inp.p,
+        inp.alpha.len(),
+        inp.aux.len()
+    );
+    close(
+        &format!("{label}: value"),
+        out.value,
+        want,
+        1e-10 * want.abs().max(1.0),
+    );
     let grad_tol = |f: f64| 1e-5 * f.abs().max(1.0) + 1e-13 * want.abs() / H;
     let d_alpha = out.d_alpha.as_ref().unwrap().to_vec().unwrap();
     assert_eq!(d_alpha.len(), inp.alpha.len());
     for i in sample(inp.alpha.len()) {
         let f = fd(cpu, inp, |s| &mut s.alpha, i);
-        close(&format!("{label}: d_alpha[{i}]"), d_alpha[i], f, grad_tol(f));
+        close(
+            &format!("{label}: d_alpha[{i}]"),
+            d_alpha[i],
+            f,
+            grad_tol(f),
+        );
     }
     let d_beta = out.d_beta.as_ref().unwrap().to_vec().unwrap();
-    assert_eq!((out.d_beta.as_ref().unwrap().rows(), d_beta.len()), (inp.p, inp.p));
-    for k in 0..inp.p {
+    assert_eq!(
+        (out.d_beta.as_ref().unwrap().rows(), d_beta.len()),
+        (inp.p, inp.p)
+    );
+    for (k, &got) in d_beta.iter().enumerate() {
         let f = fd(cpu, inp, |s| &mut s.beta, k);
-        close(&format!("{label}: d_beta[{k}]"), d_beta[k], f, grad_tol(f));
+        close(&format!("{label}: d_beta[{k}]"), got, f, grad_tol(f));
     }
     let d_x = out.d_x.as_ref().unwrap().to_vec().unwrap();
     assert_eq!(d_x.len(), inp.n * inp.p);
@@ -140,10 +194,21 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
         assert!(out.d_aux.is_none());
     }
     // Only what is asked for is computed; propto follows Stan's rule.
-    for (wrt, propto) in [(Wrt::NONE, false), (Wrt::NONE, true), (Wrt::BETA, true), (Wrt::AUX, true), (Wrt::ALPHA | Wrt::X, true)] {
+    for (wrt, propto) in [
+        (Wrt::NONE, false),
+        (Wrt::NONE, true),
+        (Wrt::BETA, true),
+        (Wrt::AUX, true),
+        (Wrt::ALPHA | Wrt::X, true),
+    ] {
         let out = gpu(&dev, inp, &GlmOptions { wrt, propto }).unwrap();
         let want = cpu(inp, Keep::of(propto, wrt));
-        close(&format!("{label}: value wrt={wrt:?} propto={propto}"), out.value, want, 1e-10 * want.abs().max(1.0));
+        close(
+            &format!("{label}: value wrt={wrt:?} propto={propto}"),
+            out.value,
+            want,
+            1e-10 * want.abs().max(1.0),
+        );
         assert_eq!(out.d_alpha.is_some(), wrt.alpha);
         assert_eq!(out.d_beta.is_some(), wrt.beta);
         assert_eq!(out.d_x.is_some(), wrt.x);
@@ -165,7 +230,9 @@ fn bernoulli_logit() {
             if !keep.everything {
                 return 0.0;
             }
-            (0..s.n).map(|i| -log1p_exp(-(2.0 * y[i] as f64 - 1.0) * s.eta(i))).sum::<f64>()
+            (0..s.n)
+                .map(|i| -log1p_exp(-(2.0 * y[i] as f64 - 1.0) * s.eta(i)))
+                .sum::<f64>()
         };
         let gpu = |d: &Device, s: &Inputs, o: &GlmOptions| {
             bernoulli_logit_glm_lpmf(&y, &d.x, Inputs::param(&s.alpha, &d.alpha), &d.beta, o)
@@ -187,7 +254,13 @@ fn poisson_log() {
                 .map(|i| {
                     let eta = s.eta(i);
                     let yi = y[i] as f64;
-                    yi * eta - eta.exp() - if keep.constants { lgamma(yi + 1.0) } else { 0.0 }
+                    yi * eta
+                        - eta.exp()
+                        - if keep.constants {
+                            lgamma(yi + 1.0)
+                        } else {
+                            0.0
+                        }
                 })
                 .sum::<f64>()
         };
@@ -202,7 +275,9 @@ fn poisson_log() {
 #[test]
 fn normal_id() {
     for (case, (n, p)) in SHAPES.into_iter().enumerate() {
-        let y: Vec<f64> = (0..n).map(|i| ((i * 13 + case) % 11) as f64 / 5.0 - 1.0).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| ((i * 13 + case) % 11) as f64 / 5.0 - 1.0)
+            .collect();
         let cpu = |s: &Inputs, keep: Keep| {
             if !keep.everything {
                 return 0.0;
@@ -213,14 +288,32 @@ fn normal_id() {
                     let z = (y[i] - s.eta(i)) / sigma;
                     -0.5 * z * z
                         - if keep.aux_only { sigma.ln() } else { 0.0 }
-                        - if keep.constants { 0.5 * (2.0 * std::f64::consts::PI).ln() } else { 0.0 }
+                        - if keep.constants {
+                            0.5 * (2.0 * std::f64::consts::PI).ln()
+                        } else {
+                            0.0
+                        }
                 })
                 .sum::<f64>()
         };
         let gpu = |d: &Device, s: &Inputs, o: &GlmOptions| {
-            normal_id_glm_lpdf(&y, &d.x, Inputs::param(&s.alpha, &d.alpha), &d.beta, Inputs::param(&s.aux, &d.aux), o)
+            normal_id_glm_lpdf(
+                &y,
+                &d.x,
+                Inputs::param(&s.alpha, &d.alpha),
+                &d.beta,
+                Inputs::param(&s.aux, &d.aux),
+                o,
+            )
         };
-        let inp = Inputs::new(n, p, case % 2 == 1 && n > 1, case % 3 != 0 && n > 1, 1.5, 20 + case as u64);
+        let inp = Inputs::new(
+            n,
+            p,
+            case % 2 == 1 && n > 1,
+            case % 3 != 0 && n > 1,
+            1.5,
+            20 + case as u64,
+        );
         check_model("normal_id", &inp, true, &cpu, &gpu);
     }
 }
@@ -249,18 +342,45 @@ fn neg_binomial_2_log() {
                 .sum::<f64>()
         };
         let gpu = |d: &Device, s: &Inputs, o: &GlmOptions| {
-            neg_binomial_2_log_glm_lpmf(&y, &d.x, Inputs::param(&s.alpha, &d.alpha), &d.beta, Inputs::param(&s.aux, &d.aux), o)
+            neg_binomial_2_log_glm_lpmf(
+                &y,
+                &d.x,
+                Inputs::param(&s.alpha, &d.alpha),
+                &d.beta,
+                Inputs::param(&s.aux, &d.aux),
+                o,
+            )
         };
-        let inp = Inputs::new(n, p, case % 2 == 0 && n > 1, case % 2 == 1 && n > 1, 2.0, 30 + case as u64);
+        let inp = Inputs::new(
+            n,
+            p,
+            case % 2 == 0 && n > 1,
+            case % 2 == 1 && n > 1,
+            2.0,
+            30 + case as u64,
+        );
         check_model("neg_binomial_2_log", &inp, true, &cpu, &gpu);
     }
-    let _ = digamma(1.0);
 }
 
 /// Checks a GLM whose beta is `p x cols`, alpha `alpha_len x 1` and auxiliary
 /// vector `aux` (the cutpoints) against the reference and finite differences.
 #[allow(clippy::too_many_arguments)]
-fn check_multi(name: &str, inp: &Inputs, cols: usize, has_alpha: bool, has_aux: bool, cpu: &Cpu<'_>, gpu: &dyn Fn(&MatrixCl<f64>, &MatrixCl<f64>, &MatrixCl<f64>, &MatrixCl<f64>, &GlmOptions) -> fusion::Result<GlmOutput>) {
+fn check_multi(
+    name: &str,
+    inp: &Inputs,
+    cols: usize,
+    has_alpha: bool,
+    has_aux: bool,
+    cpu: &Cpu<'_>,
+    gpu: &dyn Fn(
+        &MatrixCl<f64>,
+        &MatrixCl<f64>,
+        &MatrixCl<f64>,
+        &MatrixCl<f64>,
+        &GlmOptions,
+    ) -> fusion::Result<GlmOutput>,
+) {
     let x = MatrixCl::from_slice(inp.n, inp.p, &inp.x).unwrap();
     let beta = MatrixCl::from_slice(inp.p, cols, &inp.beta).unwrap();
     let alpha = MatrixCl::from_slice(inp.alpha.len(), 1, &inp.alpha).unwrap();
@@ -268,22 +388,45 @@ fn check_multi(name: &str, inp: &Inputs, cols: usize, has_alpha: bool, has_aux: 
     let label = format!("{name} n={} p={} cols={cols}", inp.n, inp.p);
     let want = cpu(inp, Keep::of(false, Wrt::ALL));
     let out = gpu(&x, &alpha, &beta, &aux, &GlmOptions::gradients(Wrt::ALL)).unwrap();
-    close(&format!("{label}: value"), out.value, want, 1e-10 * want.abs().max(1.0));
+    close(
+        &format!("{label}: value"),
+        out.value,
+        want,
+        1e-10 * want.abs().max(1.0),
+    );
     let grad_tol = |f: f64| 1e-5 * f.abs().max(1.0) + 1e-13 * want.abs() / H;
     let mut grads: Vec<(&str, Vec<f64>, fn(&mut Inputs) -> &mut Vec<f64>)> = vec![
-        ("d_beta", out.d_beta.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.beta),
-        ("d_x", out.d_x.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.x),
+        (
+            "d_beta",
+            out.d_beta.as_ref().unwrap().to_vec().unwrap(),
+            |s| &mut s.beta,
+        ),
+        ("d_x", out.d_x.as_ref().unwrap().to_vec().unwrap(), |s| {
+            &mut s.x
+        }),
     ];
     if has_alpha {
-        grads.push(("d_alpha", out.d_alpha.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.alpha));
+        grads.push((
+            "d_alpha",
+            out.d_alpha.as_ref().unwrap().to_vec().unwrap(),
+            |s| &mut s.alpha,
+        ));
     } else {
         assert!(out.d_alpha.is_none());
     }
     if has_aux {
-        grads.push(("d_aux", out.d_aux.as_ref().unwrap().to_vec().unwrap(), |s| &mut s.aux));
+        grads.push((
+            "d_aux",
+            out.d_aux.as_ref().unwrap().to_vec().unwrap(),
+            |s| &mut s.aux,
+        ));
     }
     for (what, got, field) in grads {
-        assert_eq!(got.len(), field(&mut inp.clone()).len(), "{label}: {what} length");
+        assert_eq!(
+            got.len(),
+            field(&mut inp.clone()).len(),
+            "{label}: {what} length"
+        );
         for i in sample(got.len()) {
             let f = fd(cpu, inp, field, i);
             close(&format!("{label}: {what}[{i}]"), got[i], f, grad_tol(f));
@@ -292,7 +435,12 @@ fn check_multi(name: &str, inp: &Inputs, cols: usize, has_alpha: bool, has_aux: 
     for (wrt, propto) in [(Wrt::NONE, true), (Wrt::NONE, false), (Wrt::BETA, true)] {
         let out = gpu(&x, &alpha, &beta, &aux, &GlmOptions { wrt, propto }).unwrap();
         let want = cpu(inp, Keep::of(propto, wrt));
-        close(&format!("{label}: value wrt={wrt:?} propto={propto}"), out.value, want, 1e-10 * want.abs().max(1.0));
+        close(
+            &format!("{label}: value wrt={wrt:?} propto={propto}"),
+            out.value,
+            want,
+            1e-10 * want.abs().max(1.0),
+        );
         assert_eq!((out.d_beta.is_some(), out.d_x.is_some()), (wrt.beta, wrt.x));
     }
 }
@@ -306,7 +454,9 @@ fn log_sum_exp(v: &[f64]) -> f64 {
 fn categorical_logit() {
     for (case, (n, p)) in SHAPES.into_iter().enumerate() {
         for categories in [2usize, 5] {
-            let y: Vec<i32> = (0..n).map(|i| ((i * 7 + case) % categories) as i32 + 1).collect();
+            let y: Vec<i32> = (0..n)
+                .map(|i| ((i * 7 + case) % categories) as i32 + 1)
+                .collect();
             let mut inp = Inputs::new(n, p, false, false, 1.0, 40 + case as u64);
             let mut rng = Rng::new(case as u64 + 99);
             inp.beta = (0..p * categories).map(|_| rng.next()).collect();
@@ -318,16 +468,33 @@ fn categorical_logit() {
                 (0..s.n)
                     .map(|i| {
                         let lp: Vec<f64> = (0..categories)
-                            .map(|c| s.alpha[c] + (0..s.p).map(|k| s.x[i + s.n * k] * s.beta[k + s.p * c]).sum::<f64>())
+                            .map(|c| {
+                                s.alpha[c]
+                                    + (0..s.p)
+                                        .map(|k| s.x[i + s.n * k] * s.beta[k + s.p * c])
+                                        .sum::<f64>()
+                            })
                             .collect();
                         lp[y[i] as usize - 1] - log_sum_exp(&lp)
                     })
                     .sum::<f64>()
             };
-            let gpu = |x: &MatrixCl<f64>, alpha: &MatrixCl<f64>, beta: &MatrixCl<f64>, _: &MatrixCl<f64>, o: &GlmOptions| {
+            let gpu = |x: &MatrixCl<f64>,
+                       alpha: &MatrixCl<f64>,
+                       beta: &MatrixCl<f64>,
+                       _: &MatrixCl<f64>,
+                       o: &GlmOptions| {
                 categorical_logit_glm_lpmf(&y, x, alpha, beta, o)
             };
-            check_multi("categorical_logit", &inp, categories, true, false, &cpu, &gpu);
+            check_multi(
+                "categorical_logit",
+                &inp,
+                categories,
+                true,
+                false,
+                &cpu,
+                &gpu,
+            );
         }
     }
 }
@@ -336,7 +503,9 @@ fn categorical_logit() {
 fn ordered_logistic() {
     for (case, (n, p)) in SHAPES.into_iter().enumerate() {
         for categories in [2usize, 5] {
-            let y: Vec<i32> = (0..n).map(|i| ((i * 7 + case) % categories) as i32 + 1).collect();
+            let y: Vec<i32> = (0..n)
+                .map(|i| ((i * 7 + case) % categories) as i32 + 1)
+                .collect();
             let mut inp = Inputs::new(n, p, false, false, 1.0, 50 + case as u64);
             inp.aux = (0..categories - 1).map(|c| -1.0 + 0.7 * c as f64).collect();
             let cpu = |s: &Inputs, keep: Keep| {
@@ -348,13 +517,25 @@ fn ordered_logistic() {
                     .map(|i| {
                         let eta = (0..s.p).map(|k| s.x[i + s.n * k] * s.beta[k]).sum::<f64>();
                         let yi = y[i] as usize;
-                        let upper = if yi == 1 { 1.0 } else { sigmoid(eta - s.aux[yi - 2]) };
-                        let lower = if yi == categories { 0.0 } else { sigmoid(eta - s.aux[yi - 1]) };
+                        let upper = if yi == 1 {
+                            1.0
+                        } else {
+                            sigmoid(eta - s.aux[yi - 2])
+                        };
+                        let lower = if yi == categories {
+                            0.0
+                        } else {
+                            sigmoid(eta - s.aux[yi - 1])
+                        };
                         (upper - lower).ln()
                     })
                     .sum::<f64>()
             };
-            let gpu = |x: &MatrixCl<f64>, _: &MatrixCl<f64>, beta: &MatrixCl<f64>, cuts: &MatrixCl<f64>, o: &GlmOptions| {
+            let gpu = |x: &MatrixCl<f64>,
+                       _: &MatrixCl<f64>,
+                       beta: &MatrixCl<f64>,
+                       cuts: &MatrixCl<f64>,
+                       o: &GlmOptions| {
                 ordered_logistic_glm_lpmf(&y, x, beta, cuts, o)
             };
             check_multi("ordered_logistic", &inp, 1, false, true, &cpu, &gpu);

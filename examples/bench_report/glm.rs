@@ -12,10 +12,17 @@ use fusion::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
 use fusion::prelude::*;
 use std::time::Instant;
 
-pub const SHAPES: [(usize, usize); 4] = [(10_000, 10), (100_000, 100), (1_000_000, 100), (10_000_000, 10)];
+pub const SHAPES: [(usize, usize); 4] = [
+    (10_000, 10),
+    (100_000, 100),
+    (1_000_000, 100),
+    (10_000_000, 10),
+];
 
 fn data(n: usize, p: usize) -> (Vec<f64>, Vec<i32>, Vec<f64>) {
-    let x: Vec<f64> = (0..n * p).map(|i| ((i * 37 % 101) as f64 / 50.0 - 1.0) / (p as f64).sqrt()).collect();
+    let x: Vec<f64> = (0..n * p)
+        .map(|i| ((i * 37 % 101) as f64 / 50.0 - 1.0) / (p as f64).sqrt())
+        .collect();
     let y: Vec<i32> = (0..n).map(|i| (i * 7 % 3 == 0) as i32).collect();
     let beta: Vec<f64> = (0..p).map(|k| (k as f64 * 0.37).sin()).collect();
     (x, y, beta)
@@ -43,17 +50,41 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
 
     // Where the time goes: the value alone (one pass over x) and each pass by itself.
     let value_only = GlmOptions::default();
-    let t = measure(ctx.reps, || bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &value_only).map(drop))?;
+    let t = measure(ctx.reps, || {
+        bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &value_only).map(drop)
+    })?;
     ctx.push(&w, "fused, value only", n, bytes, flops, t);
     let eta = MatrixCl::<f64>::zeros(n, 1)?;
-    let t = measure(ctx.reps, || eta.assign(matrix_vector_multiply(&x, &beta) + alpha))?;
+    let t = measure(ctx.reps, || {
+        eta.assign(matrix_vector_multiply(&x, &beta) + alpha)
+    })?;
     ctx.push(&w, "pass 1 alone: eta = x·beta + alpha", n, bytes, flops, t);
     let d = MatrixCl::<f64>::constant(n, 1, 0.5)?;
-    let t = measure(ctx.reps, || colwise_sum(elt_multiply(&x, colwise_broadcast(&d, p))).eval().map(drop))?;
-    ctx.push(&w, "pass 2 as a fused column-wise sum of x .* d", n, bytes, flops, t);
+    let t = measure(ctx.reps, || {
+        colwise_sum(elt_multiply(&x, colwise_broadcast(&d, p)))
+            .eval()
+            .map(drop)
+    })?;
+    ctx.push(
+        &w,
+        "pass 2 as a fused column-wise sum of x .* d",
+        n,
+        bytes,
+        flops,
+        t,
+    );
     let d_row = d.reshape(1, n)?;
-    let t = measure(ctx.reps, || k::row_vector_matrix_multiply(&d_row, &x).map(drop))?;
-    ctx.push(&w, "pass 2 alone: xᵀ·d (row-vector leaf, used)", n, bytes, flops, t);
+    let t = measure(ctx.reps, || {
+        k::row_vector_matrix_multiply(&d_row, &x).map(drop)
+    })?;
+    ctx.push(
+        &w,
+        "pass 2 alone: xᵀ·d (row-vector leaf, used)",
+        n,
+        bytes,
+        flops,
+        t,
+    );
 
     // The same computation as one basic kernel per step (paper §3.5 style).
     let chain = || -> Result<(f64, f64, Vec<f64>)> {
@@ -70,7 +101,11 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         Ok((value, d_alpha, d_beta.to_vec()?))
     };
     let (value, ..) = chain()?;
-    assert!((value - reference.value).abs() <= 1e-9 * value.abs().max(1.0), "chain disagrees: {value} vs {}", reference.value);
+    assert!(
+        (value - reference.value).abs() <= 1e-9 * value.abs().max(1.0),
+        "chain disagrees: {value} vs {}",
+        reference.value
+    );
     let t = measure(ctx.reps, || chain().map(drop))?;
     ctx.push(&w, "chain", n, bytes, flops, t);
 
@@ -81,21 +116,43 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     let mut d = Mat::<f64>::zeros(n, 1);
     let mut d_beta = Mat::<f64>::zeros(p, 1);
     let mut cpu = || {
-        matmul(eta.as_mut(), Accum::Replace, fx.as_ref(), fb.as_ref(), 1.0, Par::rayon(0));
+        matmul(
+            eta.as_mut(),
+            Accum::Replace,
+            fx.as_ref(),
+            fb.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
         let mut value = 0.0;
         let mut d_alpha = 0.0;
         for i in 0..n {
             let s = 2.0 * ys[i] as f64 - 1.0;
             let z = s * (eta[(i, 0)] + alpha);
-            value -= if z > 0.0 { (-z).exp().ln_1p() } else { -z + z.exp().ln_1p() };
+            value -= if z > 0.0 {
+                (-z).exp().ln_1p()
+            } else {
+                -z + z.exp().ln_1p()
+            };
             d[(i, 0)] = s / (1.0 + z.exp());
             d_alpha += d[(i, 0)];
         }
-        matmul(d_beta.as_mut(), Accum::Replace, fx.transpose(), d.as_ref(), 1.0, Par::rayon(0));
+        matmul(
+            d_beta.as_mut(),
+            Accum::Replace,
+            fx.transpose(),
+            d.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
         (value, d_alpha)
     };
     let (value, _) = cpu();
-    assert!((value - reference.value).abs() <= 1e-9 * value.abs().max(1.0), "CPU disagrees: {value} vs {}", reference.value);
+    assert!(
+        (value - reference.value).abs() <= 1e-9 * value.abs().max(1.0),
+        "CPU disagrees: {value} vs {}",
+        reference.value
+    );
     let mut times = Vec::new();
     for _ in 0..ctx.reps.min(5) {
         let start = Instant::now();
@@ -103,6 +160,13 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         times.push(start.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
-    ctx.push(&w, "CPU (faer, all cores)", n, bytes, flops, (times[times.len() / 2], times[0], times[times.len() - 1]));
+    ctx.push(
+        &w,
+        "CPU (faer, all cores)",
+        n,
+        bytes,
+        flops,
+        (times[times.len() / 2], times[0], times[times.len() - 1]),
+    );
     Ok(())
 }

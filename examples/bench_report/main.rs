@@ -168,9 +168,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         if !fusion_suite {
             workloads::copy_bandwidth(&mut ctx, if gpu { 100_000_000 } else { 10_000_000 })?;
         }
-        let shapes: &[(usize, usize)] = if args.quick { &[(10_000, 10), (100_000, 10)] } else { &glm::SHAPES };
-        for &(n, p) in shapes.iter().filter(|(n, p)| (n * p * 8 * 3) as u64 <= info.global_mem_bytes / 2) {
-            ctx.progress.set_message(format!("bernoulli GLM n = {n}, p = {p}"));
+        let shapes: &[(usize, usize)] = if args.quick {
+            &[(10_000, 10), (100_000, 10)]
+        } else {
+            &glm::SHAPES
+        };
+        for &(n, p) in shapes
+            .iter()
+            .filter(|(n, p)| (n * p * 8 * 3) as u64 <= info.global_mem_bytes / 2)
+        {
+            ctx.progress
+                .set_message(format!("bernoulli GLM n = {n}, p = {p}"));
             glm::bernoulli(&mut ctx, n, p)?;
         }
     }

@@ -259,7 +259,12 @@ impl<T: ClType> MatrixCl<T> {
             return Err(Error::InvalidArgument {
                 function: "MatrixCl::reshape",
                 argument: "rows, cols",
-                reason: format!("{rows} x {cols} does not hold the {} elements of a {} x {} matrix", self.len(), self.rows, self.cols),
+                reason: format!(
+                    "{rows} x {cols} does not hold the {} elements of a {} x {} matrix",
+                    self.len(),
+                    self.rows,
+                    self.cols
+                ),
             });
         }
         self.rows = rows;

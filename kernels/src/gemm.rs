@@ -83,7 +83,7 @@ impl GemmConfig {
         let local_bytes = 2 * self.tile_k * self.thread_block_size * std::mem::size_of::<T>();
         let reason = if self.work_per_thread == 0
             || self.tile_k == 0
-            || self.thread_block_size % self.work_per_thread != 0
+            || !self.thread_block_size.is_multiple_of(self.work_per_thread)
         {
             Some("thread_block_size must be a multiple of work_per_thread, tile_k > 0".to_string())
         } else if threads * threads > info.max_work_group_size {
@@ -207,6 +207,9 @@ fn or_stand_in<'a, T: ClFloat>(m: &'a MatrixCl<T>, stand_in: &'a MatrixCl<T>) ->
 }
 
 /// `c_block = alpha * a * b + beta * c_block`, the one entry point to the GEMM kernel.
+// The arguments are BLAS's GEMM (C, A, B, alpha, beta) plus the block of C,
+// the lower-only flag and the tuning: grouping them would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_into<T: ClFloat>(
     function: &'static str,
     c: &MatrixCl<T>,
@@ -517,12 +520,19 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
 /// assert_eq!(fusion_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
-pub fn row_vector_matrix_multiply<T: ClFloat>(x: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+pub fn row_vector_matrix_multiply<T: ClFloat>(
+    x: &MatrixCl<T>,
+    a: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
     const F: &str = "row_vector_matrix_multiply";
     const LOCAL: usize = 256;
     const CHUNK: usize = 8;
     if x.rows() != 1 || x.cols() != a.rows() {
-        return Err(Error::DimensionMismatch { operation: F.into(), lhs: (x.rows(), x.cols()), rhs: (a.rows(), a.cols()) });
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (x.rows(), x.cols()),
+            rhs: (a.rows(), a.cols()),
+        });
     }
     let (k, n) = (a.rows(), a.cols());
     let y = MatrixCl::<T>::uninitialized(1, n)?;
@@ -536,11 +546,20 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(x: &MatrixCl<T>, a: &MatrixCl<T>) 
     int(F, "a", a.len())?;
     let chunks = n.div_ceil(CHUNK);
     let compute_units = Runtime::get()?.device_info().compute_units as usize;
-    let row_groups = (4 * compute_units.max(1)).div_ceil(chunks).clamp(1, k.div_ceil(LOCAL));
+    let row_groups = (4 * compute_units.max(1))
+        .div_ceil(chunks)
+        .clamp(1, k.div_ceil(LOCAL));
     let partial = MatrixCl::<T>::uninitialized(n, row_groups)?;
     cl::row_vector_matrix_multiply::<T>().launch(
         NdRange::d2([row_groups * LOCAL, chunks]).with_local(&[LOCAL, 1]),
-        (&partial, x, a, int(F, "a", k)?, int(F, "a", n)?, a.view().bits()),
+        (
+            &partial,
+            x,
+            a,
+            int(F, "a", k)?,
+            int(F, "a", n)?,
+            a.view().bits(),
+        ),
     )?;
     add_batch(&y, &partial, row_groups, T::default())?;
     Ok(y)

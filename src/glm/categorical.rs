@@ -39,7 +39,14 @@ pub fn categorical_logit_glm_lpmf<'a>(
         return Err(Error::InvalidArgument {
             function: F,
             argument: "beta",
-            reason: format!("must be {} x K (K >= 1) for x of {} x {}, got {} x {}", x.cols(), n, x.cols(), beta.rows(), beta.cols()),
+            reason: format!(
+                "must be {} x K (K >= 1) for x of {} x {}, got {} x {}",
+                x.cols(),
+                n,
+                x.cols(),
+                beta.rows(),
+                beta.cols()
+            ),
         });
     }
     column(F, "alpha", alpha, categories)?;
@@ -55,9 +62,15 @@ pub fn categorical_logit_glm_lpmf<'a>(
     let lp = &lp;
     let row_max = rowwise_max(lp);
     let row_max = &row_max;
-    let log_normaliser = row_max + log(rowwise_sum(exp(lp - colwise_broadcast(row_max, categories))));
+    let log_normaliser = row_max
+        + log(rowwise_sum(
+            exp(lp - colwise_broadcast(row_max, categories)),
+        ));
     let log_normaliser = &log_normaliser;
-    let is_observed = eq(col_index(n, categories) + 1, colwise_broadcast(y, categories));
+    let is_observed = eq(
+        col_index(n, categories) + 1,
+        colwise_broadcast(y, categories),
+    );
     let is_observed = &is_observed;
     let observed = rowwise_sum(select(is_observed, lp, 0.0));
 
@@ -66,33 +79,71 @@ pub fn categorical_logit_glm_lpmf<'a>(
     let normaliser = target(n, 1, need_derivative)?;
     fuse((
         check(y, F, "y", ge(y, 1).and(le(y, k_int))).requiring(&format!("in 1..={categories}")),
-        check(log_normaliser, F, LINEAR_PREDICTOR, lt(fabs(log_normaliser), f64::INFINITY)).requiring("finite"),
+        check(
+            log_normaliser,
+            F,
+            LINEAR_PREDICTOR,
+            lt(fabs(log_normaliser), f64::INFINITY),
+        )
+        .requiring("finite"),
         output(&logp, colwise_sum(observed - log_normaliser)),
         optional(output(&normaliser, log_normaliser), need_derivative),
     ))
     .map_err(|e| diagnose(F, x, alpha, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !wrt.any_gradient() {
+        0.0
+    } else {
+        value_of(&logp)?
+    };
     if !need_derivative {
-        return Ok(GlmOutput { value, d_alpha: None, d_beta: None, d_x: None, d_aux: None });
+        return Ok(GlmOutput {
+            value,
+            d_alpha: None,
+            d_beta: None,
+            d_x: None,
+            d_aux: None,
+        });
     }
 
-    let derivative = select(is_observed, 1.0, 0.0) - exp(lp - colwise_broadcast(&normaliser, categories));
+    let derivative =
+        select(is_observed, 1.0, 0.0) - exp(lp - colwise_broadcast(&normaliser, categories));
     let derivative = &derivative;
     let d_lp = target(n, categories, wrt.beta || wrt.x)?;
     let d_alpha = target(1, categories, wrt.alpha)?;
-    fuse((optional(output(&d_lp, derivative), wrt.beta || wrt.x), optional(output(&d_alpha, colwise_sum(derivative)), wrt.alpha)))?;
+    fuse((
+        optional(output(&d_lp, derivative), wrt.beta || wrt.x),
+        optional(output(&d_alpha, colwise_sum(derivative)), wrt.alpha),
+    ))?;
     Ok(GlmOutput {
         value,
-        d_alpha: if wrt.alpha { Some(d_alpha.reshape(categories, 1)?) } else { None },
-        d_beta: if wrt.beta { Some(k::multiply_transposed(x, Op::T, &d_lp, Op::N)?) } else { None },
-        d_x: if wrt.x { Some(k::multiply_transposed(&d_lp, Op::N, beta, Op::T)?) } else { None },
+        d_alpha: if wrt.alpha {
+            Some(d_alpha.reshape(categories, 1)?)
+        } else {
+            None
+        },
+        d_beta: if wrt.beta {
+            Some(k::multiply_transposed(x, Op::T, &d_lp, Op::N)?)
+        } else {
+            None
+        },
+        d_x: if wrt.x {
+            Some(k::multiply_transposed(&d_lp, Op::N, beta, Op::T)?)
+        } else {
+            None
+        },
         d_aux: None,
     })
 }
 
 /// A non-finite log-normaliser: blame x, beta or alpha when one holds a
 /// non-finite value.
-fn diagnose(function: &'static str, x: &MatrixCl<f64>, alpha: &MatrixCl<f64>, beta: &MatrixCl<f64>, error: Error) -> Error {
+fn diagnose(
+    function: &'static str,
+    x: &MatrixCl<f64>,
+    alpha: &MatrixCl<f64>,
+    beta: &MatrixCl<f64>,
+    error: Error,
+) -> Error {
     let error = super::shared::diagnose(function, x, beta, error);
     if matches!(&error, Error::CheckFailed { argument, .. } if argument == LINEAR_PREDICTOR)
         && let Err(e) = check_finite(alpha, function, "alpha").run()

@@ -111,17 +111,39 @@ pub struct Wrt {
 
 impl Wrt {
     /// No gradients: the value only.
-    pub const NONE: Wrt = Wrt { alpha: false, beta: false, x: false, aux: false };
+    pub const NONE: Wrt = Wrt {
+        alpha: false,
+        beta: false,
+        x: false,
+        aux: false,
+    };
     /// With respect to `alpha`.
-    pub const ALPHA: Wrt = Wrt { alpha: true, ..Wrt::NONE };
+    pub const ALPHA: Wrt = Wrt {
+        alpha: true,
+        ..Wrt::NONE
+    };
     /// With respect to `beta`.
-    pub const BETA: Wrt = Wrt { beta: true, ..Wrt::NONE };
+    pub const BETA: Wrt = Wrt {
+        beta: true,
+        ..Wrt::NONE
+    };
     /// With respect to `x`.
-    pub const X: Wrt = Wrt { x: true, ..Wrt::NONE };
+    pub const X: Wrt = Wrt {
+        x: true,
+        ..Wrt::NONE
+    };
     /// With respect to `sigma`, `phi` or the cutpoints.
-    pub const AUX: Wrt = Wrt { aux: true, ..Wrt::NONE };
+    pub const AUX: Wrt = Wrt {
+        aux: true,
+        ..Wrt::NONE
+    };
     /// Every gradient.
-    pub const ALL: Wrt = Wrt { alpha: true, beta: true, x: true, aux: true };
+    pub const ALL: Wrt = Wrt {
+        alpha: true,
+        beta: true,
+        x: true,
+        aux: true,
+    };
 
     /// Whether any gradient is asked for.
     pub fn any_gradient(self) -> bool {
@@ -132,7 +154,12 @@ impl Wrt {
 impl std::ops::BitOr for Wrt {
     type Output = Wrt;
     fn bitor(self, o: Wrt) -> Wrt {
-        Wrt { alpha: self.alpha || o.alpha, beta: self.beta || o.beta, x: self.x || o.x, aux: self.aux || o.aux }
+        Wrt {
+            alpha: self.alpha || o.alpha,
+            beta: self.beta || o.beta,
+            x: self.x || o.x,
+            aux: self.aux || o.aux,
+        }
     }
 }
 

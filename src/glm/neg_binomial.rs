@@ -1,6 +1,9 @@
 //! `neg_binomial_2_log_glm_lpmf(y | x, alpha, beta, phi)`.
 
-use super::shared::{Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter, target, value_of};
+use super::shared::{
+    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
+    target, value_of,
+};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -40,7 +43,12 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
     let phi = parameter(F, "phi", phi, n, Requirement::PositiveFinite)?;
     let wrt = options.wrt;
-    let finish = Finish { x, beta, wrt, alpha_is_vector: alpha_vector };
+    let finish = Finish {
+        x,
+        beta,
+        wrt,
+        alpha_is_vector: alpha_vector,
+    };
     let (y, alpha, phi) = (&*y, &*alpha, &*phi);
 
     let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -55,13 +63,15 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let y_plus_phi = &y_plus_phi;
     let d_eta_expr = y - elt_multiply(y_plus_phi, inv_logit(eta - log_phi));
     let d_eta_expr = &d_eta_expr;
-    let d_phi_expr = 1.0 - elt_multiply(y_plus_phi, exp(-log_mean_plus_phi)) + log_phi - log_mean_plus_phi
+    let d_phi_expr = 1.0 - elt_multiply(y_plus_phi, exp(-log_mean_plus_phi)) + log_phi
+        - log_mean_plus_phi
         + digamma(y_plus_phi)
         - digamma(precision);
     let d_phi_expr = &d_phi_expr;
     let predictor_terms = elt_multiply(y, eta) - elt_multiply(y_plus_phi, log_mean_plus_phi);
     let phi_terms = elt_multiply(precision, log_phi) + lgamma(y_plus_phi) - lgamma(precision);
-    let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms - keep(!options.propto) * lgamma(y + 1);
+    let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms
+        - keep(!options.propto) * lgamma(y + 1);
 
     let logp = target(1, 1, true)?;
     let d_eta = target(n, 1, finish.needs_d_eta())?;
@@ -70,15 +80,29 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     fuse((
         check(y, F, "y", ge(y, 0)).requiring("non-negative"),
         optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        optional(check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY))).requiring("positive finite"), phi_vector),
+        optional(
+            check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
+                .requiring("positive finite"),
+            phi_vector,
+        ),
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(output(&d_alpha_sum, colwise_sum(d_eta_expr)), wrt.alpha && !alpha_vector),
+        optional(
+            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
+            wrt.alpha && !alpha_vector,
+        ),
         optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
-        optional(output(&d_phi, colwise_sum(d_phi_expr)), wrt.aux && !phi_vector),
+        optional(
+            output(&d_phi, colwise_sum(d_phi_expr)),
+            wrt.aux && !phi_vector,
+        ),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !wrt.any_gradient() {
+        0.0
+    } else {
+        value_of(&logp)?
+    };
     finish.output(value, d_eta, d_alpha_sum, wrt.aux.then_some(d_phi))
 }

@@ -1,6 +1,9 @@
 //! `normal_id_glm_lpdf(y | x, alpha, beta, sigma)`.
 
-use super::shared::{Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter, target, value_of};
+use super::shared::{
+    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
+    target, value_of,
+};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -39,7 +42,12 @@ pub fn normal_id_glm_lpdf<'a>(
     let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
     let sigma = parameter(F, "sigma", sigma, n, Requirement::PositiveFinite)?;
     let wrt = options.wrt;
-    let finish = Finish { x, beta, wrt, alpha_is_vector: alpha_vector };
+    let finish = Finish {
+        x,
+        beta,
+        wrt,
+        alpha_is_vector: alpha_vector,
+    };
     let (y, alpha, sigma) = (&*y, &*alpha, &*sigma);
 
     let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -62,13 +70,28 @@ pub fn normal_id_glm_lpdf<'a>(
     fuse((
         check_finite(y, F, "y"),
         optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        optional(check(sigma, F, "sigma", gt(sigma, 0.0).and(lt(sigma, f64::INFINITY))).requiring("positive finite"), sigma_vector),
+        optional(
+            check(
+                sigma,
+                F,
+                "sigma",
+                gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
+            )
+            .requiring("positive finite"),
+            sigma_vector,
+        ),
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(output(&d_alpha_sum, colwise_sum(d_eta_expr)), wrt.alpha && !alpha_vector),
+        optional(
+            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
+            wrt.alpha && !alpha_vector,
+        ),
         optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
-        optional(output(&d_sigma, colwise_sum(d_sigma_expr)), wrt.aux && !sigma_vector),
+        optional(
+            output(&d_sigma, colwise_sum(d_sigma_expr)),
+            wrt.aux && !sigma_vector,
+        ),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     let value = if options.propto && !wrt.any_gradient() {

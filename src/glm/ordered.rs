@@ -1,6 +1,8 @@
 //! `ordered_logistic_glm_lpmf(y | x, beta, cutpoints)`.
 
-use super::shared::{Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes, target, value_of};
+use super::shared::{
+    Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes, target, value_of,
+};
 use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -35,7 +37,11 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     design(F, x, beta, 1)?;
     let cuts = cutpoints.rows();
     if cuts == 0 {
-        return Err(Error::InvalidArgument { function: F, argument: "cutpoints", reason: "needs at least one cutpoint (K >= 2)".into() });
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "cutpoints",
+            reason: "needs at least one cutpoint (K >= 2)".into(),
+        });
     }
     column(F, "cutpoints", cutpoints, cuts)?;
     check_cutpoints(F, cutpoints)?;
@@ -45,8 +51,16 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         reason: "too many cutpoints for 32-bit indices".into(),
     })?;
     // No intercept: the alpha slot of Finish stays unused.
-    let wrt = super::Wrt { alpha: false, ..options.wrt };
-    let finish = Finish { x, beta, wrt, alpha_is_vector: false };
+    let wrt = super::Wrt {
+        alpha: false,
+        ..options.wrt
+    };
+    let finish = Finish {
+        x,
+        beta,
+        wrt,
+        alpha_is_vector: false,
+    };
     let y = &*y;
 
     let eta = matrix_vector_multiply(x, beta);
@@ -67,7 +81,8 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let term = select(has_lower, -log1p_exp(-above_lower), 0.0)
         + select(has_upper, -log1p_exp(above_upper), 0.0)
         + select(both, log1m_exp(above_upper - above_lower), 0.0);
-    let d_eta_expr = select(has_lower, inv_logit(-above_lower), 0.0) - select(has_upper, inv_logit(above_upper), 0.0);
+    let d_eta_expr = select(has_lower, inv_logit(-above_lower), 0.0)
+        - select(has_upper, inv_logit(above_upper), 0.0);
     let d_lower_expr = -select(has_lower, inv_logit(-above_lower) + gap_term, 0.0);
     let d_upper_expr = select(has_upper, inv_logit(above_upper) + gap_term, 0.0);
 
@@ -75,7 +90,8 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
     fuse((
-        check(y, F, "y", ge(y, 1).and(le(y, categories))).requiring(&format!("in 1..={categories}")),
+        check(y, F, "y", ge(y, 1).and(le(y, categories)))
+            .requiring(&format!("in 1..={categories}")),
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
@@ -83,7 +99,11 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         optional(output(&d_upper, d_upper_expr), wrt.aux),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !wrt.any_gradient() {
+        0.0
+    } else {
+        value_of(&logp)?
+    };
     let d_cutpoints = if wrt.aux {
         // Each observation adds its two derivatives to cutpoints y-1 and y (1-based).
         let outcome = colwise_broadcast(y, cuts);

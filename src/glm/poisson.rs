@@ -1,6 +1,9 @@
 //! `poisson_log_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter, target, value_of};
+use super::shared::{
+    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
+    target, value_of,
+};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -33,7 +36,12 @@ pub fn poisson_log_glm_lpmf<'a>(
     design(F, x, beta, 1)?;
     let alpha_vector = is_vector(&alpha);
     let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
-    let finish = Finish { x, beta, wrt: options.wrt, alpha_is_vector: alpha_vector };
+    let finish = Finish {
+        x,
+        beta,
+        wrt: options.wrt,
+        alpha_is_vector: alpha_vector,
+    };
     let (y, alpha) = (&*y, &*alpha);
 
     let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -53,9 +61,16 @@ pub fn poisson_log_glm_lpmf<'a>(
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(output(&d_alpha_sum, colwise_sum(d_eta_expr)), options.wrt.alpha && !alpha_vector),
+        optional(
+            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
+            options.wrt.alpha && !alpha_vector,
+        ),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !options.wrt.any_gradient() { 0.0 } else { value_of(&logp)? };
+    let value = if options.propto && !options.wrt.any_gradient() {
+        0.0
+    } else {
+        value_of(&logp)?
+    };
     finish.output(value, d_eta, d_alpha_sum, None)
 }

@@ -11,12 +11,21 @@ use fusion_ops::prelude::*;
 pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
 
 /// The outcomes as an `n x 1` device vector.
-pub(crate) fn outcomes<'a, T: ClType>(function: &'static str, y: Outcomes<'a, T>, n: usize) -> Result<MatrixRef<'a, T>> {
+pub(crate) fn outcomes<'a, T: ClType>(
+    function: &'static str,
+    y: Outcomes<'a, T>,
+    n: usize,
+) -> Result<MatrixRef<'a, T>> {
     let m = match y {
         Outcomes::Device(m) => MatrixRef::Borrowed(m),
         Outcomes::Host(s) => {
             if s.len() != n {
-                return Err(Error::SizeMismatch { function, argument: "y", expected: n, actual: s.len() });
+                return Err(Error::SizeMismatch {
+                    function,
+                    argument: "y",
+                    expected: n,
+                    actual: s.len(),
+                });
             }
             MatrixRef::Owned(MatrixCl::from_slice(n, 1, s)?)
         }
@@ -26,7 +35,12 @@ pub(crate) fn outcomes<'a, T: ClType>(function: &'static str, y: Outcomes<'a, T>
 }
 
 /// Checks that `m` is an `n x 1` column.
-pub(crate) fn column<T: ClType>(function: &'static str, argument: &'static str, m: &MatrixCl<T>, n: usize) -> Result<()> {
+pub(crate) fn column<T: ClType>(
+    function: &'static str,
+    argument: &'static str,
+    m: &MatrixCl<T>,
+    n: usize,
+) -> Result<()> {
     if (m.rows(), m.cols()) != (n, 1) {
         return Err(Error::InvalidArgument {
             function,
@@ -63,7 +77,12 @@ pub(crate) fn parameter<'a>(
                     row: 0,
                     col: 0,
                     value: v,
-                    requirement: if requirement == Requirement::Finite { "finite" } else { "positive finite" }.to_string(),
+                    requirement: if requirement == Requirement::Finite {
+                        "finite"
+                    } else {
+                        "positive finite"
+                    }
+                    .to_string(),
                 });
             }
             Ok(MatrixRef::Owned(MatrixCl::from_slice(1, 1, &[v])?))
@@ -76,12 +95,24 @@ pub(crate) fn parameter<'a>(
 }
 
 /// Checks `x` (`n x p`) against `beta` (`p x cols`).
-pub(crate) fn design(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixCl<f64>, beta_cols: usize) -> Result<()> {
+pub(crate) fn design(
+    function: &'static str,
+    x: &MatrixCl<f64>,
+    beta: &MatrixCl<f64>,
+    beta_cols: usize,
+) -> Result<()> {
     if beta.rows() != x.cols() || beta.cols() != beta_cols {
         return Err(Error::InvalidArgument {
             function,
             argument: "beta",
-            reason: format!("must be {} x {beta_cols} for x of {} x {}, got {} x {}", x.cols(), x.rows(), x.cols(), beta.rows(), beta.cols()),
+            reason: format!(
+                "must be {} x {beta_cols} for x of {} x {}, got {} x {}",
+                x.cols(),
+                x.rows(),
+                x.cols(),
+                beta.rows(),
+                beta.cols()
+            ),
         });
     }
     Ok(())
@@ -96,8 +127,14 @@ pub(crate) fn is_vector(p: &Param<'_>) -> bool {
 /// The GLM kernel found a non-finite linear predictor: name the argument
 /// responsible (x, then beta) when one holds a non-finite value; otherwise
 /// the predictor itself overflowed and the original error stands.
-pub(crate) fn diagnose(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixCl<f64>, error: Error) -> Error {
-    let predictor_failed = matches!(&error, Error::CheckFailed { argument, .. } if argument == LINEAR_PREDICTOR);
+pub(crate) fn diagnose(
+    function: &'static str,
+    x: &MatrixCl<f64>,
+    beta: &MatrixCl<f64>,
+    error: Error,
+) -> Error {
+    let predictor_failed =
+        matches!(&error, Error::CheckFailed { argument, .. } if argument == LINEAR_PREDICTOR);
     if !predictor_failed {
         return error;
     }
@@ -112,7 +149,10 @@ pub(crate) fn diagnose(function: &'static str, x: &MatrixCl<f64>, beta: &MatrixC
 
 /// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: the
 /// row-vector × matrix leaf on `dᵀ` (the same buffer seen as `1 x n`).
-pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: MatrixCl<f64>) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
+pub(crate) fn x_transpose_times(
+    x: &MatrixCl<f64>,
+    d: MatrixCl<f64>,
+) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
     let (n, p) = (x.rows(), x.cols());
     let d_row = d.reshape(1, n)?;
     let product = k::row_vector_matrix_multiply(&d_row, x)?.reshape(p, 1)?;
@@ -126,7 +166,11 @@ pub(crate) fn outer(d: &MatrixCl<f64>, beta: &MatrixCl<f64>) -> Result<MatrixCl<
 
 /// An output target, allocated only when it will be written.
 pub(crate) fn target(rows: usize, cols: usize, wanted: bool) -> Result<MatrixCl<f64>> {
-    if wanted { MatrixCl::uninitialized(rows, cols) } else { MatrixCl::uninitialized(0, 0) }
+    if wanted {
+        MatrixCl::uninitialized(rows, cols)
+    } else {
+        MatrixCl::uninitialized(0, 0)
+    }
 }
 
 /// The single value of a `1 x 1` result.
@@ -146,20 +190,36 @@ pub(crate) struct Finish<'a> {
 impl Finish<'_> {
     /// Assembles the output: `d_alpha` is `d_eta` itself for a vector
     /// intercept and the kernel's sum for a scalar one.
-    pub fn output(self, value: f64, d_eta: MatrixCl<f64>, d_alpha_sum: MatrixCl<f64>, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
+    pub fn output(
+        self,
+        value: f64,
+        d_eta: MatrixCl<f64>,
+        d_alpha_sum: MatrixCl<f64>,
+        d_aux: Option<MatrixCl<f64>>,
+    ) -> Result<super::GlmOutput> {
         let (d_beta, d_eta) = if self.wrt.beta {
             let (d_beta, d_eta) = x_transpose_times(self.x, d_eta)?;
             (Some(d_beta), d_eta)
         } else {
             (None, d_eta)
         };
-        let d_x = if self.wrt.x { Some(outer(&d_eta, self.beta)?) } else { None };
+        let d_x = if self.wrt.x {
+            Some(outer(&d_eta, self.beta)?)
+        } else {
+            None
+        };
         let d_alpha = match (self.wrt.alpha, self.alpha_is_vector) {
             (false, _) => None,
             (true, true) => Some(d_eta),
             (true, false) => Some(d_alpha_sum),
         };
-        Ok(super::GlmOutput { value, d_alpha, d_beta, d_x, d_aux })
+        Ok(super::GlmOutput {
+            value,
+            d_alpha,
+            d_beta,
+            d_x,
+            d_aux,
+        })
     }
 
     /// Whether the kernel must write `d_eta`.

@@ -100,9 +100,7 @@ struct Device {
 }
 
 fn upload(inp: &Inputs) -> Device {
-    let vector = |v: &[f64]| {
-        (v.len() > 1).then(|| MatrixCl::from_slice(v.len(), 1, v).unwrap())
-    };
+    let vector = |v: &[f64]| (v.len() > 1).then(|| MatrixCl::from_slice(v.len(), 1, v).unwrap());
     Device {
         x: MatrixCl::from_slice(inp.n, inp.p, &inp.x).unwrap(),
         beta: MatrixCl::from_slice(inp.p, 1, &inp.beta).unwrap(),

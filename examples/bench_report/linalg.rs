@@ -73,13 +73,14 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     let a = MatrixCl::from_slice(n, n, &data)?;
     let flops = 2.0 * (n as f64).powi(3);
     for (ts, wpt, tk) in [
-        (32, 4, 16),
-        (64, 4, 16),
-        (64, 8, 16),
+        (64, 4, 8),
         (64, 8, 8),
-        (128, 8, 16),
+        (96, 6, 8),
+        (112, 7, 8),
+        (128, 8, 4),
         (128, 8, 8),
-        (96, 6, 16),
+        (128, 8, 16),
+        (160, 10, 8),
     ] {
         let config = GemmConfig {
             thread_block_size: ts,

@@ -76,8 +76,10 @@
   }
 
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
-  __local T a_tile[TILE_K][TS];
-  __local T b_tile[TILE_K][TS];
+  // One element of padding per row: the staging writes of a tile walk down
+  // k (stride TS), which would otherwise hit the same local-memory bank.
+  __local T a_tile[TILE_K][TS + 1];
+  __local T b_tile[TILE_K][TS + 1];
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;

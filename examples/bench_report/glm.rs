@@ -170,3 +170,31 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     );
     Ok(())
 }
+
+/// The fixed costs a GLM call is made of, each timed alone (n = 10 000):
+/// what the latency-bound small shapes spend their time on.
+pub fn fixed_costs(ctx: &mut Ctx) -> Result<()> {
+    let n = 10_000;
+    let w = "GLM building blocks, n = 10 000";
+    let y = MatrixCl::from_slice(n, 1, &vec![1i32; n])?;
+    let d = MatrixCl::<f64>::constant(n, 1, 0.5)?;
+    let t = measure(ctx.reps, || MatrixCl::from_slice(1, 1, &[0.3]).map(drop))?;
+    ctx.push(w, "upload a 1x1 parameter", n, 0.0, 0.0, t);
+    let flag = MatrixCl::<i32>::uninitialized(1, 1)?;
+    let t = measure(ctx.reps, || flag.fill(i32::MAX))?;
+    ctx.push(w, "fill a 1x1 flag", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || flag.to_vec().map(drop))?;
+    ctx.push(w, "read 4 bytes back", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || MatrixCl::<f64>::uninitialized(n, 1).map(drop))?;
+    ctx.push(w, "allocate an n x 1 buffer", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || check(&y, "f", "y", ge(&y, 0)).run())?;
+    ctx.push(w, "one check kernel (launch + flag + read)", n, 0.0, 0.0, t);
+    let out = MatrixCl::<f64>::uninitialized(n, 1)?;
+    let t = measure(ctx.reps, || out.assign(exp(&d)))?;
+    ctx.push(w, "one element-wise kernel", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || colwise_sum(&d).eval().map(drop))?;
+    ctx.push(w, "column sum to 1x1 (two kernels)", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || sum(&d).map(drop))?;
+    ctx.push(w, "sum to the host", n, 0.0, 0.0, t);
+    Ok(())
+}

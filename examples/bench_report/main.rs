@@ -173,6 +173,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         } else {
             &glm::SHAPES
         };
+        glm::fixed_costs(&mut ctx)?;
         for &(n, p) in shapes
             .iter()
             .filter(|(n, p)| (n * p * 8 * 3) as u64 <= info.global_mem_bytes / 2)

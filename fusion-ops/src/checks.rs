@@ -97,20 +97,18 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
-        let flag = match self.first_failure.get() {
-            Some(f) => f,
+        match self.first_failure.get() {
+            // A check run again resets its flag on the queue.
+            Some(flag) => flag.fill(i32::MAX),
+            // A new flag is created holding "no failure": no queue command,
+            // which saves a fill (about 10 µs on NVIDIA) per check and call.
             None => {
-                let _ = self.first_failure.set(MatrixCl::uninitialized(1, 1)?);
-                self.first_failure
-                    .get()
-                    .ok_or_else(|| Error::InvalidArgument {
-                        function: self.function,
-                        argument: self.argument,
-                        reason: "internal: check buffer missing".into(),
-                    })?
+                let _ = self
+                    .first_failure
+                    .set(MatrixCl::from_slice(1, 1, &[i32::MAX])?);
+                Ok(())
             }
-        };
-        flag.fill(i32::MAX)
+        }
     }
 
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {

@@ -55,15 +55,17 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let d_alpha_sum = target(1, 1, options.wrt.alpha && !alpha_vector)?;
     fuse((
-        check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+        // Checks last: their flags are read back after the other outputs'
+        // work is queued.
         output(&logp, colwise_sum(-log1p_exp(-signed_eta))),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
         optional(
             output(&d_alpha_sum, colwise_sum(d_eta_expr)),
             options.wrt.alpha && !alpha_vector,
         ),
+        check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
+        optional(check_finite(alpha, F, "alpha"), alpha_vector),
+        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     // Every term depends on alpha, beta and x: propto with no gradient drops them all.

@@ -78,6 +78,10 @@ pub fn categorical_logit_glm_lpmf<'a>(
     let need_derivative = wrt.alpha || wrt.beta || wrt.x;
     let normaliser = target(n, 1, need_derivative)?;
     fuse((
+        // Checks last: their flags are read back after the other outputs'
+        // work is queued.
+        output(&logp, colwise_sum(observed - log_normaliser)),
+        optional(output(&normaliser, log_normaliser), need_derivative),
         check(y, F, "y", ge(y, 1).and(le(y, k_int))).requiring(&format!("in 1..={categories}")),
         check(
             log_normaliser,
@@ -86,8 +90,6 @@ pub fn categorical_logit_glm_lpmf<'a>(
             lt(fabs(log_normaliser), f64::INFINITY),
         )
         .requiring("finite"),
-        output(&logp, colwise_sum(observed - log_normaliser)),
-        optional(output(&normaliser, log_normaliser), need_derivative),
     ))
     .map_err(|e| diagnose(F, x, alpha, beta, e))?;
     let value = if options.propto && !wrt.any_gradient() {

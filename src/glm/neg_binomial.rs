@@ -78,14 +78,8 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let d_alpha_sum = target(1, 1, wrt.alpha && !alpha_vector)?;
     let d_phi = target(if phi_vector { n } else { 1 }, 1, wrt.aux)?;
     fuse((
-        check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        optional(
-            check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
-                .requiring("positive finite"),
-            phi_vector,
-        ),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+        // Checks last: their flags are read back after the other outputs'
+        // work is queued.
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
         optional(
@@ -97,6 +91,14 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
             output(&d_phi, colwise_sum(d_phi_expr)),
             wrt.aux && !phi_vector,
         ),
+        check(y, F, "y", ge(y, 0)).requiring("non-negative"),
+        optional(check_finite(alpha, F, "alpha"), alpha_vector),
+        optional(
+            check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
+                .requiring("positive finite"),
+            phi_vector,
+        ),
+        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     let value = if options.propto && !wrt.any_gradient() {

@@ -68,6 +68,19 @@ pub fn normal_id_glm_lpdf<'a>(
     let d_alpha_sum = target(1, 1, wrt.alpha && !alpha_vector)?;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
     fuse((
+        // Checks last: their flags are read back after the other outputs'
+        // work is queued.
+        output(&logp, colwise_sum(term)),
+        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
+        optional(
+            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
+            wrt.alpha && !alpha_vector,
+        ),
+        optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
+        optional(
+            output(&d_sigma, colwise_sum(d_sigma_expr)),
+            wrt.aux && !sigma_vector,
+        ),
         check_finite(y, F, "y"),
         optional(check_finite(alpha, F, "alpha"), alpha_vector),
         optional(
@@ -81,17 +94,6 @@ pub fn normal_id_glm_lpdf<'a>(
             sigma_vector,
         ),
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-        output(&logp, colwise_sum(term)),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
-            wrt.alpha && !alpha_vector,
-        ),
-        optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
-        optional(
-            output(&d_sigma, colwise_sum(d_sigma_expr)),
-            wrt.aux && !sigma_vector,
-        ),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     let value = if options.propto && !wrt.any_gradient() {

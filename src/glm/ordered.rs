@@ -90,13 +90,15 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
     fuse((
-        check(y, F, "y", ge(y, 1).and(le(y, categories)))
-            .requiring(&format!("in 1..={categories}")),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+        // Checks last: their flags are read back after the other outputs'
+        // work is queued.
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
         optional(output(&d_lower, d_lower_expr), wrt.aux),
         optional(output(&d_upper, d_upper_expr), wrt.aux),
+        check(y, F, "y", ge(y, 1).and(le(y, categories)))
+            .requiring(&format!("in 1..={categories}")),
+        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
     let value = if options.propto && !wrt.any_gradient() {

@@ -177,7 +177,10 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
         }
         out.push('\n');
     }
-    if records.iter().any(|r| r.variant.contains("CPU") && r.flops > 0.0) {
+    if records
+        .iter()
+        .any(|r| r.variant.contains("CPU") && r.flops > 0.0)
+    {
         out.push_str("![GPU vs CPU](gpu_vs_cpu.png)\n\n");
     }
     out.push_str("![speedup](speedup.png)\n\n![bandwidth](bandwidth.png)\n");
@@ -289,14 +292,20 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
     )?;
     // Paper Figure 5 style: GPU speedup over the CPU (faer) per routine and size.
     let mut versus_cpu: Series = Vec::new();
-    for r in records.iter().filter(|r| r.variant.contains("CPU") && r.flops > 0.0) {
+    for r in records
+        .iter()
+        .filter(|r| r.variant.contains("CPU") && r.flops > 0.0)
+    {
         let gpu = records
             .iter()
             .find(|g| g.workload == r.workload && g.n == r.n && !g.variant.contains("CPU"));
         if let Some(g) = gpu {
             match versus_cpu.iter_mut().find(|(name, _)| *name == r.workload) {
                 Some((_, points)) => points.push((r.n as f64, r.median_s / g.median_s)),
-                None => versus_cpu.push((r.workload.clone(), vec![(r.n as f64, r.median_s / g.median_s)])),
+                None => versus_cpu.push((
+                    r.workload.clone(),
+                    vec![(r.n as f64, r.median_s / g.median_s)],
+                )),
             }
         }
     }

@@ -74,6 +74,15 @@ pub struct Neg<A>(pub A);
 /// multiplied when the surrounding expression is first validated (its
 /// shape is asked for, which every assignment does before generating code);
 /// the product then feeds the fused kernel like any matrix.
+///
+/// ```
+/// use fusion_core::{Expr, MatrixCl};
+/// use fusion_core::expr::MatrixProduct;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 0.0, 0.0, 1.0])?;
+/// let p = &a * &a; // builds the node; GEMM runs when the expression is used
+/// let _: &MatrixProduct<_, _> = &p.0;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct MatrixProduct<L, R> {
     /// Left operand.

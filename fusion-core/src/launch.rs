@@ -78,6 +78,11 @@ impl NdRange {
     }
 
     /// A 3-D range (the third dimension often indexes a batch).
+    ///
+    /// ```
+    /// let r = fusion_core::NdRange::d3([4, 4, 2]);
+    /// assert!(!r.is_empty());
+    /// ```
     pub fn d3(global: [usize; 3]) -> Self {
         NdRange {
             dims: 3,

@@ -36,6 +36,15 @@ pub trait Operation {
     /// The matrix this operation reads unchanged, if it is just one (a
     /// leaf): hand-written kernels then use it directly instead of
     /// evaluating the operation into a copy.
+    ///
+    /// ```
+    /// use fusion_ops::{IntoOperand, Operation};
+    /// use fusion_ops::prelude::*;
+    /// let a = MatrixCl::from_slice(1, 1, &[1.0f64])?;
+    /// assert!((&a).into_operand().matrix().is_some());
+    /// assert!((&a + 1.0).into_operand().matrix().is_none());
+    /// # Ok::<(), fusion_ops::Error>(())
+    /// ```
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         None
     }

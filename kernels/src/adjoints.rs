@@ -9,7 +9,16 @@ use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_tr
 use crate::triangular::tri_inverse;
 use fusion_core::{ClFloat, Error, MatrixCl, Result, View};
 
-/// Adjoints of both operands of a product.
+/// Adjoints of both operands of a product (or of a solve's matrix and
+/// right-hand side).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// let a = MatrixCl::from_slice(1, 1, &[2.0])?;
+/// let adj = fusion_kernels::multiply_adjoint(&a, &a, &a)?;
+/// assert_eq!((adj.adj_a.to_vec()?, adj.adj_b.to_vec()?), (vec![4.0], vec![4.0]));
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct ProductAdjoint<T: fusion_core::ClType> {
     /// Adjoint of the left operand.

@@ -224,6 +224,15 @@ pub fn transpose<T: ClType>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 }
 
 /// Which way [`triangular_transpose`] mirrors.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::Mirror;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 0.0, 5.0, 1.0])?;
+/// fusion_kernels::triangular_transpose(&a, Mirror::UpperToLower)?;
+/// assert_eq!(a.to_vec()?, vec![1.0, 5.0, 5.0, 1.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mirror {
     /// Copy the lower triangle onto the upper one.
@@ -258,6 +267,15 @@ pub fn triangular_transpose<T: ClType>(a: &MatrixCl<T>, mirror: Mirror) -> Resul
 }
 
 /// Which part [`zeros`] clears.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::Part;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
+/// fusion_kernels::zeros(&a, Part::All)?;
+/// assert_eq!(a.to_vec()?, vec![0.0; 4]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
     /// Every element.
@@ -313,6 +331,11 @@ pub struct Block {
 
 impl Block {
     /// A block at (`row`, `col`) of `rows x cols` elements.
+    ///
+    /// ```
+    /// let b = fusion_kernels::Block::new(1, 2, 3, 4);
+    /// assert_eq!((b.row, b.col, b.rows, b.cols), (1, 2, 3, 4));
+    /// ```
     pub fn new(row: usize, col: usize, rows: usize, cols: usize) -> Self {
         Block {
             row,

@@ -58,6 +58,16 @@ pub fn cholesky_decompose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 }
 
 /// [`cholesky_decompose`] with explicit `partition` and `min_l11_size`.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::CholeskyOptions;
+/// let a = MatrixCl::from_slice(2, 2, &[4.0, 2.0, 2.0, 5.0])?;
+/// let options = CholeskyOptions { partition: 2, min_l11_size: 1, ..Default::default() };
+/// let l = fusion_kernels::cholesky_decompose_with(&a, &options)?;
+/// assert_eq!(l.to_vec()?, vec![2.0, 1.0, 0.0, 2.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 pub fn cholesky_decompose_with<T: ClFloat>(
     a: &MatrixCl<T>,
     options: &CholeskyOptions,

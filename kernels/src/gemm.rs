@@ -38,6 +38,12 @@ impl GemmConfig {
     /// else 128/8/8 on GPUs (best of the tilings measured on an H200, see
     /// BENCHMARKS.md) and 32/8/32 on CPUs (fastest
     /// of those tried on PoCL; validated against the device).
+    ///
+    /// ```
+    /// let config = fusion_kernels::GemmConfig::for_device()?;
+    /// assert!(config.threads_per_dimension() >= 1);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
     pub fn for_device() -> Result<GemmConfig> {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
@@ -77,6 +83,12 @@ impl GemmConfig {
     }
 
     /// Checks the tiling against the device's work-group and local-memory limits.
+    ///
+    /// ```
+    /// use fusion_kernels::GemmConfig;
+    /// assert!(GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_ok());
+    /// assert!(GemmConfig { thread_block_size: 30, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_err());
+    /// ```
     pub fn validate<T: ClFloat>(&self) -> Result<()> {
         let info = Runtime::get()?.device_info();
         let threads = self.threads_per_dimension();
@@ -355,7 +367,18 @@ pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl
     multiply_with(a, b, &MultiplyOptions::default())
 }
 
-/// [`multiply`] with explicit tiling or split-k parts.
+/// [`multiply`] with explicit tiling or split-k parts (always the GEMM
+/// kernel, also for vectors).
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::{GemmConfig, MultiplyOptions};
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
+/// let config = GemmConfig { thread_block_size: 16, work_per_thread: 2, tile_k: 8 };
+/// let c = fusion_kernels::multiply_with(&a, &a, &MultiplyOptions { splits: Some(2), config: Some(config) })?;
+/// assert_eq!(c.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 pub fn multiply_with<T: ClFloat>(
     a: &MatrixCl<T>,
     b: &MatrixCl<T>,
@@ -393,6 +416,14 @@ pub fn multiply_with<T: ClFloat>(
 }
 
 /// Whether an operand of [`multiply_transposed`] is read as stored or transposed.
+///
+/// ```
+/// use fusion_core::MatrixCl;
+/// use fusion_kernels::Op;
+/// let a = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
+/// assert_eq!(fusion_kernels::multiply_transposed(&a, Op::N, &a, Op::T)?.to_vec()?, vec![5.0]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     /// As stored.

@@ -146,6 +146,11 @@ impl Wrt {
     };
 
     /// Whether any gradient is asked for.
+    ///
+    /// ```
+    /// use fusion::glm::Wrt;
+    /// assert!(Wrt::AUX.any_gradient() && !Wrt::NONE.any_gradient());
+    /// ```
     pub fn any_gradient(self) -> bool {
         self.alpha || self.beta || self.x || self.aux
     }
@@ -164,6 +169,13 @@ impl std::ops::BitOr for Wrt {
 }
 
 /// Gradients asked for and whether constant terms are dropped.
+///
+/// ```
+/// use fusion::glm::{GlmOptions, Wrt};
+/// let o = GlmOptions { wrt: Wrt::BETA, propto: true };
+/// assert!(o.wrt.beta && o.propto);
+/// assert!(!GlmOptions::default().wrt.any_gradient());
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GlmOptions {
     /// Gradients to compute.
@@ -174,6 +186,11 @@ pub struct GlmOptions {
 
 impl GlmOptions {
     /// The full log density and the gradients in `wrt`.
+    ///
+    /// ```
+    /// use fusion::glm::{GlmOptions, Wrt};
+    /// assert!(!GlmOptions::gradients(Wrt::ALL).propto);
+    /// ```
     pub fn gradients(wrt: Wrt) -> Self {
         GlmOptions { wrt, propto: false }
     }
@@ -181,6 +198,17 @@ impl GlmOptions {
 
 /// The value and the gradients asked for; each gradient has its
 /// argument's shape (`1 x 1` for a scalar).
+///
+/// ```
+/// use fusion::glm::{poisson_log_glm_lpmf, GlmOptions, Wrt};
+/// use fusion::prelude::*;
+/// let x = MatrixCl::from_slice(2, 1, &[0.0, 0.0])?;
+/// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
+/// let out = poisson_log_glm_lpmf(&[1, 1][..], &x, 0.0, &beta, &GlmOptions::gradients(Wrt::ALPHA))?;
+/// // d/d alpha = sum(y - exp(eta)) = 0 at eta = 0, y = 1
+/// assert_eq!(out.d_alpha.map(|g| g.to_vec()).transpose()?, Some(vec![0.0]));
+/// # Ok::<(), fusion::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct GlmOutput {
     /// The log density / mass.

@@ -145,8 +145,15 @@ pub trait OutputList {
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>);
     /// Generates the stores, consuming `values` in order.
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>);
-    /// After the kernel: views, reductions' second step, checks' verdicts.
+    /// After the kernel: views, reductions' second step — work that is
+    /// queued, not waited for.
     fn finish(&self, launch: &LaunchShape) -> Result<()>;
+    /// After every output's `finish`: the checks' verdicts, which read a flag
+    /// back (a blocking transfer), so they come last and wait only once the
+    /// rest of the kernel's follow-up work is queued.
+    fn verify(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
     /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
@@ -581,6 +588,13 @@ impl<O: OutputList> OutputList for Optional<O> {
             Ok(())
         }
     }
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
+        if self.enabled {
+            self.inner.verify(launch)
+        } else {
+            Ok(())
+        }
+    }
     fn target_ids(&self, ids: &mut Vec<u64>) {
         if self.enabled {
             self.inner.target_ids(ids);
@@ -635,6 +649,11 @@ macro_rules! output_tuple {
                 let mut first = Ok(());
                 $(if let Err(e) = self.$index.finish(launch) { if first.is_ok() { first = Err(e); } })+
                 first
+            }
+            fn verify(&self, launch: &LaunchShape) -> Result<()> {
+                // In order: the first failing check is the one reported.
+                $(self.$index.verify(launch)?;)+
+                Ok(())
             }
             fn target_ids(&self, ids: &mut Vec<u64>) {
                 $(self.$index.target_ids(ids);)+
@@ -741,7 +760,9 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
             if rows > 0 && cols > 0 {
                 enqueue(&kernel.compiled, &args, launch.range())?;
             }
-            list.finish(&launch)?;
+            let finished = list.finish(&launch);
+            list.verify(&launch)?;
+            finished?;
             Ok(Launched::Done)
         }
         Plan::ViaTemporaries => Ok(Launched::NeedsTemporaries),

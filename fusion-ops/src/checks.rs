@@ -139,7 +139,11 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
         g.statement("}");
     }
 
-    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+    fn finish(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
         let Some(flag) = self.first_failure.get() else {
             return Ok(());
         };

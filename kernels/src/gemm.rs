@@ -45,6 +45,17 @@ impl GemmConfig {
     /// # Ok::<(), fusion_core::Error>(())
     /// ```
     pub fn for_device() -> Result<GemmConfig> {
+        // Chosen once per process (the device and the environment do not
+        // change); every product asks for it.
+        static CHOSEN: std::sync::OnceLock<GemmConfig> = std::sync::OnceLock::new();
+        if let Some(config) = CHOSEN.get() {
+            return Ok(*config);
+        }
+        let config = Self::choose()?;
+        Ok(*CHOSEN.get_or_init(|| config))
+    }
+
+    fn choose() -> Result<GemmConfig> {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
             Ok(text) => Self::parse(&text)?,

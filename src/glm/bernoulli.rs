@@ -1,9 +1,6 @@
 //! `bernoulli_logit_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{
-    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, outcomes, parameter,
-    target, value_of,
-};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm, diagnose};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -30,49 +27,29 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
 ) -> Result<GlmOutput> {
     const F: &str = "bernoulli_logit_glm_lpmf";
     let n = x.rows();
-    let alpha = alpha.into();
-    let y = outcomes(F, y.into(), n)?;
-    design(F, x, beta, 1)?;
-    let alpha_vector = is_vector(&alpha);
-    let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
-    let finish = Finish {
-        x,
-        beta,
-        wrt: options.wrt,
-        alpha_is_vector: alpha_vector,
-    };
-    let (y, alpha) = (&*y, &*alpha);
-
-    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
-    let eta = &eta;
-    let sign = 2 * y - 1;
-    let signed_eta = elt_multiply(&sign, eta);
-    let signed_eta = &signed_eta;
-    let d_eta_expr = elt_multiply(&sign, inv_logit(-signed_eta));
-    let d_eta_expr = &d_eta_expr;
-
-    let logp = target(1, 1, true)?;
-    let d_eta = target(n, 1, finish.needs_d_eta())?;
-    let d_alpha_sum = target(1, 1, options.wrt.alpha && !alpha_vector)?;
-    fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
-        output(&logp, colwise_sum(-log1p_exp(-signed_eta))),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
-            options.wrt.alpha && !alpha_vector,
-        ),
-        check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-    ))
-    .map_err(|e| diagnose(F, x, beta, e))?;
+    let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
+    {
+        let (y, alpha) = (&*glm.y, &*glm.alpha);
+        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let eta = &eta;
+        let sign = 2 * y - 1;
+        let signed_eta = elt_multiply(&sign, eta);
+        let signed_eta = &signed_eta;
+        let d_eta = elt_multiply(&sign, inv_logit(-signed_eta));
+        let d_eta = &d_eta;
+        fuse((
+            check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
+            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+            output(&glm.logp, colwise_sum(-log1p_exp(-signed_eta))),
+            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+            optional(
+                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                glm.sums_alpha(),
+            ),
+        ))
+        .map_err(|e| diagnose(F, x, beta, e))?;
+    }
     // Every term depends on alpha, beta and x: propto with no gradient drops them all.
-    let value = if options.propto && !options.wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)?
-    };
-    finish.output(value, d_eta, d_alpha_sum, None)
+    glm.output(0.0, None)
 }

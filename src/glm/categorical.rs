@@ -1,6 +1,6 @@
 //! `categorical_logit_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{LINEAR_PREDICTOR, column, outcomes, target, value_of};
+use super::shared::{LINEAR_PREDICTOR, column, outcomes, target, value};
 use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_kernels::{self as k, Op};
@@ -78,10 +78,6 @@ pub fn categorical_logit_glm_lpmf<'a>(
     let need_derivative = wrt.alpha || wrt.beta || wrt.x;
     let normaliser = target(n, 1, need_derivative)?;
     fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
-        output(&logp, colwise_sum(observed - log_normaliser)),
-        optional(output(&normaliser, log_normaliser), need_derivative),
         check(y, F, "y", ge(y, 1).and(le(y, k_int))).requiring(&format!("in 1..={categories}")),
         check(
             log_normaliser,
@@ -90,13 +86,11 @@ pub fn categorical_logit_glm_lpmf<'a>(
             lt(fabs(log_normaliser), f64::INFINITY),
         )
         .requiring("finite"),
+        output(&logp, colwise_sum(observed - log_normaliser)),
+        optional(output(&normaliser, log_normaliser), need_derivative),
     ))
     .map_err(|e| diagnose(F, x, alpha, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)?
-    };
+    let value = value(&logp, options, 0.0)?;
     if !need_derivative {
         return Ok(GlmOutput {
             value,

@@ -1,8 +1,7 @@
 //! `neg_binomial_2_log_glm_lpmf(y | x, alpha, beta, phi)`.
 
 use super::shared::{
-    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
-    target, value_of,
+    LINEAR_PREDICTOR, LinearGlm, Requirement, diagnose, is_vector, keep, parameter, target,
 };
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
@@ -36,75 +35,57 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
 ) -> Result<GlmOutput> {
     const F: &str = "neg_binomial_2_log_glm_lpmf";
     let n = x.rows();
-    let (alpha, phi) = (alpha.into(), phi.into());
-    let y = outcomes(F, y.into(), n)?;
-    design(F, x, beta, 1)?;
-    let (alpha_vector, phi_vector) = (is_vector(&alpha), is_vector(&phi));
-    let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
+    let phi = phi.into();
+    let phi_vector = is_vector(&phi);
     let phi = parameter(F, "phi", phi, n, Requirement::PositiveFinite)?;
+    let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
-    let finish = Finish {
-        x,
-        beta,
-        wrt,
-        alpha_is_vector: alpha_vector,
-    };
-    let (y, alpha, phi) = (&*y, &*alpha, &*phi);
-
-    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
-    let eta = &eta;
-    let precision = optional_broadcast(phi, n, 1);
-    let precision = &precision;
-    let log_phi = log(precision);
-    let log_phi = &log_phi;
-    let log_mean_plus_phi = log_sum_exp(eta, log_phi);
-    let log_mean_plus_phi = &log_mean_plus_phi;
-    let y_plus_phi = y + precision;
-    let y_plus_phi = &y_plus_phi;
-    let d_eta_expr = y - elt_multiply(y_plus_phi, inv_logit(eta - log_phi));
-    let d_eta_expr = &d_eta_expr;
-    let d_phi_expr = 1.0 - elt_multiply(y_plus_phi, exp(-log_mean_plus_phi)) + log_phi
-        - log_mean_plus_phi
-        + digamma(y_plus_phi)
-        - digamma(precision);
-    let d_phi_expr = &d_phi_expr;
-    let predictor_terms = elt_multiply(y, eta) - elt_multiply(y_plus_phi, log_mean_plus_phi);
-    let phi_terms = elt_multiply(precision, log_phi) + lgamma(y_plus_phi) - lgamma(precision);
-    let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms
-        - keep(!options.propto) * lgamma(y + 1);
-
-    let logp = target(1, 1, true)?;
-    let d_eta = target(n, 1, finish.needs_d_eta())?;
-    let d_alpha_sum = target(1, 1, wrt.alpha && !alpha_vector)?;
     let d_phi = target(if phi_vector { n } else { 1 }, 1, wrt.aux)?;
-    fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
-        output(&logp, colwise_sum(term)),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
-            wrt.alpha && !alpha_vector,
-        ),
-        optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
-        optional(
-            output(&d_phi, colwise_sum(d_phi_expr)),
-            wrt.aux && !phi_vector,
-        ),
-        check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        optional(
-            check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
-                .requiring("positive finite"),
-            phi_vector,
-        ),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-    ))
-    .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)?
-    };
-    finish.output(value, d_eta, d_alpha_sum, wrt.aux.then_some(d_phi))
+    {
+        let (y, alpha, phi) = (&*glm.y, &*glm.alpha, &*phi);
+        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let eta = &eta;
+        let precision = optional_broadcast(phi, n, 1);
+        let precision = &precision;
+        let log_phi = log(precision);
+        let log_phi = &log_phi;
+        let log_mean_plus_phi = log_sum_exp(eta, log_phi);
+        let log_mean_plus_phi = &log_mean_plus_phi;
+        let y_plus_phi = y + precision;
+        let y_plus_phi = &y_plus_phi;
+        let d_eta = y - elt_multiply(y_plus_phi, inv_logit(eta - log_phi));
+        let d_eta = &d_eta;
+        let d_phi_expr = 1.0 - elt_multiply(y_plus_phi, exp(-log_mean_plus_phi)) + log_phi
+            - log_mean_plus_phi
+            + digamma(y_plus_phi)
+            - digamma(precision);
+        let d_phi_expr = &d_phi_expr;
+        let predictor_terms = elt_multiply(y, eta) - elt_multiply(y_plus_phi, log_mean_plus_phi);
+        let phi_terms = elt_multiply(precision, log_phi) + lgamma(y_plus_phi) - lgamma(precision);
+        let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms
+            - keep(!options.propto) * lgamma(y + 1);
+        fuse((
+            check(y, F, "y", ge(y, 0)).requiring("non-negative"),
+            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+            optional(
+                check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
+                    .requiring("positive finite"),
+                phi_vector,
+            ),
+            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+            output(&glm.logp, colwise_sum(term)),
+            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+            optional(
+                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                glm.sums_alpha(),
+            ),
+            optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
+            optional(
+                output(&d_phi, colwise_sum(d_phi_expr)),
+                wrt.aux && !phi_vector,
+            ),
+        ))
+        .map_err(|e| diagnose(F, x, beta, e))?;
+    }
+    glm.output(0.0, wrt.aux.then_some(d_phi))
 }

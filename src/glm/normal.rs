@@ -1,8 +1,7 @@
 //! `normal_id_glm_lpdf(y | x, alpha, beta, sigma)`.
 
 use super::shared::{
-    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
-    target, value_of,
+    LINEAR_PREDICTOR, LinearGlm, Requirement, diagnose, is_vector, keep, parameter, target,
 };
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
@@ -35,71 +34,54 @@ pub fn normal_id_glm_lpdf<'a>(
 ) -> Result<GlmOutput> {
     const F: &str = "normal_id_glm_lpdf";
     let n = x.rows();
-    let (alpha, sigma) = (alpha.into(), sigma.into());
-    let y = outcomes(F, y.into(), n)?;
-    design(F, x, beta, 1)?;
-    let (alpha_vector, sigma_vector) = (is_vector(&alpha), is_vector(&sigma));
-    let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
+    let sigma = sigma.into();
+    let sigma_vector = is_vector(&sigma);
     let sigma = parameter(F, "sigma", sigma, n, Requirement::PositiveFinite)?;
+    let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
-    let finish = Finish {
-        x,
-        beta,
-        wrt,
-        alpha_is_vector: alpha_vector,
-    };
-    let (y, alpha, sigma) = (&*y, &*alpha, &*sigma);
-
-    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
-    let eta = &eta;
-    let scale = optional_broadcast(sigma, n, 1);
-    let scale = &scale;
-    let z = elt_divide(y - eta, scale);
-    let z = &z;
-    let d_eta_expr = elt_divide(z, scale);
-    let d_eta_expr = &d_eta_expr;
-    let d_sigma_expr = elt_divide(square(z) - 1.0, scale);
-    let d_sigma_expr = &d_sigma_expr;
-    let keep_log_sigma = !options.propto || wrt.aux;
-    let term = -0.5 * square(z) - keep(keep_log_sigma) * log(scale);
-
-    let logp = target(1, 1, true)?;
-    let d_eta = target(n, 1, finish.needs_d_eta())?;
-    let d_alpha_sum = target(1, 1, wrt.alpha && !alpha_vector)?;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
-    fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
-        output(&logp, colwise_sum(term)),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
-            wrt.alpha && !alpha_vector,
-        ),
-        optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
-        optional(
-            output(&d_sigma, colwise_sum(d_sigma_expr)),
-            wrt.aux && !sigma_vector,
-        ),
-        check_finite(y, F, "y"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        optional(
-            check(
-                sigma,
-                F,
-                "sigma",
-                gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
-            )
-            .requiring("positive finite"),
-            sigma_vector,
-        ),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-    ))
-    .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)? - keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI
-    };
-    finish.output(value, d_eta, d_alpha_sum, wrt.aux.then_some(d_sigma))
+    {
+        let (y, alpha, sigma) = (&*glm.y, &*glm.alpha, &*sigma);
+        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let eta = &eta;
+        let scale = optional_broadcast(sigma, n, 1);
+        let scale = &scale;
+        let z = elt_divide(y - eta, scale);
+        let z = &z;
+        let d_eta = elt_divide(z, scale);
+        let d_eta = &d_eta;
+        let d_sigma_expr = elt_divide(square(z) - 1.0, scale);
+        let d_sigma_expr = &d_sigma_expr;
+        let keep_log_sigma = !options.propto || wrt.aux;
+        let term = -0.5 * square(z) - keep(keep_log_sigma) * log(scale);
+        fuse((
+            check_finite(y, F, "y"),
+            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+            optional(
+                check(
+                    sigma,
+                    F,
+                    "sigma",
+                    gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
+                )
+                .requiring("positive finite"),
+                sigma_vector,
+            ),
+            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+            output(&glm.logp, colwise_sum(term)),
+            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+            optional(
+                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                glm.sums_alpha(),
+            ),
+            optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
+            optional(
+                output(&d_sigma, colwise_sum(d_sigma_expr)),
+                wrt.aux && !sigma_vector,
+            ),
+        ))
+        .map_err(|e| diagnose(F, x, beta, e))?;
+    }
+    let constant = -keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI;
+    glm.output(constant, wrt.aux.then_some(d_sigma))
 }

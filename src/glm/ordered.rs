@@ -1,8 +1,6 @@
 //! `ordered_logistic_glm_lpmf(y | x, beta, cutpoints)`.
 
-use super::shared::{
-    Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes, target, value_of,
-};
+use super::shared::{Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes, target, value};
 use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -90,22 +88,16 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
     fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
+        check(y, F, "y", ge(y, 1).and(le(y, categories)))
+            .requiring(&format!("in 1..={categories}")),
+        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
         optional(output(&d_lower, d_lower_expr), wrt.aux),
         optional(output(&d_upper, d_upper_expr), wrt.aux),
-        check(y, F, "y", ge(y, 1).and(le(y, categories)))
-            .requiring(&format!("in 1..={categories}")),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)?
-    };
+    let value = value(&logp, &GlmOptions { wrt, ..*options }, 0.0)?;
     let d_cutpoints = if wrt.aux {
         // Each observation adds its two derivatives to cutpoints y-1 and y (1-based).
         let outcome = colwise_broadcast(y, cuts);

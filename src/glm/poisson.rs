@@ -1,9 +1,6 @@
 //! `poisson_log_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{
-    Finish, LINEAR_PREDICTOR, Requirement, design, diagnose, is_vector, keep, outcomes, parameter,
-    target, value_of,
-};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm, diagnose, keep};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
@@ -31,48 +28,28 @@ pub fn poisson_log_glm_lpmf<'a>(
 ) -> Result<GlmOutput> {
     const F: &str = "poisson_log_glm_lpmf";
     let n = x.rows();
-    let alpha = alpha.into();
-    let y = outcomes(F, y.into(), n)?;
-    design(F, x, beta, 1)?;
-    let alpha_vector = is_vector(&alpha);
-    let alpha = parameter(F, "alpha", alpha, n, Requirement::Finite)?;
-    let finish = Finish {
-        x,
-        beta,
-        wrt: options.wrt,
-        alpha_is_vector: alpha_vector,
-    };
-    let (y, alpha) = (&*y, &*alpha);
-
-    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
-    let eta = &eta;
-    let rate = exp(eta);
-    let rate = &rate;
-    let d_eta_expr = y - rate;
-    let d_eta_expr = &d_eta_expr;
-    let term = elt_multiply(y, eta) - rate - keep(!options.propto) * lgamma(y + 1);
-
-    let logp = target(1, 1, true)?;
-    let d_eta = target(n, 1, finish.needs_d_eta())?;
-    let d_alpha_sum = target(1, 1, options.wrt.alpha && !alpha_vector)?;
-    fuse((
-        // Checks last: their flags are read back after the other outputs'
-        // work is queued.
-        output(&logp, colwise_sum(term)),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_alpha_sum, colwise_sum(d_eta_expr)),
-            options.wrt.alpha && !alpha_vector,
-        ),
-        check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-        optional(check_finite(alpha, F, "alpha"), alpha_vector),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-    ))
-    .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = if options.propto && !options.wrt.any_gradient() {
-        0.0
-    } else {
-        value_of(&logp)?
-    };
-    finish.output(value, d_eta, d_alpha_sum, None)
+    let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
+    {
+        let (y, alpha) = (&*glm.y, &*glm.alpha);
+        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let eta = &eta;
+        let rate = exp(eta);
+        let rate = &rate;
+        let d_eta = y - rate;
+        let d_eta = &d_eta;
+        let term = elt_multiply(y, eta) - rate - keep(!options.propto) * lgamma(y + 1);
+        fuse((
+            check(y, F, "y", ge(y, 0)).requiring("non-negative"),
+            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+            output(&glm.logp, colwise_sum(term)),
+            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+            optional(
+                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                glm.sums_alpha(),
+            ),
+        ))
+        .map_err(|e| diagnose(F, x, beta, e))?;
+    }
+    glm.output(0.0, None)
 }

@@ -233,3 +233,84 @@ impl Finish<'_> {
 pub(crate) fn keep(kept: bool) -> f64 {
     if kept { 1.0 } else { 0.0 }
 }
+
+/// The value read back from the kernel's sum (plus a host-side constant), or
+/// 0 when `propto` drops every term because no gradient is asked for.
+pub(crate) fn value(
+    logp: &MatrixCl<f64>,
+    options: &super::GlmOptions,
+    constant: f64,
+) -> Result<f64> {
+    if options.propto && !options.wrt.any_gradient() {
+        Ok(0.0)
+    } else {
+        Ok(value_of(logp)? + constant)
+    }
+}
+
+/// What the GLMs with one linear predictor `η = x·beta + alpha` per
+/// observation share (normal, Bernoulli, Poisson, negative binomial): the
+/// checked and uploaded outcomes and intercept, and the kernel's targets.
+pub(crate) struct LinearGlm<'a, T: ClType> {
+    pub y: MatrixRef<'a, T>,
+    pub alpha: MatrixRef<'a, f64>,
+    pub alpha_is_vector: bool,
+    /// The sum of the per-observation terms (`1 x 1`).
+    pub logp: MatrixCl<f64>,
+    /// d/dη (`n x 1`), when a gradient goes through it.
+    pub d_eta: MatrixCl<f64>,
+    /// Σ d/dη (`1 x 1`), for a scalar intercept's gradient.
+    pub d_alpha_sum: MatrixCl<f64>,
+    finish: Finish<'a>,
+    options: super::GlmOptions,
+}
+
+impl<'a, T: ClType> LinearGlm<'a, T> {
+    pub fn new(
+        function: &'static str,
+        y: Outcomes<'a, T>,
+        x: &'a MatrixCl<f64>,
+        alpha: Param<'a>,
+        beta: &'a MatrixCl<f64>,
+        options: &super::GlmOptions,
+    ) -> Result<Self> {
+        let n = x.rows();
+        let y = outcomes(function, y, n)?;
+        design(function, x, beta, 1)?;
+        let alpha_is_vector = is_vector(&alpha);
+        let alpha = parameter(function, "alpha", alpha, n, Requirement::Finite)?;
+        let finish = Finish {
+            x,
+            beta,
+            wrt: options.wrt,
+            alpha_is_vector,
+        };
+        Ok(LinearGlm {
+            y,
+            alpha,
+            alpha_is_vector,
+            logp: target(1, 1, true)?,
+            d_eta: target(n, 1, finish.needs_d_eta())?,
+            d_alpha_sum: target(1, 1, options.wrt.alpha && !alpha_is_vector)?,
+            finish,
+            options: *options,
+        })
+    }
+
+    /// Whether the kernel must write `d_eta`.
+    pub fn writes_d_eta(&self) -> bool {
+        self.finish.needs_d_eta()
+    }
+
+    /// Whether the kernel must sum `d_eta` (a scalar intercept's gradient).
+    pub fn sums_alpha(&self) -> bool {
+        self.options.wrt.alpha && !self.alpha_is_vector
+    }
+
+    /// The value (with `constant` added on the host) and the gradients.
+    pub fn output(self, constant: f64, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
+        let value = value(&self.logp, &self.options, constant)?;
+        self.finish
+            .output(value, self.d_eta, self.d_alpha_sum, d_aux)
+    }
+}

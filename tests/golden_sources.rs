@@ -35,7 +35,7 @@ fn golden_sources() -> Result<()> {
     );
     check(
         "multi_output",
-        &results((&d, &e)).kernel_source((&a + &b, elt_multiply(&a, &b))),
+        &results((&d, &e)).kernel_source((&a + &b, elt_multiply(&a, &b)))?,
     );
     Ok(())
 }

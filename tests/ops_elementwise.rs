@@ -226,7 +226,7 @@ fn multi_output_kernel_reads_each_matrix_once() -> Result<()> {
     let d = MatrixCl::<f64>::zeros(9, 11)?;
     let e = MatrixCl::<f64>::zeros(9, 11)?;
     let f = MatrixCl::<i32>::zeros(9, 11)?;
-    let src = results((&d, &e, &f)).kernel_source((&a + &b, &a - &b, lt(&a, &b)));
+    let src = results((&d, &e, &f)).kernel_source((&a + &b, &a - &b, lt(&a, &b)))?;
     assert_eq!(
         src.matches("var1_global[i + var1_rows * j]").count(),
         1,

@@ -63,6 +63,10 @@ pub struct LaunchShape {
     pub cols: usize,
     /// Work-group size along rows and columns.
     pub local: [usize; 2],
+    /// Row-block kernels: rows per block (0 otherwise).
+    pub block_rows: usize,
+    /// Row-block kernels: whether the staged matrices fit in local memory.
+    pub tiled: bool,
     groups: usize,
 }
 
@@ -71,10 +75,14 @@ impl LaunchShape {
         rows: usize,
         cols: usize,
         reduces: bool,
-        max_group: usize,
-        compute_units: usize,
+        row_block: Option<usize>,
+        device: &fusion_core::DeviceInfo,
     ) -> Self {
-        let group = max_group.clamp(1, 256);
+        let compute_units = device.compute_units as usize;
+        let group = device.max_work_group_size.clamp(1, 256);
+        if let Some(tile_row_bytes) = row_block {
+            return Self::row_blocks(rows, cols, tile_row_bytes, group, device);
+        }
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
             let l1 = cols.max(1).next_power_of_two().min(group / l0).max(1);
@@ -82,6 +90,8 @@ impl LaunchShape {
                 rows,
                 cols,
                 local: [l0, l1],
+                block_rows: 0,
+                tiled: false,
                 groups: rows.div_ceil(l0),
             };
         }
@@ -95,7 +105,44 @@ impl LaunchShape {
             rows,
             cols,
             local: [l0, 1],
+            block_rows: 0,
+            tiled: false,
             groups: rows.div_ceil(l0).clamp(1, wanted),
+        }
+    }
+
+    /// Row blocks: work-groups of (up to) 256 work items walk blocks of
+    /// rows; the block is as tall as a power of two whose tiles (padded to
+    /// `block + 1` rows) fit the local-memory budget, so several work-groups
+    /// still share a compute unit. No fit even for one row: nothing staged.
+    fn row_blocks(
+        rows: usize,
+        cols: usize,
+        tile_row_bytes: usize,
+        group: usize,
+        device: &fusion_core::DeviceInfo,
+    ) -> Self {
+        let l0 = 1 << group.ilog2();
+        let budget = row_block_budget().min(device.local_mem_bytes as usize / 2);
+        let mut block_rows = l0;
+        let mut tiled = false;
+        if tile_row_bytes > 0 {
+            while block_rows > 1 && (block_rows + 1) * tile_row_bytes > budget {
+                block_rows /= 2;
+            }
+            tiled = (block_rows + 1) * tile_row_bytes <= budget;
+            if !tiled {
+                block_rows = l0;
+            }
+        }
+        let wanted = row_block_groups_per_compute_unit() * (device.compute_units as usize).max(1);
+        LaunchShape {
+            rows,
+            cols,
+            local: [l0, 1],
+            block_rows,
+            tiled,
+            groups: rows.div_ceil(block_rows).clamp(1, wanted),
         }
     }
 
@@ -113,17 +160,35 @@ impl LaunchShape {
     }
 }
 
+/// A positive integer from the environment variable `name` (a tuning knob,
+/// read once per call site), else `default`.
+fn tuning_knob(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
+}
+
+/// Local memory a row-block kernel's tiles may take per work-group:
+/// `FUSION_ROW_BLOCK_BYTES`, else 24 KiB (several work-groups per compute unit).
+fn row_block_budget() -> usize {
+    static VALUE: OnceLock<usize> = OnceLock::new();
+    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_BYTES", 24 * 1024))
+}
+
+/// Work-groups per compute unit for row-block kernels:
+/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8.
+fn row_block_groups_per_compute_unit() -> usize {
+    static VALUE: OnceLock<usize> = OnceLock::new();
+    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_GROUPS_PER_CU", 8))
+}
+
 /// Work-groups per compute unit for reductions: `FUSION_REDUCTION_GROUPS_PER_CU`
 /// (a tuning knob, read once), else 32 (best of 4, 8, 32, 128 on an H200).
 fn groups_per_compute_unit() -> usize {
     static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| {
-        std::env::var("FUSION_REDUCTION_GROUPS_PER_CU")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|v| *v > 0)
-            .unwrap_or(32)
-    })
+    *VALUE.get_or_init(|| tuning_knob("FUSION_REDUCTION_GROUPS_PER_CU", 32))
 }
 
 /// Outputs computed together by one kernel. Expressions are all evaluated
@@ -154,6 +219,18 @@ pub trait OutputList {
     fn verify(&self, _launch: &LaunchShape) -> Result<()> {
         Ok(())
     }
+    /// Outputs that combine the rows of a block (`transpose_vector_multiply`):
+    /// `Some(bytes)`, the local memory one row of the matrices they stage
+    /// takes (0 when nothing is staged). The kernel then walks row blocks.
+    fn row_block(&self) -> Option<usize> {
+        None
+    }
+    /// Before any expression is generated: declares the tiles of a row-block
+    /// kernel (when `launch.tiled`), so that every read of a tiled matrix
+    /// comes from local memory.
+    fn plan(&self, _g: &mut Generator, _launch: &LaunchShape) {}
+    /// Binds what [`OutputList::plan`] declared, in the same order.
+    fn bind_plan<'a>(&'a self, _b: &mut Binder<'a>, _launch: &LaunchShape) {}
     /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
@@ -595,6 +672,19 @@ impl<O: OutputList> OutputList for Optional<O> {
             Ok(())
         }
     }
+    fn row_block(&self) -> Option<usize> {
+        self.inner.row_block().filter(|_| self.enabled)
+    }
+    fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
+        if self.enabled {
+            self.inner.plan(g, launch);
+        }
+    }
+    fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+        if self.enabled {
+            self.inner.bind_plan(b, launch);
+        }
+    }
     fn target_ids(&self, ids: &mut Vec<u64>) {
         if self.enabled {
             self.inner.target_ids(ids);
@@ -655,6 +745,16 @@ macro_rules! output_tuple {
                 $(self.$index.verify(launch)?;)+
                 Ok(())
             }
+            fn row_block(&self) -> Option<usize> {
+                let blocks = [$(self.$index.row_block()),+];
+                blocks.iter().any(Option::is_some).then(|| blocks.iter().flatten().sum())
+            }
+            fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
+                $(self.$index.plan(g, launch);)+
+            }
+            fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+                $(self.$index.bind_plan(b, launch);)+
+            }
             fn target_ids(&self, ids: &mut Vec<u64>) {
                 $(self.$index.target_ids(ids);)+
             }
@@ -684,8 +784,12 @@ output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
 /// The source of the kernel computing `list`.
-fn generate<L: OutputList>(list: &L) -> Generator {
+fn generate<L: OutputList>(list: &L, launch: &LaunchShape) -> Generator {
     let mut g = Generator::new();
+    if list.row_block().is_some() {
+        g.use_row_blocks();
+    }
+    list.plan(&mut g, launch);
     let mut values = Vec::new();
     list.generate_exprs(&mut g, &mut values);
     list.generate_outputs(&mut g, &mut values.iter());
@@ -722,26 +826,27 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
         }
     }
     let rt = Runtime::get()?;
-    let info = rt.device_info();
-    let launch = LaunchShape::choose(
-        rows,
-        cols,
-        list.reduces(),
-        info.max_work_group_size,
-        info.compute_units as usize,
-    );
+    let launch = LaunchShape::choose(rows, cols, list.reduces(), list.row_block(), rt.device_info());
     list.prepare(&launch)?;
     let mut binder = Binder::new();
+    if launch.block_rows > 0 {
+        // Staged or not: two different kernels.
+        binder.structure(u32::from(launch.tiled));
+    }
+    list.bind_plan(&mut binder, &launch);
     list.bind_exprs(&mut binder);
     list.bind_outputs(&mut binder);
     binder.int(rows as i32);
     binder.int(cols as i32);
+    if launch.block_rows > 0 {
+        binder.int(launch.block_rows as i32);
+    }
     let (args, pattern) = binder.finish();
     let key: CacheKey = (TypeId::of::<L::Key>(), pattern);
     let plan = match CACHE.get(&key) {
         Some(p) => p.clone(),
         None => {
-            let g = generate(list);
+            let g = generate(list, &launch);
             let plan = if g.reads_target_elsewhere() {
                 Plan::ViaTemporaries
             } else {
@@ -807,8 +912,13 @@ pub(crate) fn eval_direct<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
 }
 
 /// The source `run(list)` compiles (generated afresh, not looked up).
-pub fn source_of<L: OutputList>(list: &L) -> String {
-    generate(list).kernel_source()
+pub fn source_of<L: OutputList>(list: &L) -> Result<String> {
+    let mut grid = None;
+    list.grid(&mut grid)?;
+    let (rows, cols) = grid.unwrap_or((0, 0));
+    let rt = Runtime::get()?;
+    let launch = LaunchShape::choose(rows, cols, list.reduces(), list.row_block(), rt.device_info());
+    Ok(generate(list, &launch).kernel_source())
 }
 
 /// Number of distinct kernel structures seen in this process.

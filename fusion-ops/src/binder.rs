@@ -9,6 +9,8 @@ pub enum Identity {
     Buffer(u64),
     /// A sub-expression shared by reference, by its address.
     Shared(usize),
+    /// The local-memory tile of a buffer (row-block kernels), by buffer id.
+    Tile(u64),
 }
 
 /// Walks an expression collecting kernel arguments in parameter order.

@@ -45,10 +45,23 @@ impl Index {
 pub enum Section {
     /// Before the bounds guard (every work item runs it).
     Before,
+    /// Row-block kernels only: at the start of each block of rows, before the
+    /// body (every work item; tiles are loaded here).
+    Prologue,
     /// Inside `if (i < rows && j < cols)`.
     Body,
+    /// Row-block kernels only: after the body of each block of rows (every
+    /// work item, after a barrier; per-block results are combined here).
+    Epilogue,
     /// After the guard (every work item; reductions synchronise here).
     After,
+}
+
+/// A matrix staged in local memory one block of rows at a time.
+#[derive(Debug)]
+struct Tile {
+    identity: Identity,
+    local: String,
 }
 
 #[derive(Debug)]
@@ -73,9 +86,12 @@ enum Param {
 #[derive(Debug)]
 pub struct Generator {
     params: Vec<Param>,
-    sections: [Vec<String>; 3],
+    sections: [Vec<String>; 5],
     section: Section,
-    indent: [usize; 3],
+    indent: [usize; 5],
+    row_blocks: bool,
+    tiles: Vec<Tile>,
+    tile_rows: Vec<(String, String)>,
     helpers: Vec<String>,
     next_var: usize,
     buffers: Vec<(Identity, String)>,
@@ -100,8 +116,10 @@ impl Default for Generator {
 fn section_index(s: Section) -> usize {
     match s {
         Section::Before => 0,
-        Section::Body => 1,
-        Section::After => 2,
+        Section::Prologue => 1,
+        Section::Body => 2,
+        Section::Epilogue => 3,
+        Section::After => 4,
     }
 }
 
@@ -110,9 +128,12 @@ impl Generator {
     pub fn new() -> Self {
         Generator {
             params: Vec::new(),
-            sections: [Vec::new(), Vec::new(), Vec::new()],
+            sections: Default::default(),
             section: Section::Body,
-            indent: [1, 2, 1],
+            indent: [1, 1, 2, 1, 1],
+            row_blocks: false,
+            tiles: Vec::new(),
+            tile_rows: Vec::new(),
             helpers: Vec::new(),
             next_var: 0,
             buffers: Vec::new(),
@@ -356,6 +377,86 @@ impl Generator {
         self.needs_local_size = true;
     }
 
+    /// Switches the kernel to row blocks: each work-group walks blocks of
+    /// `block_rows` rows (a kernel argument); per block, every work item runs
+    /// the [`Section::Prologue`], work item `lid < block_rows` computes row
+    /// `i = block + lid` (the [`Section::Body`]), and after a barrier every
+    /// work item runs the [`Section::Epilogue`]. Outputs that combine the
+    /// rows of a block (`transpose_vector_multiply`) need this.
+    pub fn use_row_blocks(&mut self) {
+        self.needs_local_size = true;
+        if !self.row_blocks {
+            self.row_blocks = true;
+            self.tile_rows.push(("i".into(), "lid".into()));
+        }
+    }
+
+    /// Whether the kernel walks blocks of rows.
+    pub fn uses_row_blocks(&self) -> bool {
+        self.row_blocks
+    }
+
+    /// Stages matrix `identity` (with `cols_param` columns) in local memory
+    /// block by block, so that every read of it at a row of the current block
+    /// comes from the tile: the matrix is read from global memory once
+    /// however many times the kernel uses each element. Declares the buffer,
+    /// then the local tile (`block_rows + 1` rows per column, the padding
+    /// keeping column-wise reads free of bank conflicts).
+    pub fn tile(&mut self, identity: Identity, cl_type: &'static str, cols_param: &str) {
+        self.use_row_blocks();
+        if self.is_tiled(identity) {
+            return;
+        }
+        let base = self.buffer(identity, cl_type, true);
+        let local = self.local_param(cl_type);
+        let section = self.section;
+        if self.tiles.is_empty() {
+            // Which row of the block, and which columns, this work item copies.
+            self.set_section(Section::Before);
+            self.statement("const int tile_row = lid % block_rows;");
+            self.statement("const int tile_col_step = lsize / block_rows;");
+        }
+        self.set_section(Section::Prologue);
+        self.statement("if (tile_row < rows_here) {");
+        self.statement(&format!(
+            "for (int col = lid / block_rows; col < {cols_param}; col += tile_col_step) {{"
+        ));
+        self.statement(&format!(
+            "{local}[tile_row + (block_rows + 1) * col] = {base}_global[block + tile_row + {base}_rows * col];"
+        ));
+        self.statement("}");
+        self.statement("}");
+        self.set_section(section);
+        self.tiles.push(Tile { identity, local });
+    }
+
+    /// Whether matrix `identity` is staged already.
+    pub fn is_tiled(&self, identity: Identity) -> bool {
+        self.tiles.iter().any(|t| t.identity == identity)
+    }
+
+    /// Where a read of `identity` at global row `row` finds its tile: the
+    /// local array and the row inside the block, when the matrix is tiled
+    /// and `row` is a row of the current block.
+    pub fn tiled(&self, identity: Identity, row: &str) -> Option<(String, String)> {
+        let tile = self.tiles.iter().find(|t| t.identity == identity)?;
+        let (_, local_row) = self.tile_rows.iter().rev().find(|(r, _)| r == row)?;
+        Some((tile.local.clone(), local_row.clone()))
+    }
+
+    /// Declares that global row `row` is row `local_row` of the current
+    /// block (until [`Generator::forget_block_row`]).
+    pub fn block_row(&mut self, row: &str, local_row: &str) {
+        self.tile_rows.push((row.into(), local_row.into()));
+    }
+
+    /// Undoes the latest [`Generator::block_row`].
+    pub fn forget_block_row(&mut self) {
+        if self.tile_rows.len() > 1 {
+            self.tile_rows.pop();
+        }
+    }
+
     /// Whether any `double` appears.
     pub fn uses_fp64(&self) -> bool {
         self.uses_fp64
@@ -397,6 +498,9 @@ impl Generator {
         }
         params.push("int rows".into());
         params.push("int cols".into());
+        if self.row_blocks {
+            params.push("int block_rows".into());
+        }
         out.push_str("__kernel void calculate(\n");
         out.push_str(
             &params
@@ -406,7 +510,42 @@ impl Generator {
                 .join(",\n"),
         );
         out.push_str(") {\n");
-        let loops_over_rows = !self.sections[2].is_empty();
+        let [before, prologue, body, epilogue, after] = &self.sections;
+        let push_lines = |out: &mut String, lines: &[String], prefix: &str| {
+            for line in lines {
+                out.push_str(prefix);
+                out.push_str(line);
+                out.push('\n');
+            }
+        };
+        if self.row_blocks {
+            out.push_str("  const int j = get_global_id(1);\n");
+            out.push_str("  const int lid = get_local_id(0);\n");
+            out.push_str("  const int lsize = get_local_size(0);\n");
+            push_lines(&mut out, before, "");
+            out.push_str(
+                "  for (int block = get_group_id(0) * block_rows; block < rows; block += get_num_groups(0) * block_rows) {\n",
+            );
+            out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
+            push_lines(&mut out, prologue, "  ");
+            if !prologue.is_empty() {
+                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            }
+            out.push_str("    if (lid < rows_here && j < cols) {\n");
+            out.push_str("      const int i = block + lid;\n");
+            push_lines(&mut out, body, "  ");
+            out.push_str("    }\n");
+            out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            if !epilogue.is_empty() {
+                push_lines(&mut out, epilogue, "  ");
+                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            }
+            out.push_str("  }\n");
+            push_lines(&mut out, after, "");
+            out.push_str("}\n");
+            return out;
+        }
+        let loops_over_rows = !after.is_empty();
         if !loops_over_rows {
             out.push_str("  const int i = get_global_id(0);\n");
         }
@@ -415,13 +554,10 @@ impl Generator {
             out.push_str("  const int lid = get_local_id(0);\n");
             out.push_str("  const int lsize = get_local_size(0);\n");
         }
-        for line in &self.sections[0] {
-            out.push_str(line);
-            out.push('\n');
-        }
-        if self.sections[2].is_empty() {
+        push_lines(&mut out, before, "");
+        if !loops_over_rows {
             out.push_str("  if (i >= rows || j >= cols) {\n    return;\n  }\n");
-            for line in &self.sections[1] {
+            for line in body {
                 // Body lines are indented for the guarded form; drop one level.
                 out.push_str(line.strip_prefix("  ").unwrap_or(line));
                 out.push('\n');
@@ -432,17 +568,10 @@ impl Generator {
             out.push_str(
                 "    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n",
             );
-            for line in &self.sections[1] {
-                out.push_str("  ");
-                out.push_str(line);
-                out.push('\n');
-            }
+            push_lines(&mut out, body, "  ");
             out.push_str("    }\n");
             out.push_str("  }\n");
-            for line in &self.sections[2] {
-                out.push_str(line);
-                out.push('\n');
-            }
+            push_lines(&mut out, after, "");
         }
         out.push_str("}\n");
         out

@@ -55,6 +55,7 @@ mod results;
 mod structural;
 mod targets;
 mod templates;
+mod transpose_product;
 
 pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{
@@ -80,6 +81,9 @@ pub use results::{Results, results};
 pub use structural::*;
 pub use targets::Target;
 pub use templates::{RealOf, convert, expand};
+pub use transpose_product::{
+    TransposeProductAssignment, TransposeVectorMultiply, transpose_vector_multiply,
+};
 
 pub use fusion_core::expr::{
     Add, ElewiseDiv, ElewiseMul, Load, MatrixProduct, Neg, Scalar, Shared, Sub,
@@ -101,6 +105,7 @@ pub mod prelude {
         append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast,
         rowwise_broadcast, transpose,
     };
+    pub use crate::transpose_product::transpose_vector_multiply;
     pub use crate::{
         AssignExt, CustomCode, ElementwiseMethods, ExprMethods, ReductionMethods, boxed, col_index,
         constant, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,

@@ -35,7 +35,7 @@ macro_rules! results_assign {
             }
 
             /// The source of the kernel that [`assign`](Self::assign) would compile.
-            pub fn kernel_source<$($e),+>(self, exprs: ($($e,)+)) -> String
+            pub fn kernel_source<$($e),+>(self, exprs: ($($e,)+)) -> Result<String>
             where
                 $($e: IntoOperand, $e::Operand: Assignable<$t::Target>,)+
             {

@@ -1,0 +1,289 @@
+//! `xᵀ·v` as a kernel output: the rows of `x` weighted by a per-row value
+//! that the same kernel computes, summed.
+//!
+//! This is what lets a GLM read its design matrix once: the kernel walks
+//! blocks of rows, stages each block of `x` in local memory, computes the
+//! linear predictor and the derivative `v` for the block's rows from the
+//! tile, and then adds `x_blockᵀ·v_block` to per-column accumulators from the
+//! same tile. Each work-group writes its sums; a row-wise sum over the groups
+//! finishes the job.
+
+use crate::assign::{Assignable, Assignment, LaunchShape, OutputList, run, run_direct};
+use crate::binder::{Binder, Identity};
+use crate::generator::{Generator, Index, Section};
+use crate::methods::ReductionMethods;
+use crate::operation::Operation;
+use crate::reductions::{RowwiseReduction, SumOp};
+use crate::templates::convert;
+use fusion_core::expr::{Load, MatrixRef};
+use fusion_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+/// `xᵀ·v` for an `n x p` matrix `x` and an `n x 1` column `v`: the node built
+/// by [`transpose_vector_multiply()`], a kernel output (`p x 1`).
+#[derive(Debug, Clone, Copy)]
+pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
+
+/// `xᵀ·v` (`x` is `n x p`, `v` is `n x 1`, the result `p x 1`), computed by
+/// the kernel that computes `v`: assign it with [`output`](crate::output)
+/// beside other outputs over the same `n` rows, or `.eval()` it. When `x` is
+/// a matrix its blocks of rows are staged in local memory, so every use of
+/// `x` at the kernel's rows (`matrix_vector_multiply(&x, &beta)` inside `v`,
+/// say) reads the same tile and `x` leaves global memory once.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(3, 2, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let beta = MatrixCl::from_slice(2, 1, &[1.0f64, -1.0])?;
+/// // xᵀ·(x·beta): the residual-style product a least-squares gradient needs.
+/// let g = transpose_vector_multiply(&x, matrix_vector_multiply(&x, &beta)).eval()?;
+/// assert_eq!(g.to_vec()?, vec![-18.0, -45.0]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn transpose_vector_multiply<X: IntoOperand, V: IntoOperand>(
+    x: X,
+    v: V,
+) -> Expr<TransposeVectorMultiply<X::Operand, V::Operand>> {
+    Expr(TransposeVectorMultiply(x.into_operand(), v.into_operand()))
+}
+
+/// `.eval()` gives a new `p x 1` matrix.
+impl<X: Operation, V: Operation> ReductionMethods for Expr<TransposeVectorMultiply<X, V>> {
+    type Scalar = X::Scalar;
+    fn eval(self) -> Result<MatrixCl<X::Scalar>> {
+        let p = self.0.0.shape()?.map_or(0, |s| s.1);
+        let out = MatrixCl::<X::Scalar>::uninitialized(p, 1)?;
+        run(&TransposeProductAssignment::new(&out, self.0))?;
+        Ok(out)
+    }
+}
+
+impl<'t, T: ClType, X: Operation, V: Operation> Assignable<&'t MatrixCl<T>>
+    for TransposeVectorMultiply<X, V>
+{
+    type Output = TransposeProductAssignment<'t, T, X, V>;
+    fn into_output(self, target: &'t MatrixCl<T>) -> Self::Output {
+        TransposeProductAssignment::new(target, self)
+    }
+}
+
+/// `xᵀ·v` written into a `p x 1` matrix (see [`transpose_vector_multiply()`]).
+#[derive(Debug)]
+pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
+    target: &'t MatrixCl<T>,
+    product: TransposeVectorMultiply<X, V>,
+    /// `p x groups`: column `g` holds work-group `g`'s sums.
+    partial: OnceLock<MatrixCl<T>>,
+    block_rows: OnceLock<usize>,
+}
+
+impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T, X, V> {
+    /// `product` into `target` (`p x 1`).
+    pub fn new(target: &'t MatrixCl<T>, product: TransposeVectorMultiply<X, V>) -> Self {
+        TransposeProductAssignment {
+            target,
+            product,
+            partial: OnceLock::new(),
+            block_rows: OnceLock::new(),
+        }
+    }
+
+    fn x_cols(&self) -> usize {
+        self.product.0.shape().ok().flatten().map_or(0, |s| s.1)
+    }
+
+    fn tiled_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
+        self.product.0.matrix().filter(|_| launch.tiled)
+    }
+}
+
+impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssignment<'_, T, X, V> {
+    type Key = (TransposeVectorMultiply<X::Key, V::Key>, T);
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        const F: &str = "transpose_vector_multiply";
+        let Some((n, p)) = self.product.0.shape()? else {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "x",
+                reason: "needs a matrix, not a scalar".into(),
+            });
+        };
+        let v = self.product.1.shape()?.unwrap_or((n, 1));
+        if v != (n, 1) {
+            return Err(Error::DimensionMismatch {
+                operation: format!("{F} (v must be a column with x's rows)"),
+                lhs: (n, p),
+                rhs: v,
+            });
+        }
+        let target = (self.target.rows(), self.target.cols());
+        if target != (p, 1) {
+            return Err(Error::DimensionMismatch {
+                operation: format!("{F} (target must be cols(x) x 1)"),
+                lhs: target,
+                rhs: (p, 1),
+            });
+        }
+        match grid {
+            None => *grid = Some((n, 1)),
+            Some(g) if *g == (n, 1) => {}
+            Some(g) => {
+                return Err(Error::DimensionMismatch {
+                    operation: format!("{F} (its rows are the kernel's rows)"),
+                    lhs: *g,
+                    rhs: (n, 1),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn reduces(&self) -> bool {
+        true
+    }
+
+    fn row_block(&self) -> Option<usize> {
+        let staged = self.product.0.matrix().is_some();
+        Some(if staged {
+            self.x_cols() * std::mem::size_of::<X::Scalar>()
+        } else {
+            0
+        })
+    }
+
+    fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
+        if let Some(x) = self.tiled_matrix(launch)
+            && !g.is_tiled(Identity::Buffer(x.buffer_id()))
+        {
+            let cols = g.value_param("int");
+            g.tile(Identity::Buffer(x.buffer_id()), X::Scalar::CL_NAME, &cols);
+        }
+    }
+
+    fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+        if let Some(x) = self.tiled_matrix(launch)
+            && b.first_use(Identity::Tile(x.buffer_id()))
+        {
+            b.int(x.cols() as i32);
+            b.matrix(x, Access::Read, true);
+            let tile_bytes = (launch.block_rows + 1) * x.cols() * std::mem::size_of::<X::Scalar>();
+            b.local(tile_bytes.max(1));
+        }
+    }
+
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        let partial = MatrixCl::<T>::uninitialized(self.x_cols(), launch.row_groups().max(1))?;
+        let _ = self.partial.set(partial);
+        let _ = self.block_rows.set(launch.block_rows);
+        Ok(())
+    }
+
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        self.product.1.bind(b);
+    }
+
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        let size = std::mem::size_of::<T>();
+        let block_rows = self.block_rows.get().copied().unwrap_or(1);
+        b.local(block_rows.max(1) * size);
+        b.local(self.x_cols().max(1) * size);
+        b.int(self.x_cols() as i32);
+        if let Some(p) = self.partial.get() {
+            b.matrix(p, Access::Write, false);
+        }
+        self.product.0.bind(b);
+    }
+
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        let v = self.product.1.generate(g, &Index::work_item());
+        values.push(convert::<V::Scalar, T>(&v));
+    }
+
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        let t = T::CL_NAME;
+        let v = values.next().cloned().unwrap_or_default();
+        let block_values = g.local_param(t);
+        let sums = g.local_param(t);
+        let cols = g.value_param("int");
+        let partial = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
+        let partial = g.buffer(partial, t, false);
+        g.mark_written(Identity::Buffer(
+            self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id),
+        ));
+        // Each work item owns columns lid, lid + lsize, ...: no races, no barriers.
+        g.set_section(Section::Before);
+        g.statement(&format!(
+            "for (int col = lid; col < {cols}; col += lsize) {{"
+        ));
+        g.statement(&format!("{sums}[col] = 0;"));
+        g.statement("}");
+        g.set_section(Section::Body);
+        g.statement(&format!("{block_values}[lid] = {v};"));
+        g.set_section(Section::Epilogue);
+        let (col, row, r, sum) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        g.statement(&format!(
+            "for (int {col} = lid; {col} < {cols}; {col} += lsize) {{"
+        ));
+        g.statement(&format!("{t} {sum} = 0;"));
+        g.statement(&format!("for (int {r} = 0; {r} < rows_here; {r}++) {{"));
+        g.statement(&format!("const int {row} = block + {r};"));
+        g.open_scope();
+        g.block_row(&row, &r);
+        let x = self.product.0.generate(g, &Index::new(row.clone(), col.clone()));
+        g.forget_block_row();
+        g.close_scope();
+        let x = convert::<X::Scalar, T>(&x);
+        g.statement(&format!("{sum} += {x} * {block_values}[{r}];"));
+        g.statement("}");
+        g.statement(&format!("{sums}[{col}] += {sum};"));
+        g.statement("}");
+        g.set_section(Section::After);
+        g.statement(&format!(
+            "for (int col = lid; col < {cols}; col += lsize) {{"
+        ));
+        g.statement(&format!(
+            "{partial}_global[col + {partial}_rows * get_group_id(0)] = {sums}[col];"
+        ));
+        g.statement("}");
+        g.set_section(Section::Body);
+    }
+
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        let Some(partial) = self.partial.get() else {
+            return Ok(());
+        };
+        if self.target.rows() > 0 {
+            if launch.rows == 0 {
+                self.target.fill(T::default())?;
+            } else {
+                // The second step: each column's sums over the work-groups.
+                run_direct(&Assignment::new(
+                    self.target,
+                    RowwiseReduction::<SumOp, _>(Load(MatrixRef::Borrowed(partial)), PhantomData),
+                ))?;
+            }
+        }
+        self.target.set_view(View::Entire);
+        Ok(())
+    }
+
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        ids.push(self.target.buffer_id());
+    }
+
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        // Like the other reductions, the target is written only after the
+        // kernel (by the second step): run it alone first.
+        run_direct(&TransposeProductAssignment::new(
+            self.target,
+            TransposeVectorMultiply(&self.product.0, &self.product.1),
+        ))
+    }
+
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+}

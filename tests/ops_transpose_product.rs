@@ -1,0 +1,158 @@
+//! `transpose_vector_multiply`: `xᵀ·v` as an output of the kernel computing
+//! `v`, with `x` staged in local memory per block of rows.
+//!
+//! Reference: a plain Rust loop. Bound: 1e-12 relative to the sum of
+//! absolute terms (the kernel sums in a different order).
+
+mod common;
+
+use fusion::fusion_ops::source_of;
+use fusion::prelude::*;
+use nalgebra::DMatrix;
+
+fn host(rows: usize, cols: usize, salt: usize) -> DMatrix<f64> {
+    DMatrix::from_fn(rows, cols, |i, j| {
+        ((i * 13 + j * 7 + salt * 3) % 23) as f64 / 8.0 - 1.2
+    })
+}
+
+/// `xᵀ·v` on the host, and the scale each entry's rounding error is relative to.
+fn reference(x: &DMatrix<f64>, v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    (0..x.ncols())
+        .map(|j| {
+            let terms = (0..x.nrows()).map(|i| x[(i, j)] * v[i]);
+            (terms.clone().sum::<f64>(), terms.map(f64::abs).sum::<f64>())
+        })
+        .unzip()
+}
+
+fn assert_product(what: &str, got: &[f64], x: &DMatrix<f64>, v: &[f64]) {
+    let (want, scale) = reference(x, v);
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (k, ((g, w), s)) in got.iter().zip(&want).zip(&scale).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-12 * s.max(1.0),
+            "{what}: entry {k} is {g}, expected {w}"
+        );
+    }
+}
+
+/// Rows 0, 1, 31, 33, a non-multiple of the work-group size and a large
+/// count; columns from 1 to more than one work-group's worth.
+const SHAPES: [(usize, usize); 8] = [
+    (0, 3),
+    (1, 1),
+    (31, 2),
+    (33, 5),
+    (1000, 50),
+    (257, 300),
+    (100_003, 3),
+    (5000, 10),
+];
+
+#[test]
+fn matches_a_loop_alone_and_fused_with_the_predictor() -> Result<()> {
+    for (n, p) in SHAPES {
+        let xh = host(n, p, 1);
+        let x = MatrixCl::try_from(&xh)?;
+        let vh: Vec<f64> = (0..n).map(|i| ((i * 5) % 11) as f64 / 4.0 - 1.0).collect();
+        let v = MatrixCl::from_slice(n, 1, &vh)?;
+        let got = transpose_vector_multiply(&x, &v).eval()?;
+        assert_eq!((got.rows(), got.cols()), (p, 1));
+        assert_product(&format!("{n}x{p} alone"), &got.to_vec()?, &xh, &vh);
+
+        // The GLM shape: v depends on x·beta, computed from the same tile.
+        let beta_h: Vec<f64> = (0..p).map(|j| 0.1 * j as f64 - 0.2).collect();
+        let beta = MatrixCl::from_slice(p, 1, &beta_h)?;
+        let eta: Vec<f64> = (0..n)
+            .map(|i| (0..p).map(|j| xh[(i, j)] * beta_h[j]).sum::<f64>())
+            .collect();
+        let d_h: Vec<f64> = eta.iter().map(|e| 1.0 / (1.0 + (-e).exp())).collect();
+        let (g, total, d) = (
+            MatrixCl::<f64>::zeros(p, 1)?,
+            MatrixCl::<f64>::zeros(1, 1)?,
+            MatrixCl::<f64>::zeros(n, 1)?,
+        );
+        {
+            let d_expr = inv_logit(matrix_vector_multiply(&x, &beta));
+            let d_expr = &d_expr;
+            fuse((
+                output(&total, colwise_sum(d_expr)),
+                output(&g, transpose_vector_multiply(&x, d_expr)),
+                output(&d, d_expr),
+            ))?;
+        }
+        assert_product(&format!("{n}x{p} fused"), &g.to_vec()?, &xh, &d_h);
+        common::assert_close("d", &d.to_vec()?, &d_h, 1e-13);
+        let want_total: f64 = d_h.iter().sum();
+        common::assert_close("total", &total.to_vec()?, &[want_total], 1e-12);
+    }
+    Ok(())
+}
+
+#[test]
+fn stages_x_once_and_reads_it_only_from_the_tile() -> Result<()> {
+    let x = MatrixCl::try_from(&host(100, 20, 2))?;
+    let beta = MatrixCl::from_slice(20, 1, &[0.5; 20])?;
+    let g = MatrixCl::<f64>::zeros(20, 1)?;
+    let v = exp(matrix_vector_multiply(&x, &beta));
+    let src = source_of(&output(&g, transpose_vector_multiply(&x, &v)))?;
+    // One copy from global memory (the tile), every other read from local memory.
+    let copy = src
+        .lines()
+        .find(|l| l.contains("_global[block + tile_row"))
+        .expect("the kernel copies a tile");
+    let x_global = copy.split('=').nth(1).and_then(|r| r.split('[').next()).unwrap_or("?");
+    assert_eq!(src.matches(&format!("{}[", x_global.trim())).count(), 1, "{src}");
+    assert!(src.contains("barrier(CLK_LOCAL_MEM_FENCE);"), "{src}");
+    Ok(())
+}
+
+#[test]
+fn expressions_views_and_wide_matrices_that_are_not_staged() -> Result<()> {
+    // An expression operand (not a matrix) is computed at each use; a lower
+    // view reads zeros above the diagonal; 4000 columns exceed any tile.
+    for (n, p) in [(40, 4000), (300, 7), (1, 4000)] {
+        let xh = host(n, p, 3);
+        let x = MatrixCl::try_from(&xh)?;
+        let vh: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 7.0).collect();
+        let v = MatrixCl::from_slice(n, 1, &vh)?;
+        let doubled = transpose_vector_multiply(2.0 * &x, &v).eval()?;
+        assert_product("2x", &doubled.to_vec()?, &(&xh * 2.0), &vh);
+        let wide = transpose_vector_multiply(&x, exp(&v)).eval()?;
+        let exp_v: Vec<f64> = vh.iter().map(|e| e.exp()).collect();
+        assert_product("wide", &wide.to_vec()?, &xh, &exp_v);
+    }
+    let xh = host(50, 50, 4);
+    let x = MatrixCl::try_from(&xh)?;
+    x.set_view(View::Lower);
+    let lower = DMatrix::from_fn(50, 50, |i, j| if i >= j { xh[(i, j)] } else { 0.0 });
+    let vh: Vec<f64> = (0..50).map(|i| i as f64 - 20.0).collect();
+    let v = MatrixCl::from_slice(50, 1, &vh)?;
+    let got = transpose_vector_multiply(&x, &v).eval()?;
+    assert_product("lower view", &got.to_vec()?, &lower, &vh);
+    Ok(())
+}
+
+#[test]
+fn shape_errors_write_nothing() -> Result<()> {
+    let x = MatrixCl::try_from(&host(10, 3, 5))?;
+    let short = MatrixCl::<f64>::zeros(9, 1)?;
+    let g = MatrixCl::from_slice(3, 1, &[7.0, 7.0, 7.0])?;
+    let err = fuse((output(&g, transpose_vector_multiply(&x, &short)),)).unwrap_err();
+    assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+    let wrong_target = MatrixCl::<f64>::zeros(1, 3)?;
+    let v = MatrixCl::<f64>::zeros(10, 1)?;
+    let err = fuse((output(&wrong_target, transpose_vector_multiply(&x, &v)),)).unwrap_err();
+    assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+    // Other outputs must run over the same rows.
+    let other = MatrixCl::<f64>::zeros(10, 2)?;
+    let err = fuse((
+        output(&g, transpose_vector_multiply(&x, &v)),
+        output(&other, exp(&other)),
+    ))
+    .unwrap_err();
+    assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+    assert_eq!(g.to_vec()?, vec![7.0, 7.0, 7.0]);
+    Ok(())
+}

@@ -79,12 +79,40 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     })?;
     ctx.push(
         &w,
-        "pass 2 alone: xᵀ·d (row-vector leaf, used)",
+        "pass 2 alone: xᵀ·d (row-vector leaf)",
         n,
         bytes,
         flops,
         t,
     );
+    let d_column = d_row.reshape(n, 1)?;
+    let t = measure(ctx.reps, || {
+        transpose_vector_multiply(&x, &d_column).eval().map(drop)
+    })?;
+    ctx.push(
+        &w,
+        "pass 2 alone: xᵀ·d (row-block output, x staged)",
+        n,
+        bytes,
+        flops,
+        t,
+    );
+    let t = measure(ctx.reps, || {
+        transpose_vector_multiply(&x, inv_logit(matrix_vector_multiply(&x, &beta) + alpha))
+            .eval()
+            .map(drop)
+    })?;
+    ctx.push(
+        &w,
+        "one pass: xᵀ·inv_logit(x·beta + alpha) from one tile",
+        n,
+        bytes,
+        flops,
+        t,
+    );
+    if !ctx.baselines {
+        return Ok(());
+    }
 
     // The same computation as one basic kernel per step (paper §3.5 style).
     let chain = || -> Result<(f64, f64, Vec<f64>)> {

@@ -28,6 +28,7 @@ struct Args {
     quick: bool,
     suite: Suite,
     gemm_sweep: bool,
+    baselines: bool,
     out: PathBuf,
     max_n: Option<usize>,
     reps: usize,
@@ -38,6 +39,7 @@ fn parse() -> Result<Args, String> {
         quick: false,
         suite: Suite::All,
         gemm_sweep: false,
+        baselines: true,
         out: PathBuf::from("bench-out"),
         max_n: None,
         reps: 9,
@@ -47,6 +49,7 @@ fn parse() -> Result<Args, String> {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--gemm-sweep" => args.gemm_sweep = true,
+            "--no-baselines" => args.baselines = false,
             "--suite" => {
                 args.suite = match it.next().as_deref() {
                     Some("all") => Suite::All,
@@ -72,7 +75,7 @@ fn parse() -> Result<Args, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench_report [--quick] [--suite all|fusion|linalg|glm] [--gemm-sweep] [--out DIR] [--max-n N] [--reps R]".into(),
+                    "usage: bench_report [--quick] [--suite all|fusion|linalg|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R]".into(),
                 );
             }
             other => return Err(format!("unknown argument {other}")),
@@ -137,6 +140,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut ctx = workloads::Ctx {
         reps: args.reps,
+        baselines: args.baselines,
         records: Vec::new(),
         progress,
     };

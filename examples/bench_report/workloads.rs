@@ -7,6 +7,8 @@ use fusion::prelude::*;
 
 pub struct Ctx {
     pub reps: usize,
+    /// Whether the GLM workloads also time the chain and the CPU (off for tuning runs).
+    pub baselines: bool,
     pub records: Vec<Record>,
     pub progress: indicatif::ProgressBar,
 }

@@ -48,6 +48,9 @@ pub enum Section {
     /// Row-block kernels only: at the start of each block of rows, before the
     /// body (every work item; tiles are loaded here).
     Prologue,
+    /// Row-block kernels only: after the tiles are loaded, before the body
+    /// (every work item; work on the block's rows shared among all of them).
+    Prepare,
     /// Inside `if (i < rows && j < cols)`.
     Body,
     /// Row-block kernels only: after the body of each block of rows (every
@@ -86,9 +89,9 @@ enum Param {
 #[derive(Debug)]
 pub struct Generator {
     params: Vec<Param>,
-    sections: [Vec<String>; 5],
+    sections: [Vec<String>; 6],
     section: Section,
-    indent: [usize; 5],
+    indent: [usize; 6],
     row_blocks: bool,
     tiles: Vec<Tile>,
     tile_rows: Vec<(String, String)>,
@@ -117,9 +120,10 @@ fn section_index(s: Section) -> usize {
     match s {
         Section::Before => 0,
         Section::Prologue => 1,
-        Section::Body => 2,
-        Section::Epilogue => 3,
-        Section::After => 4,
+        Section::Prepare => 2,
+        Section::Body => 3,
+        Section::Epilogue => 4,
+        Section::After => 5,
     }
 }
 
@@ -130,7 +134,7 @@ impl Generator {
             params: Vec::new(),
             sections: Default::default(),
             section: Section::Body,
-            indent: [1, 1, 2, 1, 1],
+            indent: [1, 1, 1, 2, 1, 1],
             row_blocks: false,
             tiles: Vec::new(),
             tile_rows: Vec::new(),
@@ -154,6 +158,11 @@ impl Generator {
         if cl_type == "double" {
             self.uses_fp64 = true;
         }
+    }
+
+    /// Where statements go now.
+    pub fn section(&self) -> Section {
+        self.section
     }
 
     /// Sends further statements to `section`.
@@ -510,7 +519,7 @@ impl Generator {
                 .join(",\n"),
         );
         out.push_str(") {\n");
-        let [before, prologue, body, epilogue, after] = &self.sections;
+        let [before, prologue, prepare, body, epilogue, after] = &self.sections;
         let push_lines = |out: &mut String, lines: &[String], prefix: &str| {
             for line in lines {
                 out.push_str(prefix);
@@ -529,6 +538,10 @@ impl Generator {
             out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
             push_lines(&mut out, prologue, "  ");
             if !prologue.is_empty() {
+                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            }
+            push_lines(&mut out, prepare, "  ");
+            if !prepare.is_empty() {
                 out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
             }
             out.push_str("    if (lid < rows_here && j < cols) {\n");

@@ -77,6 +77,7 @@ pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
     /// `p x groups`: column `g` holds work-group `g`'s sums.
     partial: OnceLock<MatrixCl<T>>,
     block_rows: OnceLock<usize>,
+    local_size: OnceLock<usize>,
 }
 
 impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T, X, V> {
@@ -87,6 +88,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
             product,
             partial: OnceLock::new(),
             block_rows: OnceLock::new(),
+            local_size: OnceLock::new(),
         }
     }
 
@@ -178,6 +180,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let partial = MatrixCl::<T>::uninitialized(self.x_cols(), launch.row_groups().max(1))?;
         let _ = self.partial.set(partial);
         let _ = self.block_rows.set(launch.block_rows);
+        let _ = self.local_size.set(launch.local[0]);
         Ok(())
     }
 
@@ -189,7 +192,9 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let size = std::mem::size_of::<T>();
         let block_rows = self.block_rows.get().copied().unwrap_or(1);
         b.local(block_rows.max(1) * size);
-        b.local(self.x_cols().max(1) * size);
+        // One running sum per (column, slice of rows) pair: max(cols, lsize) of them.
+        let local_size = self.local_size.get().copied().unwrap_or(1);
+        b.local(self.x_cols().max(local_size).max(1) * size);
         b.int(self.x_cols() as i32);
         if let Some(p) = self.partial.get() {
             b.matrix(p, Access::Write, false);
@@ -213,22 +218,39 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         g.mark_written(Identity::Buffer(
             self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id),
         ));
-        // Each work item owns columns lid, lid + lsize, ...: no races, no barriers.
+        // The block's rows x columns products are shared out as (column,
+        // slice of rows) pairs, so that all work items help even when x has
+        // few columns: pair q is column q % cols, rows q / cols + k * slices.
+        // Each pair keeps its running sum in its own slot of `sums` across
+        // blocks (no races, no barriers); the slices are added up at the end.
+        let (slices, pair, col, row, r, sum) = (
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+        );
         g.set_section(Section::Before);
         g.statement(&format!(
-            "for (int col = lid; col < {cols}; col += lsize) {{"
+            "const int {slices} = max(1, lsize / max(1, {cols}));"
         ));
-        g.statement(&format!("{sums}[col] = 0;"));
+        g.statement(&format!(
+            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
+        ));
+        g.statement(&format!("{sums}[{pair}] = 0;"));
         g.statement("}");
         g.set_section(Section::Body);
         g.statement(&format!("{block_values}[lid] = {v};"));
         g.set_section(Section::Epilogue);
-        let (col, row, r, sum) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
         g.statement(&format!(
-            "for (int {col} = lid; {col} < {cols}; {col} += lsize) {{"
+            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
         ));
+        g.statement(&format!("const int {col} = {pair} % {cols};"));
         g.statement(&format!("{t} {sum} = 0;"));
-        g.statement(&format!("for (int {r} = 0; {r} < rows_here; {r}++) {{"));
+        g.statement(&format!(
+            "for (int {r} = {pair} / {cols}; {r} < rows_here; {r} += {slices}) {{"
+        ));
         g.statement(&format!("const int {row} = block + {r};"));
         g.open_scope();
         g.block_row(&row, &r);
@@ -238,14 +260,22 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let x = convert::<X::Scalar, T>(&x);
         g.statement(&format!("{sum} += {x} * {block_values}[{r}];"));
         g.statement("}");
-        g.statement(&format!("{sums}[{col}] += {sum};"));
+        g.statement(&format!("{sums}[{pair}] += {sum};"));
         g.statement("}");
         g.set_section(Section::After);
+        let (total, slice) = (g.fresh(), g.fresh());
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement(&format!(
-            "for (int col = lid; col < {cols}; col += lsize) {{"
+            "for (int {col} = lid; {col} < {cols}; {col} += lsize) {{"
         ));
+        g.statement(&format!("{t} {total} = 0;"));
         g.statement(&format!(
-            "{partial}_global[col + {partial}_rows * get_group_id(0)] = {sums}[col];"
+            "for (int {slice} = 0; {slice} < {slices}; {slice}++) {{"
+        ));
+        g.statement(&format!("{total} += {sums}[{col} + {cols} * {slice}];"));
+        g.statement("}");
+        g.statement(&format!(
+            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
         ));
         g.statement("}");
         g.set_section(Section::Body);

@@ -98,7 +98,14 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
             splits: Some(1),
             config: Some(config),
         };
-        let t = measure(ctx.reps, || k::multiply_with(&a, &a, &options).map(drop))?;
+        // A tiling the device cannot run (registers, local memory) is reported, not fatal.
+        let t = match measure(ctx.reps, || k::multiply_with(&a, &a, &options).map(drop)) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("dgemm tiling TS={ts} WPT={wpt} TILE_K={tk}: {e}");
+                continue;
+            }
+        };
         ctx.push(
             "dgemm tiling",
             &format!("TS={ts} WPT={wpt} TILE_K={tk}"),

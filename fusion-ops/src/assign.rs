@@ -80,8 +80,8 @@ impl LaunchShape {
     ) -> Self {
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
-        if let Some(tile_row_bytes) = row_block {
-            return Self::row_blocks(rows, cols, tile_row_bytes, group, device);
+        if let Some(tile_columns) = row_block {
+            return Self::row_blocks(rows, cols, tile_columns, group, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
@@ -112,25 +112,31 @@ impl LaunchShape {
     }
 
     /// Row blocks: work-groups of (up to) 256 work items walk blocks of
-    /// rows; the block is as tall as a power of two whose tiles (padded to
-    /// `block + 1` rows) fit the local-memory budget, so several work-groups
-    /// still share a compute unit. No fit even for one row: nothing staged.
+    /// rows. The block is the tallest power of two whose elements each work
+    /// item can prefetch into [`STAGED_PER_WORK_ITEM`] registers and whose
+    /// tile (padded to `block + 1` rows of doubles) fits the local-memory
+    /// budget, so several work-groups still share a compute unit. No fit even
+    /// for one row: nothing is staged.
     fn row_blocks(
         rows: usize,
         cols: usize,
-        tile_row_bytes: usize,
+        tile_columns: usize,
         group: usize,
         device: &fusion_core::DeviceInfo,
     ) -> Self {
         let l0 = 1 << group.ilog2();
         let budget = row_block_budget().min(device.local_mem_bytes as usize / 2);
+        let fits = |block: usize| {
+            block * tile_columns <= STAGED_PER_WORK_ITEM * l0
+                && (block + 1) * tile_columns * 8 <= budget
+        };
         let mut block_rows = l0;
         let mut tiled = false;
-        if tile_row_bytes > 0 {
-            while block_rows > 1 && (block_rows + 1) * tile_row_bytes > budget {
+        if tile_columns > 0 {
+            while block_rows > 1 && !fits(block_rows) {
                 block_rows /= 2;
             }
-            tiled = (block_rows + 1) * tile_row_bytes <= budget;
+            tiled = fits(block_rows);
             if !tiled {
                 block_rows = l0;
             }
@@ -159,6 +165,10 @@ impl LaunchShape {
         .with_local(&self.local)
     }
 }
+
+/// Elements of each staged block a work item prefetches into registers
+/// (`STAGED` in [`Generator::tile`]).
+pub const STAGED_PER_WORK_ITEM: usize = crate::generator::STAGED;
 
 /// A positive integer from the environment variable `name` (a tuning knob,
 /// read once per call site), else `default`.
@@ -220,8 +230,8 @@ pub trait OutputList {
         Ok(())
     }
     /// Outputs that combine the rows of a block (`transpose_vector_multiply`):
-    /// `Some(bytes)`, the local memory one row of the matrices they stage
-    /// takes (0 when nothing is staged). The kernel then walks row blocks.
+    /// `Some(columns)`, the columns of the matrices they stage in local
+    /// memory (0 when nothing is staged). The kernel then walks row blocks.
     fn row_block(&self) -> Option<usize> {
         None
     }

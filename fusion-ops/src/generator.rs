@@ -60,6 +60,10 @@ pub enum Section {
     After,
 }
 
+/// Elements of the next block each work item of a row-block kernel holds in
+/// registers per staged matrix (so a block has at most `STAGED * lsize` elements).
+pub const STAGED: usize = 8;
+
 /// A matrix staged in local memory one block of rows at a time.
 #[derive(Debug)]
 struct Tile {
@@ -410,7 +414,9 @@ impl Generator {
     /// comes from the tile: the matrix is read from global memory once
     /// however many times the kernel uses each element. Declares the buffer,
     /// then the local tile (`block_rows + 1` rows per column, the padding
-    /// keeping column-wise reads free of bank conflicts).
+    /// keeping column-wise reads free of bank conflicts). Each work item
+    /// holds [`STAGED`] elements of the next block in registers, fetched
+    /// while the current block is used, so memory latency overlaps the work.
     pub fn tile(&mut self, identity: Identity, cl_type: &'static str, cols_param: &str) {
         self.use_row_blocks();
         if self.is_tiled(identity) {
@@ -418,23 +424,38 @@ impl Generator {
         }
         let base = self.buffer(identity, cl_type, true);
         let local = self.local_param(cl_type);
+        let (staged, next) = (self.fresh(), self.fresh());
         let section = self.section;
-        if self.tiles.is_empty() {
-            // Which row of the block, and which columns, this work item copies.
-            self.set_section(Section::Before);
-            self.statement("const int tile_row = lid % block_rows;");
-            self.statement("const int tile_col_step = lsize / block_rows;");
-        }
+        // Element `element` of a block is row element % block_rows, column element / block_rows.
+        let fetch = |g: &mut Generator, block: &str| {
+            g.statement("#pragma unroll");
+            g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+            g.statement("const int element = lid + lsize * k;");
+            g.statement("const int row = element % block_rows;");
+            g.statement("const int col = element / block_rows;");
+            g.statement(&format!(
+                "{staged}[k] = ({block} + row < rows && col < {cols_param}) ? {base}_global[{block} + row + {base}_rows * col] : 0;"
+            ));
+            g.statement("}");
+        };
+        self.set_section(Section::Before);
+        self.statement(&format!("{cl_type} {staged}[{STAGED}];"));
+        fetch(self, "get_group_id(0) * block_rows");
         self.set_section(Section::Prologue);
-        self.statement("if (tile_row < rows_here) {");
+        self.statement("#pragma unroll");
+        self.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        self.statement("const int element = lid + lsize * k;");
+        self.statement("const int col = element / block_rows;");
+        self.statement(&format!("if (col < {cols_param}) {{"));
         self.statement(&format!(
-            "for (int col = lid / block_rows; col < {cols_param}; col += tile_col_step) {{"
-        ));
-        self.statement(&format!(
-            "{local}[tile_row + (block_rows + 1) * col] = {base}_global[block + tile_row + {base}_rows * col];"
+            "{local}[element % block_rows + (block_rows + 1) * col] = {staged}[k];"
         ));
         self.statement("}");
         self.statement("}");
+        self.statement(&format!(
+            "const int {next} = block + get_num_groups(0) * block_rows;"
+        ));
+        fetch(self, &next);
         self.set_section(section);
         self.tiles.push(Tile { identity, local });
     }

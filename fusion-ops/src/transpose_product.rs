@@ -149,11 +149,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
 
     fn row_block(&self) -> Option<usize> {
         let staged = self.product.0.matrix().is_some();
-        Some(if staged {
-            self.x_cols() * std::mem::size_of::<X::Scalar>()
-        } else {
-            0
-        })
+        Some(if staged { self.x_cols() } else { 0 })
     }
 
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {

@@ -85,6 +85,9 @@
     } \
   }
 
+// The fixed work-group shape lets the compiler budget registers for exactly
+// RTS * RTS work items.
+__attribute__((reqd_work_group_size(RTS, RTS, 1)))
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
   // One element of padding per row: the staging writes of a tile walk down
   // k (stride TS), which would otherwise hit the same local-memory bank.

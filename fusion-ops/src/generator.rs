@@ -45,11 +45,11 @@ impl Index {
 pub enum Section {
     /// Before the bounds guard (every work item runs it).
     Before,
-    /// Row-block kernels only: at the start of each block of rows, before the
-    /// body (every work item; tiles are loaded here).
+    /// Row-block kernels only: at the start of each block of rows (every
+    /// work item, no synchronisation after it; staged matrices move here).
     Prologue,
-    /// Row-block kernels only: after the tiles are loaded, before the body
-    /// (every work item; work on the block's rows shared among all of them).
+    /// Row-block kernels only: before the body (every work item; work on
+    /// the block's rows shared among all of them, then a barrier).
     Prepare,
     /// Inside `if (i < rows && j < cols)`.
     Body,
@@ -60,15 +60,20 @@ pub enum Section {
     After,
 }
 
-/// Elements of the next block each work item of a row-block kernel holds in
-/// registers per staged matrix (so a block has at most `STAGED * lsize` elements).
+/// Elements of a staged block each work item of a row-block kernel holds in
+/// registers (so a block has at most `STAGED * lsize` elements).
 pub const STAGED: usize = 8;
 
-/// A matrix staged in local memory one block of rows at a time.
-#[derive(Debug)]
-struct Tile {
+/// A matrix staged block by block in registers, spread over the work-group:
+/// element `lid + lsize * k` of a block (row `tile_row`, column
+/// `tile_col + tile_col_step * k`) is held by work item `lid` in `held[k]`.
+#[derive(Debug, Clone)]
+pub struct StagedMatrix {
     identity: Identity,
-    local: String,
+    /// The register array holding this work item's elements of the current block.
+    pub held: String,
+    /// The kernel parameter with the matrix's column count.
+    pub cols: String,
 }
 
 #[derive(Debug)]
@@ -97,8 +102,7 @@ pub struct Generator {
     section: Section,
     indent: [usize; 6],
     row_blocks: bool,
-    tiles: Vec<Tile>,
-    tile_rows: Vec<(String, String)>,
+    staged: Vec<StagedMatrix>,
     helpers: Vec<String>,
     next_var: usize,
     buffers: Vec<(Identity, String)>,
@@ -140,8 +144,7 @@ impl Generator {
             section: Section::Body,
             indent: [1, 1, 1, 2, 1, 1],
             row_blocks: false,
-            tiles: Vec::new(),
-            tile_rows: Vec::new(),
+            staged: Vec::new(),
             helpers: Vec::new(),
             next_var: 0,
             buffers: Vec::new(),
@@ -398,10 +401,7 @@ impl Generator {
     /// rows of a block (`transpose_vector_multiply`) need this.
     pub fn use_row_blocks(&mut self) {
         self.needs_local_size = true;
-        if !self.row_blocks {
-            self.row_blocks = true;
-            self.tile_rows.push(("i".into(), "lid".into()));
-        }
+        self.row_blocks = true;
     }
 
     /// Whether the kernel walks blocks of rows.
@@ -409,82 +409,63 @@ impl Generator {
         self.row_blocks
     }
 
-    /// Stages matrix `identity` (with `cols_param` columns) in local memory
-    /// block by block, so that every read of it at a row of the current block
-    /// comes from the tile: the matrix is read from global memory once
-    /// however many times the kernel uses each element. Declares the buffer,
-    /// then the local tile (`block_rows + 1` rows per column, the padding
-    /// keeping column-wise reads free of bank conflicts). Each work item
-    /// holds [`STAGED`] elements of the next block in registers, fetched
-    /// while the current block is used, so memory latency overlaps the work.
-    pub fn tile(&mut self, identity: Identity, cl_type: &'static str, cols_param: &str) {
+    /// Stages matrix `identity` (with `cols_param` columns) block by block
+    /// in registers spread over the work-group (see [`StagedMatrix`]):
+    /// operations that can work on the distributed block (the row-wise
+    /// product with a vector, `xᵀ·v`) use it through [`Generator::staged`],
+    /// so the matrix leaves global memory once however many of them read it.
+    /// The next block is fetched while the current one is used, so memory
+    /// latency overlaps the block's work. Elements outside the matrix or its
+    /// view are held as 0.
+    pub fn stage(&mut self, identity: Identity, cl_type: &'static str, cols_param: &str) {
         self.use_row_blocks();
-        if self.is_tiled(identity) {
+        if self.staged(identity).is_some() {
             return;
         }
         let base = self.buffer(identity, cl_type, true);
-        let local = self.local_param(cl_type);
-        let (staged, next) = (self.fresh(), self.fresh());
+        // Read at every position: a kernel that also writes it goes through temporaries.
+        self.note_read(identity, &Index::new("staged", "staged"));
+        let (held, next, next_block) = (self.fresh(), self.fresh(), self.fresh());
         let section = self.section;
-        // Element `element` of a block is row element % block_rows, column element / block_rows.
         let fetch = |g: &mut Generator, block: &str| {
             g.statement("#pragma unroll");
             g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-            g.statement("const int element = lid + lsize * k;");
-            g.statement("const int row = element % block_rows;");
-            g.statement("const int col = element / block_rows;");
+            g.statement(&format!("const int row = {block} + tile_row;"));
+            g.statement("const int col = tile_col + tile_col_step * k;");
             g.statement(&format!(
-                "{staged}[k] = ({block} + row < rows && col < {cols_param}) ? {base}_global[{block} + row + {base}_rows * col] : 0;"
+                "{next}[k] = (row < rows && col < {cols_param} && in_view(row, col, {base}_view)) ? {base}_global[row + {base}_rows * col] : 0;"
             ));
             g.statement("}");
         };
         self.set_section(Section::Before);
-        self.statement(&format!("{cl_type} {staged}[{STAGED}];"));
+        if self.staged.is_empty() {
+            self.statement("const int tile_row = lid % block_rows;");
+            self.statement("const int tile_col = lid / block_rows;");
+            self.statement("const int tile_col_step = lsize / block_rows;");
+        }
+        self.statement(&format!("{cl_type} {held}[{STAGED}];"));
+        self.statement(&format!("{cl_type} {next}[{STAGED}];"));
         fetch(self, "get_group_id(0) * block_rows");
         self.set_section(Section::Prologue);
         self.statement("#pragma unroll");
         self.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-        self.statement("const int element = lid + lsize * k;");
-        self.statement("const int col = element / block_rows;");
-        self.statement(&format!("if (col < {cols_param}) {{"));
-        self.statement(&format!(
-            "{local}[element % block_rows + (block_rows + 1) * col] = {staged}[k];"
-        ));
-        self.statement("}");
+        self.statement(&format!("{held}[k] = {next}[k];"));
         self.statement("}");
         self.statement(&format!(
-            "const int {next} = block + get_num_groups(0) * block_rows;"
+            "const int {next_block} = block + get_num_groups(0) * block_rows;"
         ));
-        fetch(self, &next);
+        fetch(self, &next_block);
         self.set_section(section);
-        self.tiles.push(Tile { identity, local });
+        self.staged.push(StagedMatrix {
+            identity,
+            held,
+            cols: cols_param.to_string(),
+        });
     }
 
-    /// Whether matrix `identity` is staged already.
-    pub fn is_tiled(&self, identity: Identity) -> bool {
-        self.tiles.iter().any(|t| t.identity == identity)
-    }
-
-    /// Where a read of `identity` at global row `row` finds its tile: the
-    /// local array and the row inside the block, when the matrix is tiled
-    /// and `row` is a row of the current block.
-    pub fn tiled(&self, identity: Identity, row: &str) -> Option<(String, String)> {
-        let tile = self.tiles.iter().find(|t| t.identity == identity)?;
-        let (_, local_row) = self.tile_rows.iter().rev().find(|(r, _)| r == row)?;
-        Some((tile.local.clone(), local_row.clone()))
-    }
-
-    /// Declares that global row `row` is row `local_row` of the current
-    /// block (until [`Generator::forget_block_row`]).
-    pub fn block_row(&mut self, row: &str, local_row: &str) {
-        self.tile_rows.push((row.into(), local_row.into()));
-    }
-
-    /// Undoes the latest [`Generator::block_row`].
-    pub fn forget_block_row(&mut self) {
-        if self.tile_rows.len() > 1 {
-            self.tile_rows.pop();
-        }
+    /// The staged form of matrix `identity`, when the kernel stages it.
+    pub fn staged(&self, identity: Identity) -> Option<StagedMatrix> {
+        self.staged.iter().find(|t| t.identity == identity).cloned()
     }
 
     /// Whether any `double` appears.
@@ -558,9 +539,6 @@ impl Generator {
             );
             out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
             push_lines(&mut out, prologue, "  ");
-            if !prologue.is_empty() {
-                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-            }
             push_lines(&mut out, prepare, "  ");
             if !prepare.is_empty() {
                 out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
@@ -570,8 +548,10 @@ impl Generator {
             push_lines(&mut out, body, "  ");
             out.push_str("    }\n");
             out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-            if !epilogue.is_empty() {
-                push_lines(&mut out, epilogue, "  ");
+            push_lines(&mut out, epilogue, "  ");
+            if !epilogue.is_empty() && prepare.is_empty() {
+                // The next body overwrites what the epilogue reads (with a
+                // prepare step, its barrier separates them).
                 out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
             }
             out.push_str("  }\n");

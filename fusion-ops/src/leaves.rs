@@ -36,12 +36,7 @@ impl<T: ClType> Operation for Load<'_, T> {
         g.mark_declared(&var);
         g.statement(&format!("{} {var} = 0;", T::CL_NAME));
         g.statement(&format!("if (in_view({i}, {j}, {base}_view)) {{"));
-        match g.tiled(identity, i) {
-            Some((tile, row)) => {
-                g.statement(&format!("{var} = {tile}[{row} + (block_rows + 1) * {j}];"));
-            }
-            None => g.statement(&format!("{var} = {base}_global[{i} + {base}_rows * {j}];")),
-        }
+        g.statement(&format!("{var} = {base}_global[{i} + {base}_rows * {j}];"));
         g.statement("}");
         g.remember(identity, at, &var);
         var

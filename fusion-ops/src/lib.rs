@@ -71,7 +71,7 @@ pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
-pub use generator::{Generator, Index, Section};
+pub use generator::{Generator, Index, STAGED, Section, StagedMatrix};
 pub use leaves::{ColIndex, Constant, RowIndex, col_index, constant, row_index};
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};

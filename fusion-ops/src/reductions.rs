@@ -8,7 +8,7 @@
 //! tiny second step combines the work-groups' partial results.
 
 use crate::binder::{Binder, Identity};
-use crate::generator::{Generator, Index, Section};
+use crate::generator::{Generator, Index, STAGED, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 use std::marker::PhantomData;
@@ -255,12 +255,14 @@ where
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let t = Self::Scalar::CL_NAME;
         let cols = g.value_param("int");
-        let tiled = self
+        let staged = self
             .0
             .matrix()
-            .is_some_and(|m| g.is_tiled(Identity::Buffer(m.buffer_id())));
-        if tiled && at.i == "i" {
-            return self.generate_shared_out(g, &cols);
+            .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
+        if let Some(staged) = staged
+            && at.i == "i"
+        {
+            return self.generate_from_staged(g, &staged);
         }
         let acc = g.declare(t, "0");
         let k = g.fresh();
@@ -286,49 +288,39 @@ impl<X: Operation, V: Operation> MatrixVectorMultiply<X, V>
 where
     X::Scalar: Promote<V::Scalar>,
 {
-    /// `x` is staged in local memory (a row-block kernel): the block's dot
-    /// products are shared out among all work items as (row, slice of
-    /// columns) pairs before the body, which then adds its row's slices. A
-    /// block shorter than the work-group would otherwise leave most work
-    /// items idle while a few walk whole rows.
-    fn generate_shared_out(&self, g: &mut Generator, cols: &str) -> String {
+    /// `x` is staged in registers across the work-group (a row-block
+    /// kernel, see [`StagedMatrix`]): each work item multiplies the elements
+    /// it holds by the vector's matching entries (fetched once, before the
+    /// first block) and leaves its partial sum in local memory; the body then
+    /// adds its row's partial sums. No work item walks a whole row.
+    fn generate_from_staged(&self, g: &mut Generator, staged: &StagedMatrix) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
         let section = g.section();
-        let (parts, slices, pair, r, k, acc) = (
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-        );
+        let (weights, parts, slices, col, acc) =
+            (g.fresh(), g.fresh(), g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
+        g.statement(&format!("{t} {weights}[{STAGED}];"));
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
+        g.statement(&format!("{weights}[k] = 0;"));
+        g.statement(&format!("if ({col} < {}) {{", staged.cols));
+        g.open_scope();
+        let v = self.1.generate(g, &Index::new(col, "0"));
+        g.statement(&format!("{weights}[k] = {v};"));
+        g.close_scope();
+        g.statement("}");
+        g.statement("}");
         // Work-groups of row-block kernels have at most 256 work items.
         g.statement(&format!("__local {t} {parts}[256];"));
         g.statement(&format!("const int {slices} = lsize / block_rows;"));
         g.set_section(Section::Prepare);
-        g.statement(&format!(
-            "for (int {pair} = lid; {pair} < block_rows * {slices}; {pair} += lsize) {{"
-        ));
-        g.statement(&format!("const int {r} = {pair} % block_rows;"));
         g.statement(&format!("{t} {acc} = 0;"));
-        g.statement(&format!("if ({r} < rows_here) {{"));
-        g.statement(&format!(
-            "for (int {k} = {pair} / block_rows; {k} < {cols}; {k} += {slices}) {{"
-        ));
-        let row = g.fresh();
-        g.statement(&format!("const int {row} = block + {r};"));
-        g.open_scope();
-        g.block_row(&row, &r);
-        let x = self.0.generate(g, &Index::new(row.clone(), k.clone()));
-        g.forget_block_row();
-        let v = self.1.generate(g, &Index::new(k, "0"));
-        g.statement(&format!("{acc} += {x} * {v};"));
-        g.close_scope();
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("{acc} += {}[k] * {weights}[k];", staged.held));
         g.statement("}");
-        g.statement("}");
-        g.statement(&format!("{parts}[{pair}] = {acc};"));
-        g.statement("}");
+        g.statement(&format!("{parts}[lid] = {acc};"));
         g.set_section(section);
         let total = g.declare(t, "0");
         let slice = g.fresh();

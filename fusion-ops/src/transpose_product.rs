@@ -10,7 +10,7 @@
 
 use crate::assign::{Assignable, Assignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
-use crate::generator::{Generator, Index, Section};
+use crate::generator::{Generator, Index, STAGED, Section, StagedMatrix};
 use crate::methods::ReductionMethods;
 use crate::operation::Operation;
 use crate::reductions::{RowwiseReduction, SumOp};
@@ -96,7 +96,134 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         self.product.0.shape().ok().flatten().map_or(0, |s| s.1)
     }
 
-    fn tiled_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
+    /// `x` is staged in registers (see [`StagedMatrix`]): each work item
+    /// adds its elements times their rows' `v` to one running sum per element
+    /// it holds, across all blocks; at the end the work items holding the
+    /// same columns add up their sums.
+    #[allow(clippy::too_many_arguments)]
+    fn generate_staged(
+        &self,
+        g: &mut Generator,
+        staged: &StagedMatrix,
+        v: &str,
+        block_values: &str,
+        sums: &str,
+        cols: &str,
+        partial: &str,
+    ) {
+        let t = T::CL_NAME;
+        let (acc, col, total, r) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        g.set_section(Section::Before);
+        g.statement(&format!("{t} {acc}[{STAGED}];"));
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("{acc}[k] = 0;"));
+        g.statement("}");
+        g.set_section(Section::Body);
+        g.statement(&format!("{block_values}[lid] = {v};"));
+        g.set_section(Section::Epilogue);
+        g.statement("if (tile_row < rows_here) {");
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        let held = convert::<X::Scalar, T>(&format!("{}[k]", staged.held));
+        g.statement(&format!(
+            "{acc}[k] += {held} * {block_values}[tile_row];"
+        ));
+        g.statement("}");
+        g.statement("}");
+        g.set_section(Section::After);
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("{sums}[lid] = {acc}[k];"));
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
+        g.statement(&format!("if (tile_row == 0 && {col} < {cols}) {{"));
+        g.statement(&format!("{t} {total} = 0;"));
+        g.statement(&format!("for (int {r} = 0; {r} < block_rows; {r}++) {{"));
+        g.statement(&format!("{total} += {sums}[lid + {r}];"));
+        g.statement("}");
+        g.statement(&format!(
+            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
+        ));
+        g.statement("}");
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+        g.statement("}");
+        g.set_section(Section::Body);
+    }
+
+    /// Any `x`: the block's rows x columns products are shared out as
+    /// (column, slice of rows) pairs, `x` computed at each.
+    #[allow(clippy::too_many_arguments)]
+    fn generate_generic(
+        &self,
+        g: &mut Generator,
+        v: &str,
+        block_values: &str,
+        sums: &str,
+        cols: &str,
+        partial: &str,
+    ) {
+        let t = T::CL_NAME;
+        // Pair q is column q % cols, rows q / cols + k * slices, so that all
+        // work items help even when x has few columns.
+        // Each pair keeps its running sum in its own slot of `sums` across
+        // blocks (no races, no barriers); the slices are added up at the end.
+        let (slices, pair, col, row, r, sum) = (
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+            g.fresh(),
+        );
+        g.set_section(Section::Before);
+        g.statement(&format!(
+            "const int {slices} = max(1, lsize / max(1, {cols}));"
+        ));
+        g.statement(&format!(
+            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
+        ));
+        g.statement(&format!("{sums}[{pair}] = 0;"));
+        g.statement("}");
+        g.set_section(Section::Body);
+        g.statement(&format!("{block_values}[lid] = {v};"));
+        g.set_section(Section::Epilogue);
+        g.statement(&format!(
+            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
+        ));
+        g.statement(&format!("const int {col} = {pair} % {cols};"));
+        g.statement(&format!("{t} {sum} = 0;"));
+        g.statement(&format!(
+            "for (int {r} = {pair} / {cols}; {r} < rows_here; {r} += {slices}) {{"
+        ));
+        g.statement(&format!("const int {row} = block + {r};"));
+        g.open_scope();
+        let x = self.product.0.generate(g, &Index::new(row.clone(), col.clone()));
+        g.close_scope();
+        let x = convert::<X::Scalar, T>(&x);
+        g.statement(&format!("{sum} += {x} * {block_values}[{r}];"));
+        g.statement("}");
+        g.statement(&format!("{sums}[{pair}] += {sum};"));
+        g.statement("}");
+        g.set_section(Section::After);
+        let (total, slice) = (g.fresh(), g.fresh());
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+        g.statement(&format!(
+            "for (int {col} = lid; {col} < {cols}; {col} += lsize) {{"
+        ));
+        g.statement(&format!("{t} {total} = 0;"));
+        g.statement(&format!(
+            "for (int {slice} = 0; {slice} < {slices}; {slice}++) {{"
+        ));
+        g.statement(&format!("{total} += {sums}[{col} + {cols} * {slice}];"));
+        g.statement("}");
+        g.statement(&format!(
+            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
+        ));
+        g.statement("}");
+        g.set_section(Section::Body);
+    }
+
+    fn staged_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
         self.product.0.matrix().filter(|_| launch.tiled)
     }
 }
@@ -153,22 +280,20 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
     }
 
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
-        if let Some(x) = self.tiled_matrix(launch)
-            && !g.is_tiled(Identity::Buffer(x.buffer_id()))
+        if let Some(x) = self.staged_matrix(launch)
+            && g.staged(Identity::Buffer(x.buffer_id())).is_none()
         {
             let cols = g.value_param("int");
-            g.tile(Identity::Buffer(x.buffer_id()), X::Scalar::CL_NAME, &cols);
+            g.stage(Identity::Buffer(x.buffer_id()), X::Scalar::CL_NAME, &cols);
         }
     }
 
     fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
-        if let Some(x) = self.tiled_matrix(launch)
+        if let Some(x) = self.staged_matrix(launch)
             && b.first_use(Identity::Tile(x.buffer_id()))
         {
             b.int(x.cols() as i32);
             b.matrix(x, Access::Read, true);
-            let tile_bytes = (launch.block_rows + 1) * x.cols() * std::mem::size_of::<X::Scalar>();
-            b.local(tile_bytes.max(1));
         }
     }
 
@@ -209,71 +334,20 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let block_values = g.local_param(t);
         let sums = g.local_param(t);
         let cols = g.value_param("int");
-        let partial = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
-        let partial = g.buffer(partial, t, false);
-        g.mark_written(Identity::Buffer(
-            self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id),
-        ));
-        // The block's rows x columns products are shared out as (column,
-        // slice of rows) pairs, so that all work items help even when x has
-        // few columns: pair q is column q % cols, rows q / cols + k * slices.
-        // Each pair keeps its running sum in its own slot of `sums` across
-        // blocks (no races, no barriers); the slices are added up at the end.
-        let (slices, pair, col, row, r, sum) = (
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-            g.fresh(),
-        );
-        g.set_section(Section::Before);
-        g.statement(&format!(
-            "const int {slices} = max(1, lsize / max(1, {cols}));"
-        ));
-        g.statement(&format!(
-            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
-        ));
-        g.statement(&format!("{sums}[{pair}] = 0;"));
-        g.statement("}");
-        g.set_section(Section::Body);
-        g.statement(&format!("{block_values}[lid] = {v};"));
-        g.set_section(Section::Epilogue);
-        g.statement(&format!(
-            "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
-        ));
-        g.statement(&format!("const int {col} = {pair} % {cols};"));
-        g.statement(&format!("{t} {sum} = 0;"));
-        g.statement(&format!(
-            "for (int {r} = {pair} / {cols}; {r} < rows_here; {r} += {slices}) {{"
-        ));
-        g.statement(&format!("const int {row} = block + {r};"));
-        g.open_scope();
-        g.block_row(&row, &r);
-        let x = self.product.0.generate(g, &Index::new(row.clone(), col.clone()));
-        g.forget_block_row();
-        g.close_scope();
-        let x = convert::<X::Scalar, T>(&x);
-        g.statement(&format!("{sum} += {x} * {block_values}[{r}];"));
-        g.statement("}");
-        g.statement(&format!("{sums}[{pair}] += {sum};"));
-        g.statement("}");
-        g.set_section(Section::After);
-        let (total, slice) = (g.fresh(), g.fresh());
-        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
-        g.statement(&format!(
-            "for (int {col} = lid; {col} < {cols}; {col} += lsize) {{"
-        ));
-        g.statement(&format!("{t} {total} = 0;"));
-        g.statement(&format!(
-            "for (int {slice} = 0; {slice} < {slices}; {slice}++) {{"
-        ));
-        g.statement(&format!("{total} += {sums}[{col} + {cols} * {slice}];"));
-        g.statement("}");
-        g.statement(&format!(
-            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
-        ));
-        g.statement("}");
+        let partial_id = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
+        let partial = g.buffer(partial_id, t, false);
+        g.mark_written(partial_id);
+        let staged = self
+            .product
+            .0
+            .matrix()
+            .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
+        match staged {
+            Some(staged) => {
+                self.generate_staged(g, &staged, &v, &block_values, &sums, &cols, &partial)
+            }
+            None => self.generate_generic(g, &v, &block_values, &sums, &cols, &partial),
+        }
         g.set_section(Section::Body);
     }
 

@@ -75,24 +75,11 @@
     b_next[n] = (l < TS * TILE_K && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
   }
 
-// Writes the fetched elements into half `half` of the local tiles.
-#define STAGE_TILES(half) \
-  for (int n = 0; n < LOADS; n++) { \
-    const int l = thread + n * RTS * RTS; \
-    if (l < TS * TILE_K) { \
-      a_tile[half][A_KK(l)][A_II(l)] = a_next[n]; \
-      b_tile[half][B_KK(l)][B_JJ(l)] = b_next[n]; \
-    } \
-  }
-
-// The fixed work-group shape lets the compiler budget registers for exactly
-// RTS * RTS work items.
-__attribute__((reqd_work_group_size(RTS, RTS, 1)))
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
   // One element of padding per row: the staging writes of a tile walk down
   // k (stride TS), which would otherwise hit the same local-memory bank.
-  __local T a_tile[2][TILE_K][TS + 1];
-  __local T b_tile[2][TILE_K][TS + 1];
+  __local T a_tile[TILE_K][TS + 1];
+  __local T b_tile[TILE_K][TS + 1];
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;
@@ -136,19 +123,23 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
 
   // Each work item stages LOADS elements of each tile; the next tile's
   // elements are fetched into registers while the current one is used, so
-  // global-memory latency overlaps the arithmetic, and are staged into the
-  // other half of the double-buffered local tiles: one barrier per tile.
+  // global-memory latency overlaps the arithmetic.
   T a_next[LOADS];
   T b_next[LOADS];
-  int current = 0;
   if (tile_begin < tile_end) {
     FETCH_TILES(k_begin + tile_begin * TILE_K);
-    STAGE_TILES(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
   }
   for (int tile = tile_begin; tile < tile_end; tile++) {
-    const bool more = tile + 1 < tile_end;
-    if (more) {
+#pragma unroll
+    for (int n = 0; n < LOADS; n++) {
+      const int l = thread + n * RTS * RTS;
+      if (l < TS * TILE_K) {
+        a_tile[A_KK(l)][A_II(l)] = a_next[n];
+        b_tile[B_KK(l)][B_JJ(l)] = b_next[n];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (tile + 1 < tile_end) {
       FETCH_TILES(k_begin + (tile + 1) * TILE_K);
     }
 #pragma unroll
@@ -157,11 +148,11 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
       T b_reg[WPT];
 #pragma unroll
       for (int r = 0; r < WPT; r++) {
-        a_reg[r] = a_tile[current][kk][tx + r * RTS];
+        a_reg[r] = a_tile[kk][tx + r * RTS];
       }
 #pragma unroll
       for (int s = 0; s < WPT; s++) {
-        b_reg[s] = b_tile[current][kk][ty + s * RTS];
+        b_reg[s] = b_tile[kk][ty + s * RTS];
       }
 #pragma unroll
       for (int r = 0; r < WPT; r++) {
@@ -171,13 +162,7 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
         }
       }
     }
-    // Nobody reads the other half during this tile (the previous barrier
-    // ended its last use), so it can be filled before the barrier.
-    if (more) {
-      STAGE_TILES(1 - current);
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    current = 1 - current;
   }
 
   __global T* out = c + offset_c + split * ldc * N;

@@ -103,7 +103,7 @@ impl GemmConfig {
     pub fn validate<T: ClFloat>(&self) -> Result<()> {
         let info = Runtime::get()?.device_info();
         let threads = self.threads_per_dimension();
-        let local_bytes = 4 * self.tile_k * (self.thread_block_size + 1) * std::mem::size_of::<T>();
+        let local_bytes = 2 * self.tile_k * (self.thread_block_size + 1) * std::mem::size_of::<T>();
         let reason = if self.work_per_thread == 0
             || self.tile_k == 0
             || !self.thread_block_size.is_multiple_of(self.work_per_thread)

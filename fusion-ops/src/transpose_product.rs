@@ -8,17 +8,16 @@
 //! same tile. Each work-group writes its sums; a row-wise sum over the groups
 //! finishes the job.
 
-use crate::assign::{Assignable, Assignment, LaunchShape, OutputList, run, run_direct};
+use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index, STAGED, Section, StagedMatrix};
 use crate::methods::ReductionMethods;
 use crate::operation::Operation;
-use crate::reductions::{RowwiseReduction, SumOp};
+use crate::reductions::SumOp;
 use crate::templates::convert;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
 use std::any::Any;
-use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 /// `xᵀ·v` for an `n x p` matrix `x` and an `n x 1` column `v`: the node built
@@ -74,7 +73,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> Assignable<&'t MatrixCl<T>>
 pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
     target: &'t MatrixCl<T>,
     product: TransposeVectorMultiply<X, V>,
-    /// `p x groups`: column `g` holds work-group `g`'s sums.
+    /// `groups x p`: row `g` holds work-group `g`'s sums.
     partial: OnceLock<MatrixCl<T>>,
     block_rows: OnceLock<usize>,
     local_size: OnceLock<usize>,
@@ -112,7 +111,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         partial: &str,
     ) {
         let t = T::CL_NAME;
-        let (acc, col, total, r) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        let (acc, col, step) = (g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
         g.statement(&format!("{t} {acc}[{STAGED}];"));
         g.statement("#pragma unroll");
@@ -132,17 +131,23 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement("}");
         g.statement("}");
         g.set_section(Section::After);
+        // Work items lid .. lid + block_rows - 1 (tile_row 0 first) hold the
+        // same columns: a tree over tile_row adds their sums.
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
         g.statement(&format!("{sums}[lid] = {acc}[k];"));
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+        g.statement(&format!(
+            "for (int {step} = block_rows / 2; {step} > 0; {step} /= 2) {{"
+        ));
+        g.statement(&format!("if (tile_row < {step}) {{"));
+        g.statement(&format!("{sums}[lid] += {sums}[lid + {step}];"));
+        g.statement("}");
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+        g.statement("}");
         g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
         g.statement(&format!("if (tile_row == 0 && {col} < {cols}) {{"));
-        g.statement(&format!("{t} {total} = 0;"));
-        g.statement(&format!("for (int {r} = 0; {r} < block_rows; {r}++) {{"));
-        g.statement(&format!("{total} += {sums}[lid + {r}];"));
-        g.statement("}");
         g.statement(&format!(
-            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
+            "{partial}_global[get_group_id(0) + {partial}_rows * {col}] = {sums}[lid];"
         ));
         g.statement("}");
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
@@ -217,7 +222,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement(&format!("{total} += {sums}[{col} + {cols} * {slice}];"));
         g.statement("}");
         g.statement(&format!(
-            "{partial}_global[{col} + {partial}_rows * get_group_id(0)] = {total};"
+            "{partial}_global[get_group_id(0) + {partial}_rows * {col}] = {total};"
         ));
         g.statement("}");
         g.set_section(Section::Body);
@@ -298,7 +303,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
     }
 
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
-        let partial = MatrixCl::<T>::uninitialized(self.x_cols(), launch.row_groups().max(1))?;
+        let partial = MatrixCl::<T>::uninitialized(launch.row_groups().max(1), self.x_cols())?;
         let _ = self.partial.set(partial);
         let _ = self.block_rows.set(launch.block_rows);
         let _ = self.local_size.set(launch.local[0]);
@@ -359,11 +364,14 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             if launch.rows == 0 {
                 self.target.fill(T::default())?;
             } else {
-                // The second step: each column's sums over the work-groups.
-                run_direct(&Assignment::new(
-                    self.target,
-                    RowwiseReduction::<SumOp, _>(Load(MatrixRef::Borrowed(partial)), PhantomData),
+                // The second step: each column's sums over the work-groups,
+                // by the (parallel) column-wise reduction, as a row turned column.
+                let row = MatrixCl::<T>::uninitialized(1, self.target.rows())?;
+                run_direct(&ColwiseAssignment::<T, SumOp, _>::new(
+                    &row,
+                    Load(MatrixRef::Borrowed(partial)),
                 ))?;
+                self.target.copy_from(&row.reshape(self.target.rows(), 1)?)?;
             }
         }
         self.target.set_view(View::Entire);

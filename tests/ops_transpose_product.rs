@@ -1,5 +1,5 @@
 //! `transpose_vector_multiply`: `xᵀ·v` as an output of the kernel computing
-//! `v`, with `x` staged in local memory per block of rows.
+//! `v`, with `x` staged block by block in registers across the work-group.
 //!
 //! Reference: a plain Rust loop. Bound: 1e-12 relative to the sum of
 //! absolute terms (the kernel sums in a different order).
@@ -91,7 +91,7 @@ fn matches_a_loop_alone_and_fused_with_the_predictor() -> Result<()> {
 }
 
 #[test]
-fn stages_x_once_and_reads_it_only_from_the_tile() -> Result<()> {
+fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
     let x = MatrixCl::try_from(&host(100, 20, 2))?;
     let beta = MatrixCl::from_slice(20, 1, &[0.5; 20])?;
     let g = MatrixCl::<f64>::zeros(20, 1)?;

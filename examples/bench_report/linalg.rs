@@ -161,25 +161,14 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Cholesky `partition` / `min_l11_size` / `panel` tried at one size (`--gemm-sweep`).
+/// Cholesky `partition` / `min_l11_size` tried at one size (`--gemm-sweep`).
 pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     let a = MatrixCl::from_slice(n, n, &toeplitz(n))?;
     let flops = (n as f64).powi(3) / 3.0;
-    let settings = [
-        (4, 128, 0),
-        (4, 64, 0),
-        (4, 128, 256),
-        (4, 128, 512),
-        (4, 128, 1024),
-        (4, 64, 512),
-        (2, 128, 512),
-        (8, 128, 1024),
-    ];
-    for (partition, min_l11_size, panel) in settings {
+    for (partition, min_l11_size) in [(4, 128), (4, 64), (4, 256), (2, 128), (8, 128), (2, 64)] {
         let options = CholeskyOptions {
             partition,
             min_l11_size,
-            panel,
             ..Default::default()
         };
         let t = measure(ctx.reps, || {
@@ -187,7 +176,7 @@ pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
         })?;
         ctx.push(
             "cholesky tuning",
-            &format!("partition={partition} min_L11_size={min_l11_size} panel={panel}"),
+            &format!("partition={partition} min_L11_size={min_l11_size}"),
             n,
             0.0,
             flops,

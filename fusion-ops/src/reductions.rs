@@ -290,14 +290,27 @@ where
 {
     /// `x` is staged in registers across the work-group (a row-block
     /// kernel, see [`StagedMatrix`]): each work item multiplies the elements
-    /// it holds by the vector's matching entries and leaves its partial sum
-    /// in local memory; the body then adds its row's partial sums. No work
-    /// item walks a whole row.
+    /// it holds by the vector's matching entries (fetched once, before the
+    /// first block) and leaves its partial sum in local memory; the body then
+    /// adds its row's partial sums. No work item walks a whole row.
     fn generate_from_staged(&self, g: &mut Generator, staged: &StagedMatrix) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
         let section = g.section();
-        let (parts, slices, col, acc) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        let (weights, parts, slices, col, acc) =
+            (g.fresh(), g.fresh(), g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
+        g.statement(&format!("{t} {weights}[{STAGED}];"));
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
+        g.statement(&format!("{weights}[k] = 0;"));
+        g.statement(&format!("if ({col} < {}) {{", staged.cols));
+        g.open_scope();
+        let v = self.1.generate(g, &Index::new(col, "0"));
+        g.statement(&format!("{weights}[k] = {v};"));
+        g.close_scope();
+        g.statement("}");
+        g.statement("}");
         // Work-groups of row-block kernels have at most 256 work items.
         g.statement(&format!("__local {t} {parts}[256];"));
         g.statement(&format!("const int {slices} = lsize / block_rows;"));
@@ -305,13 +318,7 @@ where
         g.statement(&format!("{t} {acc} = 0;"));
         g.statement("#pragma unroll");
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
-        g.statement(&format!("if ({col} < {}) {{", staged.cols));
-        g.open_scope();
-        let v = self.1.generate(g, &Index::new(col, "0"));
-        g.statement(&format!("{acc} += {}[k] * {v};", staged.held));
-        g.close_scope();
-        g.statement("}");
+        g.statement(&format!("{acc} += {}[k] * {weights}[k];", staged.held));
         g.statement("}");
         g.statement(&format!("{parts}[lid] = {acc};"));
         g.set_section(section);

@@ -110,12 +110,13 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         cols: &str,
         partial: &str,
     ) {
-        let (col, step) = (g.fresh(), g.fresh());
-        // Running sums in local memory (slot lid + lsize * k), not registers:
-        // the staged elements already take many.
+        let t = T::CL_NAME;
+        let (acc, col, step) = (g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
+        g.statement(&format!("{t} {acc}[{STAGED}];"));
+        g.statement("#pragma unroll");
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-        g.statement(&format!("{sums}[lid + lsize * k] = 0;"));
+        g.statement(&format!("{acc}[k] = 0;"));
         g.statement("}");
         g.set_section(Section::Body);
         g.statement(&format!("{block_values}[lid] = {v};"));
@@ -125,35 +126,31 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
         let held = convert::<X::Scalar, T>(&format!("{}[k]", staged.held));
         g.statement(&format!(
-            "{sums}[lid + lsize * k] += {held} * {block_values}[tile_row];"
+            "{acc}[k] += {held} * {block_values}[tile_row];"
         ));
         g.statement("}");
         g.statement("}");
         g.set_section(Section::After);
         // Work items lid .. lid + block_rows - 1 (tile_row 0 first) hold the
         // same columns: a tree over tile_row adds their sums.
+        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("{sums}[lid] = {acc}[k];"));
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement(&format!(
             "for (int {step} = block_rows / 2; {step} > 0; {step} /= 2) {{"
         ));
         g.statement(&format!("if (tile_row < {step}) {{"));
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-        g.statement(&format!(
-            "{sums}[lid + lsize * k] += {sums}[lid + lsize * k + {step}];"
-        ));
-        g.statement("}");
+        g.statement(&format!("{sums}[lid] += {sums}[lid + {step}];"));
         g.statement("}");
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement("}");
-        g.statement("if (tile_row == 0) {");
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
         g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
-        g.statement(&format!("if ({col} < {cols}) {{"));
+        g.statement(&format!("if (tile_row == 0 && {col} < {cols}) {{"));
         g.statement(&format!(
-            "{partial}_global[get_group_id(0) + {partial}_rows * {col}] = {sums}[lid + lsize * k];"
+            "{partial}_global[get_group_id(0) + {partial}_rows * {col}] = {sums}[lid];"
         ));
         g.statement("}");
-        g.statement("}");
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement("}");
         g.set_section(Section::Body);
     }
@@ -321,10 +318,9 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let size = std::mem::size_of::<T>();
         let block_rows = self.block_rows.get().copied().unwrap_or(1);
         b.local(block_rows.max(1) * size);
-        // One running sum per (column, slice of rows) pair, max(cols, lsize)
-        // of them, or STAGED per work item for a staged x.
+        // One running sum per (column, slice of rows) pair: max(cols, lsize) of them.
         let local_size = self.local_size.get().copied().unwrap_or(1);
-        b.local(self.x_cols().max(STAGED * local_size).max(1) * size);
+        b.local(self.x_cols().max(local_size).max(1) * size);
         b.int(self.x_cols() as i32);
         if let Some(p) = self.partial.get() {
             b.matrix(p, Access::Write, false);

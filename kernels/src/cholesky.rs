@@ -22,11 +22,6 @@ pub struct CholeskyOptions {
     pub partition: usize,
     /// Blocks this small are factored by the single-work-group kernel.
     pub min_l11_size: usize,
-    /// Panel width of the outer loop: a block larger than this is split at
-    /// `panel` rows (not `rows / partition`), so the factorisation walks the
-    /// matrix in fixed panels whose trailing updates are large GEMMs, and
-    /// only each panel's diagonal block recurses. 0: the paper's recursion.
-    pub panel: usize,
     /// Relative tolerance of the symmetry check.
     pub symmetry_tolerance: f64,
 }
@@ -36,7 +31,6 @@ impl Default for CholeskyOptions {
         CholeskyOptions {
             partition: 4,
             min_l11_size: 128,
-            panel: 512,
             symmetry_tolerance: 1e-8,
         }
     }
@@ -177,11 +171,7 @@ fn decompose<T: ClFloat>(
         }
         return Ok(());
     }
-    let block = if options.panel > 0 && size > options.panel {
-        options.panel
-    } else {
-        (size / options.partition).max(1)
-    };
+    let block = (size / options.partition).max(1);
     let rest = size - block;
     decompose(work, failure, at, block, options)?;
     // L21 = A21 · (L11⁻¹)ᵀ, through a temporary: the product cannot overwrite its own operand.

@@ -71,10 +71,6 @@ pub fn normal_id_glm_lpdf<'a>(
             output(&glm.logp, colwise_sum(term)),
             optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
             optional(
-                output(&glm.d_beta, transpose_vector_multiply(x, d_eta)),
-                glm.computes_d_beta(),
-            ),
-            optional(
                 output(&glm.d_alpha_sum, colwise_sum(d_eta)),
                 glm.sums_alpha(),
             ),

@@ -81,13 +81,11 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         + select(both, log1m_exp(above_upper - above_lower), 0.0);
     let d_eta_expr = select(has_lower, inv_logit(-above_lower), 0.0)
         - select(has_upper, inv_logit(above_upper), 0.0);
-    let d_eta_expr = &d_eta_expr;
     let d_lower_expr = -select(has_lower, inv_logit(-above_lower) + gap_term, 0.0);
     let d_upper_expr = select(has_upper, inv_logit(above_upper) + gap_term, 0.0);
 
     let logp = target(1, 1, true)?;
     let d_eta = target(n, 1, finish.needs_d_eta())?;
-    let d_beta = finish.d_beta_target()?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
     fuse((
         check(y, F, "y", ge(y, 1).and(le(y, categories)))
@@ -95,10 +93,6 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
         output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(
-            output(&d_beta, transpose_vector_multiply(x, d_eta_expr)),
-            wrt.beta,
-        ),
         optional(output(&d_lower, d_lower_expr), wrt.aux),
         optional(output(&d_upper, d_upper_expr), wrt.aux),
     ))
@@ -116,13 +110,7 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     } else {
         None
     };
-    finish.output(
-        value,
-        d_eta,
-        MatrixCl::uninitialized(0, 0)?,
-        d_beta,
-        d_cutpoints,
-    )
+    finish.output(value, d_eta, MatrixCl::uninitialized(0, 0)?, d_cutpoints)
 }
 
 /// Cutpoints must be finite and strictly ascending (read back once: K is small).

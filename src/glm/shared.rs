@@ -147,6 +147,18 @@ pub(crate) fn diagnose(
     error
 }
 
+/// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: the
+/// row-vector × matrix leaf on `dᵀ` (the same buffer seen as `1 x n`).
+pub(crate) fn x_transpose_times(
+    x: &MatrixCl<f64>,
+    d: MatrixCl<f64>,
+) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
+    let (n, p) = (x.rows(), x.cols());
+    let d_row = d.reshape(1, n)?;
+    let product = k::row_vector_matrix_multiply(&d_row, x)?.reshape(p, 1)?;
+    Ok((product, d_row.reshape(n, 1)?))
+}
+
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.
 pub(crate) fn outer(d: &MatrixCl<f64>, beta: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
     k::multiply_transposed(d, Op::N, beta, Op::T)
@@ -177,16 +189,20 @@ pub(crate) struct Finish<'a> {
 
 impl Finish<'_> {
     /// Assembles the output: `d_alpha` is `d_eta` itself for a vector
-    /// intercept and the kernel's sum for a scalar one; `d_beta` is the
-    /// kernel's `xᵀ·d_eta` (staged with the linear predictor, so `x` is read once).
+    /// intercept and the kernel's sum for a scalar one.
     pub fn output(
         self,
         value: f64,
         d_eta: MatrixCl<f64>,
         d_alpha_sum: MatrixCl<f64>,
-        d_beta: MatrixCl<f64>,
         d_aux: Option<MatrixCl<f64>>,
     ) -> Result<super::GlmOutput> {
+        let (d_beta, d_eta) = if self.wrt.beta {
+            let (d_beta, d_eta) = x_transpose_times(self.x, d_eta)?;
+            (Some(d_beta), d_eta)
+        } else {
+            (None, d_eta)
+        };
         let d_x = if self.wrt.x {
             Some(outer(&d_eta, self.beta)?)
         } else {
@@ -200,20 +216,15 @@ impl Finish<'_> {
         Ok(super::GlmOutput {
             value,
             d_alpha,
-            d_beta: self.wrt.beta.then_some(d_beta),
+            d_beta,
             d_x,
             d_aux,
         })
     }
 
-    /// Whether the kernel must write `d_eta` (`xᵀ·d_eta` needs no copy of it).
+    /// Whether the kernel must write `d_eta`.
     pub fn needs_d_eta(&self) -> bool {
-        self.wrt.x || (self.wrt.alpha && self.alpha_is_vector)
-    }
-
-    /// The target of `xᵀ·d_eta`, allocated when the beta gradient is asked for.
-    pub fn d_beta_target(&self) -> Result<MatrixCl<f64>> {
-        target(self.x.cols(), 1, self.wrt.beta)
+        self.wrt.beta || self.wrt.x || (self.wrt.alpha && self.alpha_is_vector)
     }
 }
 
@@ -250,8 +261,6 @@ pub(crate) struct LinearGlm<'a, T: ClType> {
     pub d_eta: MatrixCl<f64>,
     /// Σ d/dη (`1 x 1`), for a scalar intercept's gradient.
     pub d_alpha_sum: MatrixCl<f64>,
-    /// xᵀ·d/dη (`p x 1`), the gradient with respect to beta.
-    pub d_beta: MatrixCl<f64>,
     finish: Finish<'a>,
     options: super::GlmOptions,
 }
@@ -283,7 +292,6 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
             logp: target(1, 1, true)?,
             d_eta: target(n, 1, finish.needs_d_eta())?,
             d_alpha_sum: target(1, 1, options.wrt.alpha && !alpha_is_vector)?,
-            d_beta: finish.d_beta_target()?,
             finish,
             options: *options,
         })
@@ -292,11 +300,6 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
     /// Whether the kernel must write `d_eta`.
     pub fn writes_d_eta(&self) -> bool {
         self.finish.needs_d_eta()
-    }
-
-    /// Whether the kernel must compute `xᵀ·d_eta` (the beta gradient).
-    pub fn computes_d_beta(&self) -> bool {
-        self.options.wrt.beta
     }
 
     /// Whether the kernel must sum `d_eta` (a scalar intercept's gradient).
@@ -308,6 +311,6 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
     pub fn output(self, constant: f64, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
         let value = value(&self.logp, &self.options, constant)?;
         self.finish
-            .output(value, self.d_eta, self.d_alpha_sum, self.d_beta, d_aux)
+            .output(value, self.d_eta, self.d_alpha_sum, d_aux)
     }
 }

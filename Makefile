@@ -11,6 +11,8 @@ demo: opencl
 
 test: opencl
 	cargo test --workspace
+	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
+	FUSION_GEMM=32,8,32 cargo test --test gemm --test cholesky --test triangular --test adjoints
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --release --example bench_report -- --quick --out target/bench-quick

@@ -73,23 +73,28 @@ fn split_k_for_long_inner_dimension() {
 
 #[test]
 fn explicit_tilings() {
-    for (ts, wpt, tk) in [(16, 1, 8), (32, 2, 16), (32, 4, 16), (64, 8, 8)] {
-        let config = GemmConfig {
-            thread_block_size: ts,
-            work_per_thread: wpt,
-            tile_k: tk,
-        };
-        check_product(
-            67,
-            45,
-            71,
-            &MultiplyOptions {
-                splits: None,
-                config: Some(config),
-            },
-        );
+    let tiled = [(16, 1, 8), (32, 2, 16), (32, 4, 16), (64, 8, 8)].map(
+        |(thread_block_size, work_per_thread, tile_k)| GemmConfig::Tiled {
+            thread_block_size,
+            work_per_thread,
+            tile_k,
+        },
+    );
+    let direct = [(1, 1), (3, 5), (8, 4), (16, 8)].map(|(rows, cols)| GemmConfig::Direct { rows, cols });
+    for config in tiled.into_iter().chain(direct) {
+        for splits in [None, Some(3)] {
+            check_product(
+                67,
+                45,
+                71,
+                &MultiplyOptions {
+                    splits,
+                    config: Some(config),
+                },
+            );
+        }
     }
-    let bad = GemmConfig {
+    let bad = GemmConfig::Tiled {
         thread_block_size: 30,
         work_per_thread: 4,
         tile_k: 16,

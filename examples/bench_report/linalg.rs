@@ -72,7 +72,7 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     let data = toeplitz(n);
     let a = MatrixCl::from_slice(n, n, &data)?;
     let flops = 2.0 * (n as f64).powi(3);
-    for (ts, wpt, tk) in [
+    let tiled = [
         (64, 4, 8),
         (64, 8, 8),
         (96, 6, 8),
@@ -85,11 +85,23 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
         (64, 4, 16),
         (64, 8, 16),
         (160, 10, 8),
-    ] {
-        let config = GemmConfig {
-            thread_block_size: ts,
-            work_per_thread: wpt,
-            tile_k: tk,
+        (32, 8, 32),
+    ]
+    .map(|(thread_block_size, work_per_thread, tile_k)| GemmConfig::Tiled {
+        thread_block_size,
+        work_per_thread,
+        tile_k,
+    });
+    let direct = [(8, 4), (8, 8), (16, 4), (16, 8), (8, 16)]
+        .map(|(rows, cols)| GemmConfig::Direct { rows, cols });
+    for config in tiled.into_iter().chain(direct) {
+        let label = match config {
+            GemmConfig::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => format!("tiled TS={thread_block_size} WPT={work_per_thread} TILE_K={tile_k}"),
+            GemmConfig::Direct { rows, cols } => format!("direct {rows}x{cols}"),
         };
         if config.validate::<f64>().is_err() {
             continue;
@@ -98,22 +110,15 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
             splits: Some(1),
             config: Some(config),
         };
-        // A tiling the device cannot run (registers, local memory) is reported, not fatal.
+        // A blocking the device cannot run (registers, local memory) is reported, not fatal.
         let t = match measure(ctx.reps, || k::multiply_with(&a, &a, &options).map(drop)) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("dgemm tiling TS={ts} WPT={wpt} TILE_K={tk}: {e}");
+                eprintln!("dgemm {label}: {e}");
                 continue;
             }
         };
-        ctx.push(
-            "dgemm tiling",
-            &format!("TS={ts} WPT={wpt} TILE_K={tk}"),
-            n,
-            0.0,
-            flops,
-            t,
-        );
+        ctx.push("dgemm tiling", &label, n, 0.0, flops, t);
     }
     Ok(())
 }

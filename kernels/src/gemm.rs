@@ -6,42 +6,61 @@ use crate::basic::{Block, Mirror, add_batch, int, triangular_transpose};
 use crate::launchers as cl;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
-/// GEMM tiling, passed to the kernel as compile options: each work-group
-/// computes a `thread_block_size²` tile of C with
-/// `(thread_block_size / work_per_thread)²` work items, each accumulating a
-/// `work_per_thread²` register block; k advances `tile_k` at a time.
+/// Which GEMM kernel runs, and its blocking (compile options).
 ///
 /// Defaults depend on the device (see [`GemmConfig::for_device`]); the
-/// environment variable `FUSION_GEMM=TS,WPT,TILE_K` overrides them.
+/// environment variable `FUSION_GEMM` overrides them: `TS,WPT,TILE_K` for
+/// [`GemmConfig::Tiled`], `direct,ROWS,COLS` for [`GemmConfig::Direct`].
 ///
 /// ```
-/// let c = fusion_kernels::GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 };
-/// assert_eq!(c.threads_per_dimension(), 8);
+/// let c = fusion_kernels::GemmConfig::Tiled { thread_block_size: 32, work_per_thread: 4, tile_k: 16 };
+/// assert_eq!(c.block(), (32, 32));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GemmConfig {
-    /// Edge of the square tile of C per work-group (`THREAD_BLOCK_SIZE`).
-    pub thread_block_size: usize,
-    /// Edge of each work item's register block (`WORK_PER_THREAD`).
-    pub work_per_thread: usize,
-    /// Depth of the k slices staged in local memory (`TILE_K`).
-    pub tile_k: usize,
+pub enum GemmConfig {
+    /// `gemm.cl` (GPUs): each work-group computes a `thread_block_size²`
+    /// tile of C with `(thread_block_size / work_per_thread)²` work items,
+    /// each accumulating a `work_per_thread²` register block; k advances
+    /// `tile_k` at a time through local memory.
+    Tiled {
+        /// Edge of the square tile of C per work-group (`THREAD_BLOCK_SIZE`).
+        thread_block_size: usize,
+        /// Edge of each work item's register block (`WORK_PER_THREAD`).
+        work_per_thread: usize,
+        /// Depth of the k slices staged in local memory (`TILE_K`).
+        tile_k: usize,
+    },
+    /// `gemm_direct.cl` (CPUs): no local memory and no barriers; each work
+    /// item computes a `rows x cols` block of C straight from global memory,
+    /// `rows` consecutive elements of op(A) per k being one vector.
+    Direct {
+        /// Rows of C per work item (`DIRECT_ROWS`).
+        rows: usize,
+        /// Columns of C per work item (`DIRECT_COLS`).
+        cols: usize,
+    },
 }
 
 impl GemmConfig {
-    /// Work items per dimension of a work-group.
-    pub fn threads_per_dimension(&self) -> usize {
-        self.thread_block_size / self.work_per_thread.max(1)
+    /// Rows and columns of C one work-group (tiled) or work item (direct) computes.
+    pub fn block(&self) -> (usize, usize) {
+        match *self {
+            GemmConfig::Tiled {
+                thread_block_size, ..
+            } => (thread_block_size, thread_block_size),
+            GemmConfig::Direct { rows, cols } => (rows, cols),
+        }
     }
 
     /// The configuration for the current device: `FUSION_GEMM` when set,
-    /// else 128/8/8 on GPUs (best of the tilings measured on an H200, see
-    /// BENCHMARKS.md) and 32/8/32 on CPUs (fastest
-    /// of those tried on PoCL; validated against the device).
+    /// else tiled 128/8/8 on GPUs (best of the tilings measured on an H200,
+    /// see BENCHMARKS.md) and direct 16 x 8 on CPUs (best of those measured
+    /// on PoCL, where it outruns the tiled kernel 2-3x); validated against
+    /// the device.
     ///
     /// ```
     /// let config = fusion_kernels::GemmConfig::for_device()?;
-    /// assert!(config.threads_per_dimension() >= 1);
+    /// assert!(config.block().0 >= 1);
     /// # Ok::<(), fusion_core::Error>(())
     /// ```
     pub fn for_device() -> Result<GemmConfig> {
@@ -59,68 +78,82 @@ impl GemmConfig {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
             Ok(text) => Self::parse(&text)?,
-            Err(_) if rt.device_info().is_gpu => GemmConfig {
+            Err(_) if rt.device_info().is_gpu => GemmConfig::Tiled {
                 thread_block_size: 128,
                 work_per_thread: 8,
                 tile_k: 8,
             },
-            Err(_) => GemmConfig {
-                thread_block_size: 32,
-                work_per_thread: 8,
-                tile_k: 32,
-            },
+            Err(_) => GemmConfig::Direct { rows: 16, cols: 8 },
         };
         config.validate::<f64>()?;
         Ok(config)
     }
 
     fn parse(text: &str) -> Result<GemmConfig> {
-        let parts: Vec<usize> = text
-            .split(',')
-            .filter_map(|p| p.trim().parse().ok())
-            .collect();
-        match parts[..] {
-            [thread_block_size, work_per_thread, tile_k] => Ok(GemmConfig {
-                thread_block_size,
-                work_per_thread,
-                tile_k,
-            }),
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+        match (parts.first().copied(), &numbers[..]) {
+            (Some("direct"), &[rows, cols]) => Ok(GemmConfig::Direct { rows, cols }),
+            (_, &[thread_block_size, work_per_thread, tile_k]) if numbers.len() == parts.len() => {
+                Ok(GemmConfig::Tiled {
+                    thread_block_size,
+                    work_per_thread,
+                    tile_k,
+                })
+            }
             _ => Err(Error::InvalidArgument {
                 function: "GemmConfig::for_device",
                 argument: "FUSION_GEMM",
-                reason: format!("expected `TS,WPT,TILE_K` (e.g. `64,4,16`), got {text:?}"),
+                reason: format!(
+                    "expected `TS,WPT,TILE_K` (e.g. `64,4,16`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), got {text:?}"
+                ),
             }),
         }
     }
 
-    /// Checks the tiling against the device's work-group and local-memory limits.
+    /// Checks the blocking against the device's work-group and local-memory
+    /// limits (and, for the direct kernel, a sane register block).
     ///
     /// ```
     /// use fusion_kernels::GemmConfig;
-    /// assert!(GemmConfig { thread_block_size: 32, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_ok());
-    /// assert!(GemmConfig { thread_block_size: 30, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_err());
+    /// assert!(GemmConfig::Tiled { thread_block_size: 32, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_ok());
+    /// assert!(GemmConfig::Tiled { thread_block_size: 30, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_err());
+    /// assert!(GemmConfig::Direct { rows: 0, cols: 4 }.validate::<f64>().is_err());
     /// ```
     pub fn validate<T: ClFloat>(&self) -> Result<()> {
         let info = Runtime::get()?.device_info();
-        let threads = self.threads_per_dimension();
-        let local_bytes = 2 * self.tile_k * (self.thread_block_size + 1) * std::mem::size_of::<T>();
-        let reason = if self.work_per_thread == 0
-            || self.tile_k == 0
-            || !self.thread_block_size.is_multiple_of(self.work_per_thread)
-        {
-            Some("thread_block_size must be a multiple of work_per_thread, tile_k > 0".to_string())
-        } else if threads * threads > info.max_work_group_size {
-            Some(format!(
-                "{threads}² work items exceed the device's {}",
-                info.max_work_group_size
-            ))
-        } else if local_bytes as u64 > info.local_mem_bytes {
-            Some(format!(
-                "{local_bytes} bytes of local memory exceed the device's {}",
-                info.local_mem_bytes
-            ))
-        } else {
-            None
+        let reason = match *self {
+            GemmConfig::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => {
+                let threads = thread_block_size / work_per_thread.max(1);
+                let local_bytes = 2 * tile_k * (thread_block_size + 1) * std::mem::size_of::<T>();
+                if work_per_thread == 0
+                    || tile_k == 0
+                    || !thread_block_size.is_multiple_of(work_per_thread)
+                {
+                    Some(
+                        "thread_block_size must be a multiple of work_per_thread, tile_k > 0"
+                            .to_string(),
+                    )
+                } else if threads * threads > info.max_work_group_size {
+                    Some(format!(
+                        "{threads}² work items exceed the device's {}",
+                        info.max_work_group_size
+                    ))
+                } else if local_bytes as u64 > info.local_mem_bytes {
+                    Some(format!(
+                        "{local_bytes} bytes of local memory exceed the device's {}",
+                        info.local_mem_bytes
+                    ))
+                } else {
+                    None
+                }
+            }
+            GemmConfig::Direct { rows, cols } => (rows == 0 || cols == 0 || rows * cols > 128)
+                .then(|| format!("rows and cols must be >= 1 with rows * cols <= 128, got {rows} x {cols}")),
         };
         match reason {
             Some(reason) => Err(Error::InvalidArgument {
@@ -132,23 +165,77 @@ impl GemmConfig {
         }
     }
 
-    fn options(&self, trans_a: bool, trans_b: bool, lower_only: bool) -> String {
-        let mut o = format!(
-            "-D THREAD_BLOCK_SIZE={} -D WORK_PER_THREAD={} -D TILE_K={}",
-            self.thread_block_size, self.work_per_thread, self.tile_k
-        );
+    /// The grid, and the build options for operands read as stored or transposed.
+    fn launch(
+        &self,
+        (m, n, splits): (usize, usize, usize),
+        trans_a: bool,
+        trans_b: bool,
+        lower_only: bool,
+    ) -> (NdRange, String) {
+        let (range, mut options) = match *self {
+            GemmConfig::Tiled {
+                thread_block_size: ts,
+                work_per_thread,
+                tile_k,
+            } => {
+                let rts = ts / work_per_thread;
+                (
+                    NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
+                        .with_local(&[rts, rts, 1]),
+                    format!(
+                        "-D THREAD_BLOCK_SIZE={ts} -D WORK_PER_THREAD={work_per_thread} -D TILE_K={tile_k}"
+                    ),
+                )
+            }
+            GemmConfig::Direct { rows, cols } => (
+                NdRange::d3([m.div_ceil(rows), n.div_ceil(cols), splits]),
+                format!("-D DIRECT_ROWS={rows} -D DIRECT_COLS={cols}"),
+            ),
+        };
         for (on, flag) in [
             (trans_a, " -D TRANS_A"),
             (trans_b, " -D TRANS_B"),
             (lower_only, " -D LOWER_ONLY"),
         ] {
             if on {
-                o.push_str(flag);
+                options.push_str(flag);
             }
         }
-        o
+        (range, options)
+    }
+
+    /// Enqueues the configured kernel.
+    fn enqueue<T: ClFloat>(&self, range: NdRange, options: &str, args: GemmArgs<'_, T>) -> Result<()> {
+        match self {
+            GemmConfig::Tiled { .. } => cl::gemm::<T>().launch_with_options(range, options, args)?,
+            GemmConfig::Direct { .. } => {
+                cl::gemm_direct::<T>().launch_with_options(range, options, args)?
+            }
+        };
+        Ok(())
     }
 }
+
+/// The GEMM kernels' arguments (both kernels take the same).
+type GemmArgs<'a, T> = (
+    &'a MatrixCl<T>,
+    &'a MatrixCl<T>,
+    &'a MatrixCl<T>,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    T,
+    T,
+);
 
 /// Tuning of one product: tiling and the number of k splits.
 ///
@@ -275,11 +362,7 @@ pub(crate) fn gemm_into<T: ClFloat>(
     } else {
         1
     };
-    let ts = config.thread_block_size;
-    let rts = config.threads_per_dimension();
-    let range = NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
-        .with_local(&[rts, rts, 1]);
-    let build = config.options(a.transposed, b.transposed, lower_only);
+    let (range, build) = config.launch((m, n, splits), a.transposed, b.transposed, lower_only);
     let dims = (
         int(function, "a", m)?,
         int(function, "b", n)?,
@@ -315,7 +398,7 @@ pub(crate) fn gemm_into<T: ClFloat>(
             alpha,
             beta,
         );
-        cl::gemm::<T>().launch_with_options(range, &build, args)?;
+        config.enqueue(range, &build, args)?;
         return Ok(());
     }
     let partial = MatrixCl::<T>::uninitialized(m, n * splits)?;
@@ -338,7 +421,7 @@ pub(crate) fn gemm_into<T: ClFloat>(
         alpha,
         T::default(),
     );
-    cl::gemm::<T>().launch_with_options(range, &build, args)?;
+    config.enqueue(range, &build, args)?;
     add_batch(c, &partial, splits, beta)
 }
 
@@ -349,7 +432,8 @@ fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
     let compute_units = Runtime::current()
         .map_or(1, |rt| rt.device_info().compute_units as usize)
         .max(1);
-    let tiles = m.div_ceil(config.thread_block_size) * n.div_ceil(config.thread_block_size);
+    let (rows, cols) = config.block();
+    let tiles = m.div_ceil(rows) * n.div_ceil(cols);
     let target = 4 * compute_units;
     if tiles >= target {
         return 1;
@@ -385,7 +469,7 @@ pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl
 /// use fusion_core::MatrixCl;
 /// use fusion_kernels::{GemmConfig, MultiplyOptions};
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
-/// let config = GemmConfig { thread_block_size: 16, work_per_thread: 2, tile_k: 8 };
+/// let config = GemmConfig::Tiled { thread_block_size: 16, work_per_thread: 2, tile_k: 8 };
 /// let c = fusion_kernels::multiply_with(&a, &a, &MultiplyOptions { splits: Some(2), config: Some(config) })?;
 /// assert_eq!(c.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
 /// # Ok::<(), fusion_core::Error>(())

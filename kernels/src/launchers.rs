@@ -53,6 +53,9 @@ fusion_core::kernel! {
     pub(crate) fn gemm<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";
 }
 fusion_core::kernel! {
+    pub(crate) fn gemm_direct<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm_direct.cl";
+}
+fusion_core::kernel! {
     pub(crate) fn matrix_vector_multiply<T>(out y: T, in a: T, in x: T, m: i32, k: i32, view_a: i32) = file "cl/matvec.cl";
 }
 fusion_core::kernel! {

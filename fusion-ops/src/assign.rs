@@ -71,13 +71,8 @@ pub struct LaunchShape {
 }
 
 impl LaunchShape {
-    fn choose(
-        rows: usize,
-        cols: usize,
-        reduces: bool,
-        row_block: Option<usize>,
-        device: &fusion_core::DeviceInfo,
-    ) -> Self {
+    fn choose<L: OutputList>(rows: usize, cols: usize, list: &L, device: &fusion_core::DeviceInfo) -> Self {
+        let (reduces, row_block) = (list.reduces(), list.row_block());
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
         if let Some(tile_columns) = row_block {
@@ -107,7 +102,7 @@ impl LaunchShape {
             local: [l0, 1],
             block_rows: 0,
             tiled: false,
-            groups: rows.div_ceil(l0).clamp(1, wanted),
+            groups: rows.div_ceil(l0).clamp(1, wanted.min(list.max_row_groups()).max(1)),
         }
     }
 
@@ -241,6 +236,11 @@ pub trait OutputList {
     fn plan(&self, _g: &mut Generator, _launch: &LaunchShape) {}
     /// Binds what [`OutputList::plan`] declared, in the same order.
     fn bind_plan<'a>(&'a self, _b: &mut Binder<'a>, _launch: &LaunchShape) {}
+    /// At most this many work-groups along rows (a reduction's last step
+    /// asks for one, so that it writes its target directly).
+    fn max_row_groups(&self) -> usize {
+        usize::MAX
+    }
     /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
@@ -359,8 +359,10 @@ fn common_grid(grid: &mut Option<(usize, usize)>, shape: (usize, usize)) -> Resu
 pub struct ColwiseAssignment<'t, T: ClType, R, E> {
     target: &'t MatrixCl<T>,
     expr: E,
-    partial: OnceLock<MatrixCl<T>>,
+    /// One row per work-group; the target itself for a last step.
+    partial: OnceLock<MatrixRef<'t, T>>,
     local_bytes: OnceLock<usize>,
+    last_step: bool,
     _op: std::marker::PhantomData<R>,
 }
 
@@ -432,8 +434,21 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         true
     }
 
+    fn max_row_groups(&self) -> usize {
+        if self.last_step { 1 } else { usize::MAX }
+    }
+
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
-        let partial = MatrixCl::<T>::uninitialized(launch.row_groups().max(1), launch.cols)?;
+        // A last step (one work-group) writes its one row straight into the
+        // target, which its expression (the previous partial results) never reads.
+        let partial = if self.last_step && launch.row_groups() == 1 {
+            MatrixRef::Borrowed(self.target)
+        } else {
+            MatrixRef::Owned(MatrixCl::<T>::uninitialized(
+                launch.row_groups().max(1),
+                launch.cols,
+            )?)
+        };
         // A repeated run of the same output object reuses nothing stale:
         // the partial buffer is sized for this launch.
         let _ = self.partial.set(partial);
@@ -463,7 +478,7 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         let value = values.next().cloned().unwrap_or_default();
         // Before `prepare` (kernel_source) there is no buffer yet; the
         // identity only has to be distinct from every bound buffer.
-        let partial = self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id);
+        let partial = self.partial.get().map_or(u64::MAX, |p| p.buffer_id());
         generate_group_reduction::<R>(
             g,
             T::CL_NAME,
@@ -478,13 +493,16 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         };
         if launch.rows == 0 || launch.cols == 0 {
             self.target.fill(R::host_init::<T>())?;
+        } else if partial.buffer_id() == self.target.buffer_id() {
+            // A last step wrote the target directly.
         } else if partial.rows() == 1 {
             self.target.copy_from(partial)?;
         } else {
-            // The second step: reduce the partial results the same way.
-            run(&ColwiseAssignment::<T, R, _>::new(
+            // The last step: one work-group reduces the partial results
+            // straight into the target.
+            run(&ColwiseAssignment::<T, R, _>::last_step(
                 self.target,
-                Load(MatrixRef::Borrowed(partial)),
+                Load(MatrixRef::Borrowed(&**partial)),
             ))?;
         }
         self.target.set_view(View::Entire);
@@ -513,7 +531,17 @@ impl<'t, T: ClType, R: ReduceOp, E: Operation> ColwiseAssignment<'t, T, R, E> {
             expr,
             partial: OnceLock::new(),
             local_bytes: OnceLock::new(),
+            last_step: false,
             _op: std::marker::PhantomData,
+        }
+    }
+
+    /// The last step of a reduction: one work-group reduces `expr` (partial
+    /// results, never the target) and writes the target directly.
+    fn last_step(target: &'t MatrixCl<T>, expr: E) -> Self {
+        ColwiseAssignment {
+            last_step: true,
+            ..Self::new(target, expr)
         }
     }
 }
@@ -685,6 +713,13 @@ impl<O: OutputList> OutputList for Optional<O> {
     fn row_block(&self) -> Option<usize> {
         self.inner.row_block().filter(|_| self.enabled)
     }
+    fn max_row_groups(&self) -> usize {
+        if self.enabled {
+            self.inner.max_row_groups()
+        } else {
+            usize::MAX
+        }
+    }
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
         if self.enabled {
             self.inner.plan(g, launch);
@@ -713,6 +748,61 @@ impl<O: OutputList> OutputList for Optional<O> {
         } else {
             Ok(())
         }
+    }
+}
+
+/// Outputs can be fused by reference and inspected afterwards (a
+/// [`FullReduction`]'s value).
+impl<O: OutputList> OutputList for &O {
+    type Key = O::Key;
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        (**self).grid(grid)
+    }
+    fn reduces(&self) -> bool {
+        (**self).reduces()
+    }
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        (**self).prepare(launch)
+    }
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        (**self).bind_exprs(b);
+    }
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        (**self).bind_outputs(b);
+    }
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        (**self).generate_exprs(g, values);
+    }
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        (**self).generate_outputs(g, values);
+    }
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        (**self).finish(launch)
+    }
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
+        (**self).verify(launch)
+    }
+    fn row_block(&self) -> Option<usize> {
+        (**self).row_block()
+    }
+    fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
+        (**self).plan(g, launch);
+    }
+    fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+        (**self).bind_plan(b, launch);
+    }
+    fn max_row_groups(&self) -> usize {
+        (**self).max_row_groups()
+    }
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        (**self).target_ids(ids);
+    }
+    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        (**self).eval_to_temporaries(temps)
+    }
+    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        (**self).copy_from_temporaries(temps)
     }
 }
 
@@ -761,6 +851,9 @@ macro_rules! output_tuple {
             }
             fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
                 $(self.$index.plan(g, launch);)+
+            }
+            fn max_row_groups(&self) -> usize {
+                [$(self.$index.max_row_groups()),+].into_iter().min().unwrap_or(usize::MAX)
             }
             fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
                 $(self.$index.bind_plan(b, launch);)+
@@ -836,7 +929,7 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
         }
     }
     let rt = Runtime::get()?;
-    let launch = LaunchShape::choose(rows, cols, list.reduces(), list.row_block(), rt.device_info());
+    let launch = LaunchShape::choose(rows, cols, list, rt.device_info());
     list.prepare(&launch)?;
     let mut binder = Binder::new();
     if launch.block_rows > 0 {
@@ -927,7 +1020,7 @@ pub fn source_of<L: OutputList>(list: &L) -> Result<String> {
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));
     let rt = Runtime::get()?;
-    let launch = LaunchShape::choose(rows, cols, list.reduces(), list.row_block(), rt.device_info());
+    let launch = LaunchShape::choose(rows, cols, list, rt.device_info());
     Ok(generate(list, &launch).kernel_source())
 }
 

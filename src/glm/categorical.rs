@@ -5,6 +5,7 @@ use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_kernels::{self as k, Op};
 use fusion_ops::prelude::*;
+use fusion_ops::{SumOp, full_reduction};
 
 /// Log mass of `y ∈ 1..K` under `y ~ Categorical(softmax(x·beta + alpha))`
 /// with `alpha` a `K x 1` vector and `beta` `P x K`:
@@ -74,7 +75,7 @@ pub fn categorical_logit_glm_lpmf<'a>(
     let is_observed = &is_observed;
     let observed = rowwise_sum(select(is_observed, lp, 0.0));
 
-    let logp = target(1, 1, true)?;
+    let logp = full_reduction::<SumOp, _>(observed - log_normaliser);
     let need_derivative = wrt.alpha || wrt.beta || wrt.x;
     let normaliser = target(n, 1, need_derivative)?;
     fuse((
@@ -86,11 +87,12 @@ pub fn categorical_logit_glm_lpmf<'a>(
             lt(fabs(log_normaliser), f64::INFINITY),
         )
         .requiring("finite"),
-        output(&logp, colwise_sum(observed - log_normaliser)),
         optional(output(&normaliser, log_normaliser), need_derivative),
+        // Last: its sum is read back at once, after the other outputs' work is queued.
+        &logp,
     ))
     .map_err(|e| diagnose(F, x, alpha, beta, e))?;
-    let value = value(&logp, options, 0.0)?;
+    let value = value(logp.value(), options, 0.0)?;
     if !need_derivative {
         return Ok(GlmOutput {
             value,

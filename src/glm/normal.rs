@@ -6,6 +6,7 @@ use super::shared::{
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
+use fusion_ops::{SumOp, full_reduction};
 
 /// log(sqrt(2π)).
 const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
@@ -40,7 +41,7 @@ pub fn normal_id_glm_lpdf<'a>(
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
-    {
+    let total = {
         let (y, alpha, sigma) = (&*glm.y, &*glm.alpha, &*sigma);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
         let eta = &eta;
@@ -54,6 +55,7 @@ pub fn normal_id_glm_lpdf<'a>(
         let d_sigma_expr = &d_sigma_expr;
         let keep_log_sigma = !options.propto || wrt.aux;
         let term = -0.5 * square(z) - keep(keep_log_sigma) * log(scale);
+        let logp = full_reduction::<SumOp, _>(term);
         fuse((
             check_finite(y, F, "y"),
             optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
@@ -68,7 +70,6 @@ pub fn normal_id_glm_lpdf<'a>(
                 sigma_vector,
             ),
             check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-            output(&glm.logp, colwise_sum(term)),
             optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
             optional(
                 output(&glm.d_alpha_sum, colwise_sum(d_eta)),
@@ -79,9 +80,12 @@ pub fn normal_id_glm_lpdf<'a>(
                 output(&d_sigma, colwise_sum(d_sigma_expr)),
                 wrt.aux && !sigma_vector,
             ),
+            // Last: its sum is read back at once, after the other outputs' work is queued.
+            &logp,
         ))
         .map_err(|e| diagnose(F, x, beta, e))?;
-    }
+        logp.value()
+    };
     let constant = -keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI;
-    glm.output(constant, wrt.aux.then_some(d_sigma))
+    glm.output(total, constant, wrt.aux.then_some(d_sigma))
 }

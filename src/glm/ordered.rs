@@ -4,6 +4,7 @@ use super::shared::{Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes
 use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_ops::prelude::*;
+use fusion_ops::{SumOp, full_reduction};
 
 /// Log mass of `y ∈ 1..K` under the ordered logistic model with location
 /// `η = x·beta` and ascending cutpoints `c` (`K - 1` of them):
@@ -84,20 +85,21 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let d_lower_expr = -select(has_lower, inv_logit(-above_lower) + gap_term, 0.0);
     let d_upper_expr = select(has_upper, inv_logit(above_upper) + gap_term, 0.0);
 
-    let logp = target(1, 1, true)?;
+    let logp = full_reduction::<SumOp, _>(term);
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
     fuse((
         check(y, F, "y", ge(y, 1).and(le(y, categories)))
             .requiring(&format!("in 1..={categories}")),
         check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-        output(&logp, colwise_sum(term)),
         optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
         optional(output(&d_lower, d_lower_expr), wrt.aux),
         optional(output(&d_upper, d_upper_expr), wrt.aux),
+        // Last: its sum is read back at once, after the other outputs' work is queued.
+        &logp,
     ))
     .map_err(|e| diagnose(F, x, beta, e))?;
-    let value = value(&logp, &GlmOptions { wrt, ..*options }, 0.0)?;
+    let value = value(logp.value(), &GlmOptions { wrt, ..*options }, 0.0)?;
     let d_cutpoints = if wrt.aux {
         // Each observation adds its two derivatives to cutpoints y-1 and y (1-based).
         let outcome = colwise_broadcast(y, cuts);

@@ -173,11 +173,6 @@ pub(crate) fn target(rows: usize, cols: usize, wanted: bool) -> Result<MatrixCl<
     }
 }
 
-/// The single value of a `1 x 1` result.
-pub(crate) fn value_of(m: &MatrixCl<f64>) -> Result<f64> {
-    Ok(m.to_vec()?.first().copied().unwrap_or(0.0))
-}
-
 /// The gradients that go through `x` and `alpha`, from the derivative with
 /// respect to the linear predictor (`d_eta`, `n x 1`).
 pub(crate) struct Finish<'a> {
@@ -234,18 +229,19 @@ pub(crate) fn keep(kept: bool) -> f64 {
     if kept { 1.0 } else { 0.0 }
 }
 
-/// The value read back from the kernel's sum (plus a host-side constant), or
-/// 0 when `propto` drops every term because no gradient is asked for.
-pub(crate) fn value(
-    logp: &MatrixCl<f64>,
-    options: &super::GlmOptions,
-    constant: f64,
-) -> Result<f64> {
+/// The kernel's sum of the terms (a full reduction, finished on the host)
+/// plus a host-side constant, or 0 when `propto` drops every term because no
+/// gradient is asked for.
+pub(crate) fn value(total: Option<f64>, options: &super::GlmOptions, constant: f64) -> Result<f64> {
     if options.propto && !options.wrt.any_gradient() {
-        Ok(0.0)
-    } else {
-        Ok(value_of(logp)? + constant)
+        return Ok(0.0);
     }
+    let total = total.ok_or_else(|| Error::InvalidArgument {
+        function: "glm",
+        argument: "value",
+        reason: "internal: the kernel produced no sum".into(),
+    })?;
+    Ok(total + constant)
 }
 
 /// What the GLMs with one linear predictor `η = x·beta + alpha` per
@@ -255,8 +251,6 @@ pub(crate) struct LinearGlm<'a, T: ClType> {
     pub y: MatrixRef<'a, T>,
     pub alpha: MatrixRef<'a, f64>,
     pub alpha_is_vector: bool,
-    /// The sum of the per-observation terms (`1 x 1`).
-    pub logp: MatrixCl<f64>,
     /// d/dη (`n x 1`), when a gradient goes through it.
     pub d_eta: MatrixCl<f64>,
     /// Σ d/dη (`1 x 1`), for a scalar intercept's gradient.
@@ -289,7 +283,6 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
             y,
             alpha,
             alpha_is_vector,
-            logp: target(1, 1, true)?,
             d_eta: target(n, 1, finish.needs_d_eta())?,
             d_alpha_sum: target(1, 1, options.wrt.alpha && !alpha_is_vector)?,
             finish,
@@ -307,9 +300,15 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         self.options.wrt.alpha && !self.alpha_is_vector
     }
 
-    /// The value (with `constant` added on the host) and the gradients.
-    pub fn output(self, constant: f64, d_aux: Option<MatrixCl<f64>>) -> Result<super::GlmOutput> {
-        let value = value(&self.logp, &self.options, constant)?;
+    /// The value (the kernel's sum `total`, with `constant` added on the
+    /// host) and the gradients.
+    pub fn output(
+        self,
+        total: Option<f64>,
+        constant: f64,
+        d_aux: Option<MatrixCl<f64>>,
+    ) -> Result<super::GlmOutput> {
+        let value = value(total, &self.options, constant)?;
         self.finish
             .output(value, self.d_eta, self.d_alpha_sum, d_aux)
     }

@@ -80,7 +80,8 @@ fn explicit_tilings() {
             tile_k,
         },
     );
-    let direct = [(1, 1), (3, 5), (8, 4), (16, 8)].map(|(rows, cols)| GemmConfig::Direct { rows, cols });
+    let direct =
+        [(1, 1), (3, 5), (8, 4), (16, 8)].map(|(rows, cols)| GemmConfig::Direct { rows, cols });
     for config in tiled.into_iter().chain(direct) {
         for splits in [None, Some(3)] {
             check_product(

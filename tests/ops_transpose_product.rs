@@ -103,8 +103,15 @@ fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
         .lines()
         .find(|l| l.contains("[k] = (") && l.contains("_global["))
         .expect("the kernel stages a tile");
-    let x_global = fetch.split('?').nth(1).and_then(|r| r.split('[').next()).unwrap_or("?");
-    let reads: Vec<&str> = src.lines().filter(|l| l.contains(&format!("{}[", x_global.trim()))).collect();
+    let x_global = fetch
+        .split('?')
+        .nth(1)
+        .and_then(|r| r.split('[').next())
+        .unwrap_or("?");
+    let reads: Vec<&str> = src
+        .lines()
+        .filter(|l| l.contains(&format!("{}[", x_global.trim())))
+        .collect();
     assert_eq!(reads.len(), 2, "{src}");
     assert!(reads.iter().all(|l| l.contains("[k] = (")), "{src}");
     assert!(src.contains("barrier(CLK_LOCAL_MEM_FENCE);"), "{src}");

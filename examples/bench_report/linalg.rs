@@ -87,11 +87,13 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
         (160, 10, 8),
         (32, 8, 32),
     ]
-    .map(|(thread_block_size, work_per_thread, tile_k)| GemmConfig::Tiled {
-        thread_block_size,
-        work_per_thread,
-        tile_k,
-    });
+    .map(
+        |(thread_block_size, work_per_thread, tile_k)| GemmConfig::Tiled {
+            thread_block_size,
+            work_per_thread,
+            tile_k,
+        },
+    );
     let direct = [(8, 4), (8, 8), (16, 4), (16, 8), (8, 16)]
         .map(|(rows, cols)| GemmConfig::Direct { rows, cols });
     for config in tiled.into_iter().chain(direct) {

@@ -71,7 +71,12 @@ pub struct LaunchShape {
 }
 
 impl LaunchShape {
-    fn choose<L: OutputList>(rows: usize, cols: usize, list: &L, device: &fusion_core::DeviceInfo) -> Self {
+    fn choose<L: OutputList>(
+        rows: usize,
+        cols: usize,
+        list: &L,
+        device: &fusion_core::DeviceInfo,
+    ) -> Self {
         let (reduces, row_block) = (list.reduces(), list.row_block());
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
@@ -102,7 +107,9 @@ impl LaunchShape {
             local: [l0, 1],
             block_rows: 0,
             tiled: false,
-            groups: rows.div_ceil(l0).clamp(1, wanted.min(list.max_row_groups()).max(1)),
+            groups: rows
+                .div_ceil(l0)
+                .clamp(1, wanted.min(list.max_row_groups()).max(1)),
         }
     }
 
@@ -629,6 +636,29 @@ pub fn fuse<L: OutputList>(outputs: L) -> Result<()> {
     run(&outputs)
 }
 
+/// [`fuse`], with `then` queued right after the kernel and its outputs'
+/// follow-up steps and before anything is read back (checks' flags, full
+/// reductions' values): work that uses the outputs (a hand-written leaf on
+/// one of them, say) overlaps those transfers instead of waiting for them.
+/// An error from a check takes precedence over one from `then`.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// use fusion_ops::fuse_then;
+/// let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
+/// let d = MatrixCl::<f64>::zeros(3, 1)?;
+/// let mut twice: Option<MatrixCl<f64>> = None;
+/// fuse_then((output(&d, exp(&x)), check_finite(&x, "example", "x")), || {
+///     twice = Some((2.0f64 * &d).eval()?);
+///     Ok(())
+/// })?;
+/// assert!(twice.is_some());
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn fuse_then<L: OutputList>(outputs: L, mut then: impl FnMut() -> Result<()>) -> Result<()> {
+    run_then(&outputs, &mut then)
+}
+
 /// An output that is present only when `enabled` (a run-time switch that is
 /// part of the cache key): a disabled output and the work only it needs are
 /// absent from the generated kernel.
@@ -911,9 +941,13 @@ enum Launched {
     NeedsTemporaries,
 }
 
+/// Work queued after the kernel's own follow-up steps and before any result
+/// is read back (see [`fuse_then`]).
+type Then<'f> = &'f mut dyn FnMut() -> Result<()>;
+
 /// Checks, binds, looks up or builds the kernel, and runs it, unless the
 /// structure needs temporaries.
-fn launch<L: OutputList>(list: &L) -> Result<Launched> {
+fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     let mut grid = None;
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));
@@ -968,7 +1002,7 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
             if rows > 0 && cols > 0 {
                 enqueue(&kernel.compiled, &args, launch.range())?;
             }
-            let finished = list.finish(&launch);
+            let finished = list.finish(&launch).and_then(|()| then());
             list.verify(&launch)?;
             finished?;
             Ok(Launched::Done)
@@ -981,12 +1015,17 @@ fn launch<L: OutputList>(list: &L) -> Result<Launched> {
 /// positions other than those written (`a.assign(transpose(&a))`), by
 /// evaluating into temporaries first.
 pub fn run<L: OutputList>(list: &L) -> Result<()> {
-    match launch(list)? {
+    run_then(list, &mut || Ok(()))
+}
+
+fn run_then<L: OutputList>(list: &L, then: Then<'_>) -> Result<()> {
+    match launch(list, then)? {
         Launched::Done => Ok(()),
         Launched::NeedsTemporaries => {
             let mut temps = Vec::new();
             list.eval_to_temporaries(&mut temps)?;
-            list.copy_from_temporaries(&mut temps.into_iter())
+            list.copy_from_temporaries(&mut temps.into_iter())?;
+            then()
         }
     }
 }
@@ -995,7 +1034,7 @@ pub fn run<L: OutputList>(list: &L) -> Result<()> {
 /// temporaries, reductions, checks). Kept separate so that the temporary
 /// path is not instantiated for ever-deeper reference types.
 pub(crate) fn run_direct<L: OutputList>(list: &L) -> Result<()> {
-    match launch(list)? {
+    match launch(list, &mut || Ok(()))? {
         Launched::Done => Ok(()),
         Launched::NeedsTemporaries => Err(Error::InvalidArgument {
             function: "assign",
@@ -1215,7 +1254,12 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
             crate::binder::Identity::Buffer(partial),
         );
     }
-    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+    fn finish(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
+        // Read back with the checks' flags, once every output's follow-up
+        // work is queued.
         let mut total = R::host_init::<E::Scalar>().to_f64();
         if launch.rows > 0
             && launch.cols > 0

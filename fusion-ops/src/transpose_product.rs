@@ -125,9 +125,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement("#pragma unroll");
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
         let held = convert::<X::Scalar, T>(&format!("{}[k]", staged.held));
-        g.statement(&format!(
-            "{acc}[k] += {held} * {block_values}[tile_row];"
-        ));
+        g.statement(&format!("{acc}[k] += {held} * {block_values}[tile_row];"));
         g.statement("}");
         g.statement("}");
         g.set_section(Section::After);
@@ -202,7 +200,10 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         ));
         g.statement(&format!("const int {row} = block + {r};"));
         g.open_scope();
-        let x = self.product.0.generate(g, &Index::new(row.clone(), col.clone()));
+        let x = self
+            .product
+            .0
+            .generate(g, &Index::new(row.clone(), col.clone()));
         g.close_scope();
         let x = convert::<X::Scalar, T>(&x);
         g.statement(&format!("{sum} += {x} * {block_values}[{r}];"));
@@ -371,7 +372,8 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
                     &row,
                     Load(MatrixRef::Borrowed(partial)),
                 ))?;
-                self.target.copy_from(&row.reshape(self.target.rows(), 1)?)?;
+                self.target
+                    .copy_from(&row.reshape(self.target.rows(), 1)?)?;
             }
         }
         self.target.set_view(View::Entire);

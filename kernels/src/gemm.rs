@@ -153,7 +153,11 @@ impl GemmConfig {
                 }
             }
             GemmConfig::Direct { rows, cols } => (rows == 0 || cols == 0 || rows * cols > 128)
-                .then(|| format!("rows and cols must be >= 1 with rows * cols <= 128, got {rows} x {cols}")),
+                .then(|| {
+                    format!(
+                        "rows and cols must be >= 1 with rows * cols <= 128, got {rows} x {cols}"
+                    )
+                }),
         };
         match reason {
             Some(reason) => Err(Error::InvalidArgument {
@@ -206,9 +210,16 @@ impl GemmConfig {
     }
 
     /// Enqueues the configured kernel.
-    fn enqueue<T: ClFloat>(&self, range: NdRange, options: &str, args: GemmArgs<'_, T>) -> Result<()> {
+    fn enqueue<T: ClFloat>(
+        &self,
+        range: NdRange,
+        options: &str,
+        args: GemmArgs<'_, T>,
+    ) -> Result<()> {
         match self {
-            GemmConfig::Tiled { .. } => cl::gemm::<T>().launch_with_options(range, options, args)?,
+            GemmConfig::Tiled { .. } => {
+                cl::gemm::<T>().launch_with_options(range, options, args)?
+            }
             GemmConfig::Direct { .. } => {
                 cl::gemm_direct::<T>().launch_with_options(range, options, args)?
             }
@@ -633,7 +644,8 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     Ok(y)
 }
 
-/// `x * a` for a row vector `x` (`1 x k`): work-groups of 256 work items
+/// `x * a` for a row vector `x` (`1 x k`; a `k x 1` column is taken as its
+/// transpose, the same buffer): work-groups of 256 work items
 /// split the rows of `a` (enough groups to fill the device, however few
 /// columns `a` has) and 8 columns at a time; each reads its slice of `x`
 /// once for those columns, and the groups' partial rows are summed by
@@ -653,7 +665,8 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
     const F: &str = "row_vector_matrix_multiply";
     const LOCAL: usize = 256;
     const CHUNK: usize = 8;
-    if x.rows() != 1 || x.cols() != a.rows() {
+    let vector = (x.rows() == 1 && x.cols() == a.rows()) || (x.cols() == 1 && x.rows() == a.rows());
+    if !vector {
         return Err(Error::DimensionMismatch {
             operation: F.into(),
             lhs: (x.rows(), x.cols()),

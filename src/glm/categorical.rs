@@ -88,7 +88,6 @@ pub fn categorical_logit_glm_lpmf<'a>(
         )
         .requiring("finite"),
         optional(output(&normaliser, log_normaliser), need_derivative),
-        // Last: its sum is read back at once, after the other outputs' work is queued.
         &logp,
     ))
     .map_err(|e| diagnose(F, x, alpha, beta, e))?;

@@ -6,7 +6,7 @@ use super::shared::{
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use fusion_ops::{SumOp, full_reduction, fuse_then};
 
 /// Log mass of counts `y ≥ 0` under the negative binomial with log mean
 /// `η = x·beta + alpha` and precision `φ`:
@@ -42,6 +42,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
     let d_phi = target(if phi_vector { n } else { 1 }, 1, wrt.aux)?;
+    let mut d_beta = None;
     let total = {
         let (y, alpha, phi) = (&*glm.y, &*glm.alpha, &*phi);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -66,30 +67,35 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
         let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms
             - keep(!options.propto) * lgamma(y + 1);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse((
-            check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
-            optional(
-                check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
-                    .requiring("positive finite"),
-                phi_vector,
+        fuse_then(
+            (
+                check(y, F, "y", ge(y, 0)).requiring("non-negative"),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(
+                    check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
+                        .requiring("positive finite"),
+                    phi_vector,
+                ),
+                check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+                optional(
+                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                    glm.sums_alpha(),
+                ),
+                optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
+                optional(
+                    output(&d_phi, colwise_sum(d_phi_expr)),
+                    wrt.aux && !phi_vector,
+                ),
+                &logp,
             ),
-            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-            optional(
-                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                glm.sums_alpha(),
-            ),
-            optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
-            optional(
-                output(&d_phi, colwise_sum(d_phi_expr)),
-                wrt.aux && !phi_vector,
-            ),
-            // Last: its sum is read back at once, after the other outputs' work is queued.
-            &logp,
-        ))
+            || {
+                d_beta = glm.beta_gradient()?;
+                Ok(())
+            },
+        )
         .map_err(|e| diagnose(F, x, beta, e))?;
         logp.value()
     };
-    glm.output(total, 0.0, wrt.aux.then_some(d_phi))
+    glm.output(total, d_beta, 0.0, wrt.aux.then_some(d_phi))
 }

@@ -6,7 +6,7 @@ use super::shared::{
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use fusion_ops::{SumOp, full_reduction, fuse_then};
 
 /// log(sqrt(2π)).
 const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
@@ -41,6 +41,7 @@ pub fn normal_id_glm_lpdf<'a>(
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
+    let mut d_beta = None;
     let total = {
         let (y, alpha, sigma) = (&*glm.y, &*glm.alpha, &*sigma);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -56,36 +57,41 @@ pub fn normal_id_glm_lpdf<'a>(
         let keep_log_sigma = !options.propto || wrt.aux;
         let term = -0.5 * square(z) - keep(keep_log_sigma) * log(scale);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse((
-            check_finite(y, F, "y"),
-            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
-            optional(
-                check(
-                    sigma,
-                    F,
-                    "sigma",
-                    gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
-                )
-                .requiring("positive finite"),
-                sigma_vector,
+        fuse_then(
+            (
+                check_finite(y, F, "y"),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(
+                    check(
+                        sigma,
+                        F,
+                        "sigma",
+                        gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
+                    )
+                    .requiring("positive finite"),
+                    sigma_vector,
+                ),
+                check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+                optional(
+                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                    glm.sums_alpha(),
+                ),
+                optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
+                optional(
+                    output(&d_sigma, colwise_sum(d_sigma_expr)),
+                    wrt.aux && !sigma_vector,
+                ),
+                &logp,
             ),
-            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-            optional(
-                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                glm.sums_alpha(),
-            ),
-            optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
-            optional(
-                output(&d_sigma, colwise_sum(d_sigma_expr)),
-                wrt.aux && !sigma_vector,
-            ),
-            // Last: its sum is read back at once, after the other outputs' work is queued.
-            &logp,
-        ))
+            || {
+                d_beta = glm.beta_gradient()?;
+                Ok(())
+            },
+        )
         .map_err(|e| diagnose(F, x, beta, e))?;
         logp.value()
     };
     let constant = -keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI;
-    glm.output(total, constant, wrt.aux.then_some(d_sigma))
+    glm.output(total, d_beta, constant, wrt.aux.then_some(d_sigma))
 }

@@ -4,7 +4,7 @@ use super::shared::{Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes
 use super::{GlmOptions, GlmOutput, Outcomes};
 use fusion_core::{Error, MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use fusion_ops::{SumOp, full_reduction, fuse_then};
 
 /// Log mass of `y ∈ 1..K` under the ordered logistic model with location
 /// `η = x·beta` and ascending cutpoints `c` (`K - 1` of them):
@@ -88,16 +88,22 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let logp = full_reduction::<SumOp, _>(term);
     let d_eta = target(n, 1, finish.needs_d_eta())?;
     let (d_lower, d_upper) = (target(n, 1, wrt.aux)?, target(n, 1, wrt.aux)?);
-    fuse((
-        check(y, F, "y", ge(y, 1).and(le(y, categories)))
-            .requiring(&format!("in 1..={categories}")),
-        check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-        optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
-        optional(output(&d_lower, d_lower_expr), wrt.aux),
-        optional(output(&d_upper, d_upper_expr), wrt.aux),
-        // Last: its sum is read back at once, after the other outputs' work is queued.
-        &logp,
-    ))
+    let mut d_beta = None;
+    fuse_then(
+        (
+            check(y, F, "y", ge(y, 1).and(le(y, categories)))
+                .requiring(&format!("in 1..={categories}")),
+            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+            optional(output(&d_eta, d_eta_expr), finish.needs_d_eta()),
+            optional(output(&d_lower, d_lower_expr), wrt.aux),
+            optional(output(&d_upper, d_upper_expr), wrt.aux),
+            &logp,
+        ),
+        || {
+            d_beta = finish.beta_gradient(&d_eta)?;
+            Ok(())
+        },
+    )
     .map_err(|e| diagnose(F, x, beta, e))?;
     let value = value(logp.value(), &GlmOptions { wrt, ..*options }, 0.0)?;
     let d_cutpoints = if wrt.aux {
@@ -112,7 +118,13 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     } else {
         None
     };
-    finish.output(value, d_eta, MatrixCl::uninitialized(0, 0)?, d_cutpoints)
+    finish.output(
+        value,
+        d_eta,
+        MatrixCl::uninitialized(0, 0)?,
+        d_beta,
+        d_cutpoints,
+    )
 }
 
 /// Cutpoints must be finite and strictly ascending (read back once: K is small).

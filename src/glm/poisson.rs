@@ -4,7 +4,7 @@ use super::shared::{LINEAR_PREDICTOR, LinearGlm, diagnose, keep};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use fusion_ops::{SumOp, full_reduction, fuse_then};
 
 /// Log mass of counts `y ≥ 0` under `y ~ Poisson(exp(x·beta + alpha))`:
 /// `Σ y·η - exp(η) - lgamma(y + 1)` (the last term dropped by `propto`), and
@@ -30,6 +30,7 @@ pub fn poisson_log_glm_lpmf<'a>(
     const F: &str = "poisson_log_glm_lpmf";
     let n = x.rows();
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
+    let mut d_beta = None;
     let total = {
         let (y, alpha) = (&*glm.y, &*glm.alpha);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
@@ -40,20 +41,25 @@ pub fn poisson_log_glm_lpmf<'a>(
         let d_eta = &d_eta;
         let term = elt_multiply(y, eta) - rate - keep(!options.propto) * lgamma(y + 1);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse((
-            check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-            optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
-            check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-            optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-            optional(
-                output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                glm.sums_alpha(),
+        fuse_then(
+            (
+                check(y, F, "y", ge(y, 0)).requiring("non-negative"),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
+                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
+                optional(
+                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
+                    glm.sums_alpha(),
+                ),
+                &logp,
             ),
-            // Last: its sum is read back at once, after the other outputs' work is queued.
-            &logp,
-        ))
+            || {
+                d_beta = glm.beta_gradient()?;
+                Ok(())
+            },
+        )
         .map_err(|e| diagnose(F, x, beta, e))?;
         logp.value()
     };
-    glm.output(total, 0.0, None)
+    glm.output(total, d_beta, 0.0, None)
 }

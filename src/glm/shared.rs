@@ -148,15 +148,9 @@ pub(crate) fn diagnose(
 }
 
 /// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: the
-/// row-vector × matrix leaf on `dᵀ` (the same buffer seen as `1 x n`).
-pub(crate) fn x_transpose_times(
-    x: &MatrixCl<f64>,
-    d: MatrixCl<f64>,
-) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
-    let (n, p) = (x.rows(), x.cols());
-    let d_row = d.reshape(1, n)?;
-    let product = k::row_vector_matrix_multiply(&d_row, x)?.reshape(p, 1)?;
-    Ok((product, d_row.reshape(n, 1)?))
+/// row-vector × matrix leaf (which takes the column as the row `dᵀ`).
+pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
 }
 
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.
@@ -183,6 +177,17 @@ pub(crate) struct Finish<'a> {
 }
 
 impl Finish<'_> {
+    /// `xᵀ·d_eta` when the beta gradient is asked for: queued from inside
+    /// the GLM's `fuse_then`, so it runs while the kernel's checks and value
+    /// are read back.
+    pub fn beta_gradient(&self, d_eta: &MatrixCl<f64>) -> Result<Option<MatrixCl<f64>>> {
+        if self.wrt.beta {
+            x_transpose_times(self.x, d_eta).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     /// Assembles the output: `d_alpha` is `d_eta` itself for a vector
     /// intercept and the kernel's sum for a scalar one.
     pub fn output(
@@ -190,14 +195,9 @@ impl Finish<'_> {
         value: f64,
         d_eta: MatrixCl<f64>,
         d_alpha_sum: MatrixCl<f64>,
+        d_beta: Option<MatrixCl<f64>>,
         d_aux: Option<MatrixCl<f64>>,
     ) -> Result<super::GlmOutput> {
-        let (d_beta, d_eta) = if self.wrt.beta {
-            let (d_beta, d_eta) = x_transpose_times(self.x, d_eta)?;
-            (Some(d_beta), d_eta)
-        } else {
-            (None, d_eta)
-        };
         let d_x = if self.wrt.x {
             Some(outer(&d_eta, self.beta)?)
         } else {
@@ -300,16 +300,22 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         self.options.wrt.alpha && !self.alpha_is_vector
     }
 
+    /// `xᵀ·d_eta` when asked for (see [`Finish::beta_gradient`]).
+    pub fn beta_gradient(&self) -> Result<Option<MatrixCl<f64>>> {
+        self.finish.beta_gradient(&self.d_eta)
+    }
+
     /// The value (the kernel's sum `total`, with `constant` added on the
     /// host) and the gradients.
     pub fn output(
         self,
         total: Option<f64>,
+        d_beta: Option<MatrixCl<f64>>,
         constant: f64,
         d_aux: Option<MatrixCl<f64>>,
     ) -> Result<super::GlmOutput> {
         let value = value(total, &self.options, constant)?;
         self.finish
-            .output(value, self.d_eta, self.d_alpha_sum, d_aux)
+            .output(value, self.d_eta, self.d_alpha_sum, d_beta, d_aux)
     }
 }

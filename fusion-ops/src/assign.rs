@@ -65,8 +65,8 @@ pub struct LaunchShape {
     pub local: [usize; 2],
     /// Row-block kernels: rows per block (0 otherwise).
     pub block_rows: usize,
-    /// Row-block kernels: whether the staged matrices fit in local memory.
-    pub tiled: bool,
+    /// Row-block kernels: whether the matrices to stage fit the work-group's registers.
+    pub staged: bool,
     groups: usize,
 }
 
@@ -80,8 +80,8 @@ impl LaunchShape {
         let (reduces, row_block) = (list.reduces(), list.row_block());
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
-        if let Some(tile_columns) = row_block {
-            return Self::row_blocks(rows, cols, tile_columns, group, device);
+        if let Some(staged_columns) = row_block {
+            return Self::row_blocks(rows, cols, staged_columns, group, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
@@ -91,7 +91,7 @@ impl LaunchShape {
                 cols,
                 local: [l0, l1],
                 block_rows: 0,
-                tiled: false,
+                staged: false,
                 groups: rows.div_ceil(l0),
             };
         }
@@ -106,7 +106,7 @@ impl LaunchShape {
             cols,
             local: [l0, 1],
             block_rows: 0,
-            tiled: false,
+            staged: false,
             groups: rows
                 .div_ceil(l0)
                 .clamp(1, wanted.min(list.max_row_groups()).max(1)),
@@ -114,32 +114,26 @@ impl LaunchShape {
     }
 
     /// Row blocks: work-groups of (up to) 256 work items walk blocks of
-    /// rows. The block is the tallest power of two whose elements each work
-    /// item can prefetch into [`STAGED_PER_WORK_ITEM`] registers and whose
-    /// tile (padded to `block + 1` rows of doubles) fits the local-memory
-    /// budget, so several work-groups still share a compute unit. No fit even
-    /// for one row: nothing is staged.
+    /// rows. The block is the tallest power of two whose elements the work
+    /// items can hold, [`STAGED_PER_WORK_ITEM`] registers each. No fit even
+    /// for one row (more columns than that): nothing is staged.
     fn row_blocks(
         rows: usize,
         cols: usize,
-        tile_columns: usize,
+        staged_columns: usize,
         group: usize,
         device: &fusion_core::DeviceInfo,
     ) -> Self {
         let l0 = 1 << group.ilog2();
-        let budget = row_block_budget().min(device.local_mem_bytes as usize / 2);
-        let fits = |block: usize| {
-            block * tile_columns <= STAGED_PER_WORK_ITEM * l0
-                && (block + 1) * tile_columns * 8 <= budget
-        };
+        let fits = |block: usize| block * staged_columns <= STAGED_PER_WORK_ITEM * l0;
         let mut block_rows = l0;
-        let mut tiled = false;
-        if tile_columns > 0 {
+        let mut staged = false;
+        if staged_columns > 0 {
             while block_rows > 1 && !fits(block_rows) {
                 block_rows /= 2;
             }
-            tiled = fits(block_rows);
-            if !tiled {
+            staged = fits(block_rows);
+            if !staged {
                 block_rows = l0;
             }
         }
@@ -149,7 +143,7 @@ impl LaunchShape {
             cols,
             local: [l0, 1],
             block_rows,
-            tiled,
+            staged,
             groups: rows.div_ceil(block_rows).clamp(1, wanted),
         }
     }
@@ -182,15 +176,8 @@ fn tuning_knob(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Local memory a row-block kernel's tiles may take per work-group:
-/// `FUSION_ROW_BLOCK_BYTES`, else 24 KiB (several work-groups per compute unit).
-fn row_block_budget() -> usize {
-    static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_BYTES", 24 * 1024))
-}
-
 /// Work-groups per compute unit for row-block kernels:
-/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8.
+/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8 (best of 2, 4, 8, 16 on an H200).
 fn row_block_groups_per_compute_unit() -> usize {
     static VALUE: OnceLock<usize> = OnceLock::new();
     *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_GROUPS_PER_CU", 8))
@@ -232,14 +219,14 @@ pub trait OutputList {
         Ok(())
     }
     /// Outputs that combine the rows of a block (`transpose_vector_multiply`):
-    /// `Some(columns)`, the columns of the matrices they stage in local
-    /// memory (0 when nothing is staged). The kernel then walks row blocks.
+    /// `Some(columns)`, the columns of the matrices they stage (0 when
+    /// nothing is staged). The kernel then walks row blocks.
     fn row_block(&self) -> Option<usize> {
         None
     }
-    /// Before any expression is generated: declares the tiles of a row-block
-    /// kernel (when `launch.tiled`), so that every read of a tiled matrix
-    /// comes from local memory.
+    /// Before any expression is generated: declares the staged matrices of a
+    /// row-block kernel (when `launch.staged`), so that the operations able
+    /// to use them read them from registers.
     fn plan(&self, _g: &mut Generator, _launch: &LaunchShape) {}
     /// Binds what [`OutputList::plan`] declared, in the same order.
     fn bind_plan<'a>(&'a self, _b: &mut Binder<'a>, _launch: &LaunchShape) {}
@@ -968,7 +955,7 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     let mut binder = Binder::new();
     if launch.block_rows > 0 {
         // Staged or not: two different kernels.
-        binder.structure(u32::from(launch.tiled));
+        binder.structure(u32::from(launch.staged));
     }
     list.bind_plan(&mut binder, &launch);
     list.bind_exprs(&mut binder);

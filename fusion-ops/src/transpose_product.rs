@@ -1,12 +1,16 @@
 //! `xᵀ·v` as a kernel output: the rows of `x` weighted by a per-row value
 //! that the same kernel computes, summed.
 //!
-//! This is what lets a GLM read its design matrix once: the kernel walks
-//! blocks of rows, stages each block of `x` in local memory, computes the
-//! linear predictor and the derivative `v` for the block's rows from the
-//! tile, and then adds `x_blockᵀ·v_block` to per-column accumulators from the
-//! same tile. Each work-group writes its sums; a row-wise sum over the groups
-//! finishes the job.
+//! The kernel walks blocks of rows with each block of `x` held in registers
+//! spread over the work-group (see `StagedMatrix`): the row-wise product
+//! `x·β` inside `v` and `x_blockᵀ·v_block` both use the held elements, so
+//! `x` is read once. Each work-group writes its sums; the column-wise
+//! reduction over the groups finishes the job.
+//!
+//! Measured on an H200 (BENCHMARKS.md): a pass with light per-row work is
+//! faster in one kernel than as two; with a GLM's per-row work the two-pass
+//! form (value kernel, then the row-vector leaf) is faster, so the GLMs use
+//! that.
 
 use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
@@ -28,9 +32,10 @@ pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
 /// `xᵀ·v` (`x` is `n x p`, `v` is `n x 1`, the result `p x 1`), computed by
 /// the kernel that computes `v`: assign it with [`output`](crate::output)
 /// beside other outputs over the same `n` rows, or `.eval()` it. When `x` is
-/// a matrix its blocks of rows are staged in local memory, so every use of
-/// `x` at the kernel's rows (`matrix_vector_multiply(&x, &beta)` inside `v`,
-/// say) reads the same tile and `x` leaves global memory once.
+/// a matrix of at most 2048 columns its blocks of rows are staged in
+/// registers, and `matrix_vector_multiply(&x, &beta)` inside `v` reads the
+/// same elements, so `x` leaves global memory once; otherwise `x` is read
+/// where it is used.
 ///
 /// ```
 /// use fusion_ops::prelude::*;
@@ -230,7 +235,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
     }
 
     fn staged_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
-        self.product.0.matrix().filter(|_| launch.tiled)
+        self.product.0.matrix().filter(|_| launch.staged)
     }
 }
 

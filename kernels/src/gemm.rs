@@ -192,10 +192,18 @@ impl GemmConfig {
                     ),
                 )
             }
-            GemmConfig::Direct { rows, cols } => (
-                NdRange::d3([m.div_ceil(rows), n.div_ceil(cols), splits]),
-                format!("-D DIRECT_ROWS={rows} -D DIRECT_COLS={cols}"),
-            ),
+            GemmConfig::Direct { rows, cols } => {
+                // Small work-groups: a CPU runtime runs a work-group on one
+                // core, and its default can be the whole grid of a small
+                // product (2 x 2 measured best on PoCL, BENCHMARKS.md).
+                const GROUP: usize = 2;
+                let grid = |len: usize, block: usize| len.div_ceil(block).div_ceil(GROUP) * GROUP;
+                (
+                    NdRange::d3([grid(m, rows), grid(n, cols), splits])
+                        .with_local(&[GROUP, GROUP, 1]),
+                    format!("-D DIRECT_ROWS={rows} -D DIRECT_COLS={cols}"),
+                )
+            }
         };
         for (on, flag) in [
             (trans_a, " -D TRANS_A"),

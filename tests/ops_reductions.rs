@@ -302,3 +302,36 @@ fn checks_report_function_argument_position_and_value() -> Result<()> {
     assert!(matches!(err, Error::CheckFailed { .. }));
     Ok(())
 }
+
+#[test]
+fn fuse_then_runs_between_the_kernel_and_the_read_backs() -> Result<()> {
+    use fusion::fusion_ops::{SumOp, full_reduction, fuse_then};
+    let x = MatrixCl::from_slice(5000, 1, &vec![2.0f64; 5000])?;
+    let d = MatrixCl::<f64>::zeros(5000, 1)?;
+    let total = full_reduction::<SumOp, _>(&x);
+    let mut sum_of_d = None;
+    fuse_then((output(&d, &x * 3.0), &total), || {
+        // The kernel's outputs are usable here (queued after it).
+        sum_of_d = Some(colwise_sum(&d).eval()?);
+        Ok(())
+    })?;
+    assert_eq!(total.value(), Some(10_000.0));
+    let sum_of_d = sum_of_d.expect("then ran");
+    assert_eq!(sum_of_d.to_vec()?, vec![30_000.0]);
+
+    // A failing check wins over an error from `then`.
+    let bad = MatrixCl::from_slice(3, 1, &[1.0f64, f64::NAN, 3.0])?;
+    let err = fuse_then((check_finite(&bad, "f", "bad"),), || {
+        Err(Error::InvalidArgument {
+            function: "then",
+            argument: "none",
+            reason: "fails".into(),
+        })
+    })
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::CheckFailed { argument, row: 1, .. } if argument == "bad"),
+        "{err}"
+    );
+    Ok(())
+}

@@ -73,6 +73,18 @@ impl<'t, T: ClType, X: Operation, V: Operation> Assignable<&'t MatrixCl<T>>
     }
 }
 
+/// The kernel names both forms of the epilogue use.
+struct Names {
+    /// Local array: the block's values of `v`.
+    block_values: String,
+    /// Local array: running sums.
+    sums: String,
+    /// Parameter: the columns of `x`.
+    cols: String,
+    /// Base name of the work-groups' sums buffer.
+    partial: String,
+}
+
 /// `xᵀ·v` written into a `p x 1` matrix (see [`transpose_vector_multiply()`]).
 #[derive(Debug)]
 pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
@@ -104,17 +116,13 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
     /// adds its elements times their rows' `v` to one running sum per element
     /// it holds, across all blocks; at the end the work items holding the
     /// same columns add up their sums.
-    #[allow(clippy::too_many_arguments)]
-    fn generate_staged(
-        &self,
-        g: &mut Generator,
-        staged: &StagedMatrix,
-        v: &str,
-        block_values: &str,
-        sums: &str,
-        cols: &str,
-        partial: &str,
-    ) {
+    fn generate_staged(&self, g: &mut Generator, staged: &StagedMatrix, names: &Names) {
+        let Names {
+            block_values,
+            sums,
+            cols,
+            partial,
+        } = names;
         let t = T::CL_NAME;
         let (acc, col, step) = (g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
@@ -123,8 +131,6 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
         g.statement(&format!("{acc}[k] = 0;"));
         g.statement("}");
-        g.set_section(Section::Body);
-        g.statement(&format!("{block_values}[lid] = {v};"));
         g.set_section(Section::Epilogue);
         g.statement("if (tile_row < rows_here) {");
         g.statement("#pragma unroll");
@@ -160,16 +166,13 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
 
     /// Any `x`: the block's rows x columns products are shared out as
     /// (column, slice of rows) pairs, `x` computed at each.
-    #[allow(clippy::too_many_arguments)]
-    fn generate_generic(
-        &self,
-        g: &mut Generator,
-        v: &str,
-        block_values: &str,
-        sums: &str,
-        cols: &str,
-        partial: &str,
-    ) {
+    fn generate_generic(&self, g: &mut Generator, names: &Names) {
+        let Names {
+            block_values,
+            sums,
+            cols,
+            partial,
+        } = names;
         let t = T::CL_NAME;
         // Pair q is column q % cols, rows q / cols + k * slices, so that all
         // work items help even when x has few columns.
@@ -192,8 +195,6 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         ));
         g.statement(&format!("{sums}[{pair}] = 0;"));
         g.statement("}");
-        g.set_section(Section::Body);
-        g.statement(&format!("{block_values}[lid] = {v};"));
         g.set_section(Section::Epilogue);
         g.statement(&format!(
             "for (int {pair} = lid; {pair} < {cols} * {slices}; {pair} += lsize) {{"
@@ -348,16 +349,23 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let partial_id = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
         let partial = g.buffer(partial_id, t, false);
         g.mark_written(partial_id);
+        // Every form reads the block's values of v from local memory.
+        g.set_section(Section::Body);
+        g.statement(&format!("{block_values}[lid] = {v};"));
+        let names = Names {
+            block_values,
+            sums,
+            cols,
+            partial,
+        };
         let staged = self
             .product
             .0
             .matrix()
             .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
         match staged {
-            Some(staged) => {
-                self.generate_staged(g, &staged, &v, &block_values, &sums, &cols, &partial)
-            }
-            None => self.generate_generic(g, &v, &block_values, &sums, &cols, &partial),
+            Some(staged) => self.generate_staged(g, &staged, &names),
+            None => self.generate_generic(g, &names),
         }
         g.set_section(Section::Body);
     }

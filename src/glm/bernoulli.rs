@@ -1,10 +1,10 @@
 //! `bernoulli_logit_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{LINEAR_PREDICTOR, LinearGlm, diagnose};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction, fuse_then};
+use fusion_ops::{SumOp, full_reduction};
 
 /// Log mass of `y ∈ {0, 1}` under `y ~ Bernoulli(inv_logit(x·beta + alpha))`:
 /// `Σ log_inv_logit(s·η)` with `s = 2y - 1`, `η = x·beta + alpha`, and
@@ -29,8 +29,7 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
     const F: &str = "bernoulli_logit_glm_lpmf";
     let n = x.rows();
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
-    let mut d_beta = None;
-    let total = {
+    let (total, d_beta) = {
         let (y, alpha) = (&*glm.y, &*glm.alpha);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
         let eta = &eta;
@@ -40,7 +39,8 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
         let d_eta = elt_multiply(&sign, inv_logit(-signed_eta));
         let d_eta = &d_eta;
         let logp = full_reduction::<SumOp, _>(-log1p_exp(-signed_eta));
-        fuse_then(
+        let d_beta = glm.run(
+            F,
             (
                 check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
                 optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
@@ -52,13 +52,8 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
                 ),
                 &logp,
             ),
-            || {
-                d_beta = glm.beta_gradient()?;
-                Ok(())
-            },
-        )
-        .map_err(|e| diagnose(F, x, beta, e))?;
-        logp.value()
+        )?;
+        (logp.value(), d_beta)
     };
     // Every term depends on alpha, beta and x: propto with no gradient drops them all.
     glm.output(total, d_beta, 0.0, None)

@@ -1,12 +1,10 @@
 //! `neg_binomial_2_log_glm_lpmf(y | x, alpha, beta, phi)`.
 
-use super::shared::{
-    LINEAR_PREDICTOR, LinearGlm, Requirement, diagnose, is_vector, keep, parameter, target,
-};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction, fuse_then};
+use fusion_ops::{SumOp, full_reduction};
 
 /// Log mass of counts `y ≥ 0` under the negative binomial with log mean
 /// `η = x·beta + alpha` and precision `φ`:
@@ -42,8 +40,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
     let d_phi = target(if phi_vector { n } else { 1 }, 1, wrt.aux)?;
-    let mut d_beta = None;
-    let total = {
+    let (total, d_beta) = {
         let (y, alpha, phi) = (&*glm.y, &*glm.alpha, &*phi);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
         let eta = &eta;
@@ -67,7 +64,8 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
         let term = predictor_terms + keep(!options.propto || wrt.aux) * phi_terms
             - keep(!options.propto) * lgamma(y + 1);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse_then(
+        let d_beta = glm.run(
+            F,
             (
                 check(y, F, "y", ge(y, 0)).requiring("non-negative"),
                 optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
@@ -89,13 +87,8 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
                 ),
                 &logp,
             ),
-            || {
-                d_beta = glm.beta_gradient()?;
-                Ok(())
-            },
-        )
-        .map_err(|e| diagnose(F, x, beta, e))?;
-        logp.value()
+        )?;
+        (logp.value(), d_beta)
     };
     glm.output(total, d_beta, 0.0, wrt.aux.then_some(d_phi))
 }

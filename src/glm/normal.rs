@@ -1,12 +1,10 @@
 //! `normal_id_glm_lpdf(y | x, alpha, beta, sigma)`.
 
-use super::shared::{
-    LINEAR_PREDICTOR, LinearGlm, Requirement, diagnose, is_vector, keep, parameter, target,
-};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction, fuse_then};
+use fusion_ops::{SumOp, full_reduction};
 
 /// log(sqrt(2π)).
 const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
@@ -41,8 +39,7 @@ pub fn normal_id_glm_lpdf<'a>(
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
-    let mut d_beta = None;
-    let total = {
+    let (total, d_beta) = {
         let (y, alpha, sigma) = (&*glm.y, &*glm.alpha, &*sigma);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
         let eta = &eta;
@@ -57,7 +54,8 @@ pub fn normal_id_glm_lpdf<'a>(
         let keep_log_sigma = !options.propto || wrt.aux;
         let term = -0.5 * square(z) - keep(keep_log_sigma) * log(scale);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse_then(
+        let d_beta = glm.run(
+            F,
             (
                 check_finite(y, F, "y"),
                 optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
@@ -84,13 +82,8 @@ pub fn normal_id_glm_lpdf<'a>(
                 ),
                 &logp,
             ),
-            || {
-                d_beta = glm.beta_gradient()?;
-                Ok(())
-            },
-        )
-        .map_err(|e| diagnose(F, x, beta, e))?;
-        logp.value()
+        )?;
+        (logp.value(), d_beta)
     };
     let constant = -keep(!options.propto) * n as f64 * LOG_SQRT_TWO_PI;
     glm.output(total, d_beta, constant, wrt.aux.then_some(d_sigma))

@@ -1,10 +1,10 @@
 //! `poisson_log_glm_lpmf(y | x, alpha, beta)`.
 
-use super::shared::{LINEAR_PREDICTOR, LinearGlm, diagnose, keep};
+use super::shared::{LINEAR_PREDICTOR, LinearGlm, keep};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use fusion_core::{MatrixCl, Result};
 use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction, fuse_then};
+use fusion_ops::{SumOp, full_reduction};
 
 /// Log mass of counts `y ≥ 0` under `y ~ Poisson(exp(x·beta + alpha))`:
 /// `Σ y·η - exp(η) - lgamma(y + 1)` (the last term dropped by `propto`), and
@@ -30,8 +30,7 @@ pub fn poisson_log_glm_lpmf<'a>(
     const F: &str = "poisson_log_glm_lpmf";
     let n = x.rows();
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
-    let mut d_beta = None;
-    let total = {
+    let (total, d_beta) = {
         let (y, alpha) = (&*glm.y, &*glm.alpha);
         let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
         let eta = &eta;
@@ -41,7 +40,8 @@ pub fn poisson_log_glm_lpmf<'a>(
         let d_eta = &d_eta;
         let term = elt_multiply(y, eta) - rate - keep(!options.propto) * lgamma(y + 1);
         let logp = full_reduction::<SumOp, _>(term);
-        fuse_then(
+        let d_beta = glm.run(
+            F,
             (
                 check(y, F, "y", ge(y, 0)).requiring("non-negative"),
                 optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
@@ -53,13 +53,8 @@ pub fn poisson_log_glm_lpmf<'a>(
                 ),
                 &logp,
             ),
-            || {
-                d_beta = glm.beta_gradient()?;
-                Ok(())
-            },
-        )
-        .map_err(|e| diagnose(F, x, beta, e))?;
-        logp.value()
+        )?;
+        (logp.value(), d_beta)
     };
     glm.output(total, d_beta, 0.0, None)
 }

@@ -6,6 +6,7 @@ use fusion_core::expr::MatrixRef;
 use fusion_core::{ClType, Error, MatrixCl, Result};
 use fusion_kernels::{self as k, Op};
 use fusion_ops::prelude::*;
+use fusion_ops::{OutputList, fuse_then};
 
 /// Name of the derived quantity checked inside each GLM kernel.
 pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
@@ -300,9 +301,21 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         self.options.wrt.alpha && !self.alpha_is_vector
     }
 
-    /// `xᵀ·d_eta` when asked for (see [`Finish::beta_gradient`]).
-    pub fn beta_gradient(&self) -> Result<Option<MatrixCl<f64>>> {
-        self.finish.beta_gradient(&self.d_eta)
+    /// Runs the GLM's kernel (`outputs`) with `xᵀ·d_eta` queued before
+    /// anything is read back, and returns that beta gradient (when asked
+    /// for); a non-finite linear predictor is traced back to its argument.
+    pub fn run<L: OutputList>(
+        &self,
+        function: &'static str,
+        outputs: L,
+    ) -> Result<Option<MatrixCl<f64>>> {
+        let mut d_beta = None;
+        fuse_then(outputs, || {
+            d_beta = self.finish.beta_gradient(&self.d_eta)?;
+            Ok(())
+        })
+        .map_err(|e| diagnose(function, self.finish.x, self.finish.beta, e))?;
+        Ok(d_beta)
     }
 
     /// The value (the kernel's sum `total`, with `constant` added on the

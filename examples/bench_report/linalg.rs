@@ -51,6 +51,9 @@ pub fn gemm(ctx: &mut Ctx, n: usize) -> Result<()> {
     let flops = 2.0 * (n as f64).powi(3);
     let t = measure(ctx.reps, || k::multiply(&a, &b).map(drop))?;
     ctx.push("dgemm", "fusion (OpenCL)", n, 0.0, flops, t);
+    if !ctx.baselines {
+        return Ok(());
+    }
     let (fa, fb) = (to_faer(n, &data), to_faer(n, &data));
     let mut fc = Mat::<f64>::zeros(n, n);
     let t = cpu_time(ctx.reps, || {
@@ -68,7 +71,7 @@ pub fn gemm(ctx: &mut Ctx, n: usize) -> Result<()> {
 }
 
 /// GEMM tilings tried at one size (`--gemm-sweep`), to pick device defaults.
-pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
+pub fn gemm_sweep(ctx: &mut Ctx, n: usize, gpu: bool) -> Result<()> {
     let data = toeplitz(n);
     let a = MatrixCl::from_slice(n, n, &data)?;
     let flops = 2.0 * (n as f64).powi(3);
@@ -81,6 +84,8 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
         (128, 8, 8),
         (128, 8, 16),
         (128, 8, 6),
+        (128, 8, 12),
+        (96, 6, 16),
         (128, 4, 8),
         (64, 4, 16),
         (64, 8, 16),
@@ -96,7 +101,9 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     );
     let direct = [(8, 4), (8, 8), (16, 4), (16, 8), (8, 16)]
         .map(|(rows, cols)| GemmConfig::Direct { rows, cols });
-    for config in tiled.into_iter().chain(direct) {
+    // The direct kernel is for CPUs (no local memory); on a GPU it only costs time.
+    let direct = if gpu { &[][..] } else { &direct[..] };
+    for config in tiled.into_iter().chain(direct.iter().copied()) {
         let label = match config {
             GemmConfig::Tiled {
                 thread_block_size,
@@ -131,6 +138,9 @@ pub fn cholesky(ctx: &mut Ctx, n: usize) -> Result<()> {
     let flops = (n as f64).powi(3) / 3.0;
     let t = measure(ctx.reps, || k::cholesky_decompose(&a).map(drop))?;
     ctx.push("cholesky", "fusion (OpenCL)", n, 0.0, flops, t);
+    if !ctx.baselines {
+        return Ok(());
+    }
     let fa = to_faer(n, &data);
     let t = cpu_time(ctx.reps, || {
         let _ = fa.llt(Side::Lower);
@@ -153,6 +163,9 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
     let flops = (n as f64).powi(3) / 3.0;
     let t = measure(ctx.reps, || k::tri_inverse(&dl).map(drop))?;
     ctx.push("triangular inverse", "fusion (OpenCL)", n, 0.0, flops, t);
+    if !ctx.baselines {
+        return Ok(());
+    }
     let mut inv = Mat::<f64>::zeros(n, n);
     let t = cpu_time(ctx.reps, || {
         invert_lower_triangular(inv.as_mut(), l.as_ref(), Par::rayon(0))

@@ -21,6 +21,7 @@ enum Suite {
     All,
     Fusion,
     Linalg,
+    Gemm,
     Glm,
 }
 
@@ -55,8 +56,9 @@ fn parse() -> Result<Args, String> {
                     Some("all") => Suite::All,
                     Some("fusion") => Suite::Fusion,
                     Some("linalg") => Suite::Linalg,
+                    Some("gemm") => Suite::Gemm,
                     Some("glm") => Suite::Glm,
-                    _ => return Err("--suite needs all, fusion, linalg or glm".into()),
+                    _ => return Err("--suite needs all, fusion, linalg, gemm or glm".into()),
                 }
             }
             "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
@@ -75,7 +77,7 @@ fn parse() -> Result<Args, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench_report [--quick] [--suite all|fusion|linalg|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R]".into(),
+                    "usage: bench_report [--quick] [--suite all|fusion|linalg|gemm|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R]".into(),
                 );
             }
             other => return Err(format!("unknown argument {other}")),
@@ -187,7 +189,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             glm::bernoulli(&mut ctx, n, p)?;
         }
     }
-    if matches!(args.suite, Suite::All | Suite::Linalg) {
+    if matches!(args.suite, Suite::All | Suite::Linalg | Suite::Gemm) {
+        let linalg = args.suite != Suite::Gemm;
         let fits = |n: usize| (n * n * 8 * 4) as u64 <= info.global_mem_bytes / 2;
         let (gemm_sizes, chol_sizes, inv_sizes): (&[usize], &[usize], &[usize]) = if args.quick {
             (&[128, 256], &[256], &[256])
@@ -206,10 +209,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         if args.gemm_sweep {
             ctx.progress.set_message("dgemm tilings");
-            linalg::gemm_sweep(&mut ctx, if gpu { 4096 } else { 512 })?;
+            linalg::gemm_sweep(&mut ctx, if gpu { 8192 } else { 512 }, gpu)?;
+        }
+        if args.gemm_sweep && linalg {
             ctx.progress.set_message("cholesky tunings");
             linalg::cholesky_sweep(&mut ctx, if gpu { 8192 } else { 1000 })?;
         }
+        let (chol_sizes, inv_sizes) = if linalg {
+            (chol_sizes, inv_sizes)
+        } else {
+            (&[][..], &[][..])
+        };
         for &n in chol_sizes.iter().filter(|n| fits(**n)) {
             ctx.progress.set_message(format!("cholesky n = {n}"));
             linalg::cholesky(&mut ctx, n)?;

@@ -111,6 +111,10 @@ impl CompiledKernel {
 /// A build failure returns [`Error::Build`] carrying the compiler log. When
 /// `FUSION_DUMP_KERNELS=<dir>` is set, the source is written to
 /// `<dir>/<dump_name>.cl` first (so a failing kernel can be inspected too).
+/// `FUSION_CL_OPTIONS` is appended to every build's options (for instance
+/// `-cl-nv-verbose`, which makes NVIDIA's compiler report registers and
+/// spills), and `FUSION_BUILD_LOG=<dir>` appends each successful build's
+/// options and compiler log to `<dir>/<dump_name>.log`.
 ///
 /// ```
 /// let k = fusion_core::compile_kernel("twice", "__kernel void twice(__global int* x) { x[get_global_id(0)] *= 2; }", "", "twice")?;
@@ -126,6 +130,11 @@ pub fn compile_kernel(
     dump_name: &str,
 ) -> Result<CompiledKernel> {
     let rt = Runtime::get()?;
+    let options = match std::env::var("FUSION_CL_OPTIONS") {
+        Ok(extra) if !extra.trim().is_empty() => format!("{options} {extra}"),
+        _ => options.to_string(),
+    };
+    let options = options.as_str();
     if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.cl"));
         // Dumping is a debugging aid; failing to write must not fail the build.
@@ -144,6 +153,19 @@ pub fn compile_kernel(
             kernel: name.to_string(),
             options: options.to_string(),
             log,
+        });
+    }
+    if let Some(dir) = std::env::var_os("FUSION_BUILD_LOG") {
+        let path = std::path::Path::new(&dir).join(format!("{dump_name}.log"));
+        let log = program.get_build_log(device_id).unwrap_or_default();
+        // A diagnostic aid like the dump above: a failed write is not a failed build.
+        let _ = std::fs::create_dir_all(&dir).and_then(|_| {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?;
+            writeln!(file, "options: {options}\n{log}")
         });
     }
     let kernel = Kernel::create(&program, name).map_err(|e| Error::Build {

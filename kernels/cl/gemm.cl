@@ -16,6 +16,12 @@
 // s * ldc * N (the host sums them with add_batch).
 //
 // LOWER_ONLY computes only tiles touching the lower triangle (A * A^T).
+//
+// With an even WORK_PER_THREAD a work item owns pairs of adjacent rows and
+// columns, so each step reads its operands from local memory as vectors of
+// two (half the local-memory instructions). Work-groups whose tile lies
+// inside both operands (views Entire) fetch full k slices without the
+// per-element bounds and view tests.
 
 #ifndef THREAD_BLOCK_SIZE
 #define THREAD_BLOCK_SIZE 32
@@ -30,6 +36,21 @@
 #define TS THREAD_BLOCK_SIZE
 #define WPT WORK_PER_THREAD
 #define RTS (THREAD_BLOCK_SIZE / WORK_PER_THREAD)
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define T2 CAT(T, 2)
+
+// The r-th row (or column) of a work item's register block, t its local id.
+#if WORK_PER_THREAD % 2 == 0
+#define PAIRED
+#define LANE(t, r) (2 * (t) + ((r) & 1) + ((r) >> 1) * 2 * RTS)
+// Padding keeps each local row 16-byte aligned for the vector reads.
+#define PAD 2
+#else
+#define LANE(t, r) ((t) + (r) * RTS)
+#define PAD 1
+#endif
 
 #define IN_VIEW(i, j, view) ((i) == (j) || ((i) > (j) && ((view) & 1)) || ((i) < (j) && ((view) & 2)))
 
@@ -47,6 +68,9 @@
 // Which tile element the l-th staged load is: consecutive work items read
 // consecutive addresses of the stored (possibly transposed) operand.
 #define LOADS ((TS * TILE_K + RTS * RTS - 1) / (RTS * RTS))
+// Every work item's last staged load is inside the tile.
+#define EXACT_LOADS (LOADS * RTS * RTS == TS * TILE_K)
+#define STAGED(l) (EXACT_LOADS || (l) < TS * TILE_K)
 #ifdef TRANS_A
 #define A_KK(l) ((l) % TILE_K)
 #define A_II(l) ((l) / TILE_K)
@@ -69,17 +93,34 @@
     const int l = thread + n * RTS * RTS; \
     const int i = row0 + A_II(l); \
     const int ka = (k0) + A_KK(l); \
-    a_next[n] = (l < TS * TILE_K && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
+    a_next[n] = (STAGED(l) && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
     const int j = col0 + B_JJ(l); \
     const int kb = (k0) + B_KK(l); \
-    b_next[n] = (l < TS * TILE_K && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
+    b_next[n] = (STAGED(l) && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
+  }
+
+// The same for a k slice that lies inside both operands entirely.
+#define FETCH_INTERIOR_TILES(k0) \
+  for (int n = 0; n < LOADS; n++) { \
+    const int l = thread + n * RTS * RTS; \
+    if (STAGED(l)) { \
+      a_next[n] = A_AT(row0 + A_II(l), (k0) + A_KK(l)); \
+      b_next[n] = B_AT((k0) + B_KK(l), col0 + B_JJ(l)); \
+    } \
+  }
+
+#define FETCH(k0) \
+  if (interior && (k0) + TILE_K <= k_end) { \
+    FETCH_INTERIOR_TILES(k0); \
+  } else { \
+    FETCH_TILES(k0); \
   }
 
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
   // One element of padding per row: the staging writes of a tile walk down
   // k (stride TS), which would otherwise hit the same local-memory bank.
-  __local T a_tile[TILE_K][TS + 1];
-  __local T b_tile[TILE_K][TS + 1];
+  __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+  __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;
@@ -111,6 +152,7 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
   const int tiles_per_split = (tiles + get_global_size(2) - 1) / get_global_size(2);
   const int tile_begin = split * tiles_per_split;
   const int tile_end = min(tiles, tile_begin + tiles_per_split);
+  const bool interior = view_a == 3 && view_b == 3 && row0 + TS <= M && col0 + TS <= N;
 
   T acc[WPT][WPT];
 #pragma unroll
@@ -127,33 +169,42 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
   T a_next[LOADS];
   T b_next[LOADS];
   if (tile_begin < tile_end) {
-    FETCH_TILES(k_begin + tile_begin * TILE_K);
+    FETCH(k_begin + tile_begin * TILE_K);
   }
   for (int tile = tile_begin; tile < tile_end; tile++) {
 #pragma unroll
     for (int n = 0; n < LOADS; n++) {
       const int l = thread + n * RTS * RTS;
-      if (l < TS * TILE_K) {
+      if (STAGED(l)) {
         a_tile[A_KK(l)][A_II(l)] = a_next[n];
         b_tile[B_KK(l)][B_JJ(l)] = b_next[n];
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (tile + 1 < tile_end) {
-      FETCH_TILES(k_begin + (tile + 1) * TILE_K);
+      FETCH(k_begin + (tile + 1) * TILE_K);
     }
 #pragma unroll
     for (int kk = 0; kk < TILE_K; kk++) {
       T a_reg[WPT];
       T b_reg[WPT];
+#ifdef PAIRED
+#pragma unroll
+      for (int r = 0; r < WPT; r += 2) {
+        const T2 a_pair = *(__local const T2*)&a_tile[kk][LANE(tx, r)];
+        a_reg[r] = a_pair.x;
+        a_reg[r + 1] = a_pair.y;
+        const T2 b_pair = *(__local const T2*)&b_tile[kk][LANE(ty, r)];
+        b_reg[r] = b_pair.x;
+        b_reg[r + 1] = b_pair.y;
+      }
+#else
 #pragma unroll
       for (int r = 0; r < WPT; r++) {
-        a_reg[r] = a_tile[kk][tx + r * RTS];
+        a_reg[r] = a_tile[kk][LANE(tx, r)];
+        b_reg[r] = b_tile[kk][LANE(ty, r)];
       }
-#pragma unroll
-      for (int s = 0; s < WPT; s++) {
-        b_reg[s] = b_tile[kk][ty + s * RTS];
-      }
+#endif
 #pragma unroll
       for (int r = 0; r < WPT; r++) {
 #pragma unroll
@@ -168,10 +219,10 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
   __global T* out = c + offset_c + split * ldc * N;
 #pragma unroll
   for (int r = 0; r < WPT; r++) {
-    const int i = row0 + tx + r * RTS;
+    const int i = row0 + LANE(tx, r);
 #pragma unroll
     for (int s = 0; s < WPT; s++) {
-      const int j = col0 + ty + s * RTS;
+      const int j = col0 + LANE(ty, s);
 #ifdef LOWER_ONLY
       const bool wanted = j <= i;
 #else

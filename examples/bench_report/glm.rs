@@ -47,6 +47,10 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         Ok(())
     })?;
     ctx.push(&w, "fused (fusion::glm)", n, bytes, flops, t);
+    ctx.profile(
+        format!("bernoulli_logit_glm value+grad n = {n}, p = {p}"),
+        || bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options).map(drop),
+    )?;
 
     // Where the time goes: the value alone (one pass over x) and each pass by itself.
     let value_only = GlmOptions::default();

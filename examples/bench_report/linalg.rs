@@ -138,6 +138,9 @@ pub fn cholesky(ctx: &mut Ctx, n: usize) -> Result<()> {
     let flops = (n as f64).powi(3) / 3.0;
     let t = measure(ctx.reps, || k::cholesky_decompose(&a).map(drop))?;
     ctx.push("cholesky", "fusion (OpenCL)", n, 0.0, flops, t);
+    ctx.profile(format!("cholesky n = {n}"), || {
+        k::cholesky_decompose(&a).map(drop)
+    })?;
     if !ctx.baselines {
         return Ok(());
     }
@@ -163,6 +166,9 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
     let flops = (n as f64).powi(3) / 3.0;
     let t = measure(ctx.reps, || k::tri_inverse(&dl).map(drop))?;
     ctx.push("triangular inverse", "fusion (OpenCL)", n, 0.0, flops, t);
+    ctx.profile(format!("triangular inverse n = {n}"), || {
+        k::tri_inverse(&dl).map(drop)
+    })?;
     if !ctx.baselines {
         return Ok(());
     }

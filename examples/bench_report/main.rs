@@ -145,6 +145,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         baselines: args.baselines,
         records: Vec::new(),
         progress,
+        profiles: Vec::new(),
     };
     eprintln!(
         "device: {} ({}), driver {}",
@@ -255,6 +256,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         output::markdown(&ctx.records, &dev, &command, &date),
     )?;
     output::plots(&ctx.records, &args.out)?;
+    if !ctx.profiles.is_empty() {
+        let text: String = ctx
+            .profiles
+            .iter()
+            .map(|(title, table)| format!("## {title}\n\n{table}\n"))
+            .collect();
+        std::fs::write(
+            args.out.join("profiles.md"),
+            format!("# Kernel timelines (FUSION_PROFILING=1)\n\n{text}"),
+        )?;
+    }
     // CI relies on this: the report must parse back and hold records.
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(args.out.join("report.json"))?)?;

@@ -11,6 +11,8 @@ pub struct Ctx {
     pub baselines: bool,
     pub records: Vec<Record>,
     pub progress: indicatif::ProgressBar,
+    /// Kernel timelines (`FUSION_PROFILING=1`): title and table.
+    pub profiles: Vec<(String, String)>,
 }
 
 impl Ctx {
@@ -35,6 +37,21 @@ impl Ctx {
             flops,
         });
         self.progress.inc(1);
+    }
+
+    /// On a profiling queue, runs `f` once more and keeps its kernel timeline.
+    pub fn profile(&mut self, title: String, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        let rt = Runtime::get()?;
+        if !rt.profiling() {
+            return Ok(());
+        }
+        rt.finish()?;
+        fusion::fusion_core::take_profile()?;
+        f()?;
+        rt.finish()?;
+        let profile = fusion::fusion_core::take_profile()?;
+        self.profiles.push((title, profile.to_string()));
+        Ok(())
     }
 
     fn first(&mut self, workload: &str, n: usize, seconds: f64) {

@@ -43,13 +43,21 @@ impl ClEvent {
 
     /// Device execution time in nanoseconds (needs a profiling queue).
     pub fn elapsed_ns(&self) -> Result<u64> {
-        let Some(e) = &self.0 else { return Ok(0) };
+        Ok(self
+            .profiling_interval()?
+            .map_or(0, |(start, end)| end.saturating_sub(start)))
+    }
+
+    /// Start and end timestamps (ns) of the command on a profiling queue,
+    /// after waiting for it; `None` for an empty event.
+    pub fn profiling_interval(&self) -> Result<Option<(u64, u64)>> {
+        let Some(e) = &self.0 else { return Ok(None) };
         e.wait().call("clWaitForEvents")?;
         let start = e
             .profiling_command_start()
             .call("clGetEventProfilingInfo")?;
         let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
-        Ok(end.saturating_sub(start))
+        Ok(Some((start, end)))
     }
 }
 

@@ -191,6 +191,9 @@ pub fn enqueue(
     };
     count_launch();
     let event = ClEvent::new(event);
+    if rt.profiling() {
+        crate::profile::record(kernel.name(), &event);
+    }
     if !track {
         return Ok(Some(event));
     }

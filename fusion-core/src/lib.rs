@@ -51,6 +51,7 @@ mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]
 mod nalgebra_conv;
+mod profile;
 mod runtime;
 mod typed_kernel;
 mod view;
@@ -62,6 +63,7 @@ pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
+pub use profile::{KernelTime, Profile, take_profile};
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };

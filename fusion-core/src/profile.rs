@@ -1,0 +1,120 @@
+//! Kernel timeline of a profiling queue (`FUSION_PROFILING=1`): which kernels
+//! ran, how long each took on the device, and how long the device sat idle
+//! between them (launch latency, host work, transfers).
+//!
+//! While profiling is on, every launch's event is kept until
+//! [`take_profile`] collects them, so a long-running program should take
+//! the profile of each region it wants to look at.
+
+use crate::error::Result;
+use crate::events::ClEvent;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Mutex;
+
+static LAUNCHES: Mutex<Vec<(String, ClEvent)>> = Mutex::new(Vec::new());
+
+/// Keeps a launch's event for the profile (called by `enqueue` on a profiling queue).
+pub(crate) fn record(kernel: &str, event: &ClEvent) {
+    let mut launches = LAUNCHES.lock().unwrap_or_else(|p| p.into_inner());
+    launches.push((kernel.to_string(), event.clone()));
+}
+
+/// Device time of one kernel name in a [`Profile`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KernelTime {
+    /// How many times it ran.
+    pub launches: usize,
+    /// Summed device execution time, in nanoseconds.
+    pub total_ns: u64,
+}
+
+/// What ran on the device since the last [`take_profile`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Profile {
+    /// Per kernel name, sorted by name.
+    pub kernels: BTreeMap<String, KernelTime>,
+    /// From the first kernel's start to the last kernel's end, in nanoseconds.
+    pub span_ns: u64,
+    /// Time at least one kernel was running within the span, in nanoseconds.
+    pub busy_ns: u64,
+}
+
+impl Profile {
+    /// Launches of all kernels.
+    pub fn launches(&self) -> usize {
+        self.kernels.values().map(|k| k.launches).sum()
+    }
+
+    /// Time within the span when no kernel ran (launch gaps, transfers, host work).
+    pub fn idle_ns(&self) -> u64 {
+        self.span_ns.saturating_sub(self.busy_ns)
+    }
+}
+
+/// Waits for the recorded launches and summarises them, clearing the record.
+/// Empty when the queue is not a profiling queue.
+///
+/// ```
+/// let profile = fusion_core::take_profile()?;
+/// assert!(profile.busy_ns <= profile.span_ns);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn take_profile() -> Result<Profile> {
+    let launches = std::mem::take(&mut *LAUNCHES.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut profile = Profile::default();
+    let mut intervals = Vec::with_capacity(launches.len());
+    for (name, event) in &launches {
+        let Some((start, end)) = event.profiling_interval()? else {
+            continue;
+        };
+        let entry = profile.kernels.entry(name.clone()).or_default();
+        entry.launches += 1;
+        entry.total_ns += end.saturating_sub(start);
+        intervals.push((start, end));
+    }
+    intervals.sort_unstable();
+    if let (Some(first), Some(last)) = (
+        intervals.first(),
+        intervals.iter().map(|(_, end)| *end).max(),
+    ) {
+        profile.span_ns = last.saturating_sub(first.0);
+    }
+    // Union of the intervals: overlapping kernels (out-of-order queue) count once.
+    let mut covered_to = 0u64;
+    for (start, end) in intervals {
+        let from = start.max(covered_to);
+        if end > from {
+            profile.busy_ns += end - from;
+        }
+        covered_to = covered_to.max(end);
+    }
+    Ok(profile)
+}
+
+impl fmt::Display for Profile {
+    /// A table of kernels by total device time, then the span and idle time.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rows: Vec<_> = self.kernels.iter().collect();
+        rows.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns));
+        writeln!(f, "| kernel | launches | total | mean |")?;
+        writeln!(f, "|---|---|---|---|")?;
+        for (name, time) in rows {
+            writeln!(
+                f,
+                "| {name} | {} | {:.3} ms | {:.1} µs |",
+                time.launches,
+                time.total_ns as f64 * 1e-6,
+                time.total_ns as f64 * 1e-3 / time.launches.max(1) as f64
+            )?;
+        }
+        writeln!(
+            f,
+            "\n{} launches; span {:.3} ms, kernels running {:.3} ms, device idle {:.3} ms",
+            self.launches(),
+            self.span_ns as f64 * 1e-6,
+            self.busy_ns as f64 * 1e-6,
+            self.idle_ns() as f64 * 1e-6
+        )
+    }
+}

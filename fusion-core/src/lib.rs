@@ -42,6 +42,7 @@ pub mod __macros {
     pub use fusion_macros::kernel_impl;
 }
 
+mod buffer_pool;
 mod cl_type;
 mod compile;
 mod error;
@@ -51,11 +52,13 @@ mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]
 mod nalgebra_conv;
+mod pending_read;
 mod profile;
 mod runtime;
 mod typed_kernel;
 mod view;
 
+pub use buffer_pool::{cached_buffer_bytes, release_cached_buffers};
 pub use cl_type::{ClFloat, ClType, Promote};
 pub use compile::{CompiledKernel, KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use error::{Error, Result};
@@ -63,6 +66,7 @@ pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
+pub use pending_read::PendingRead;
 pub use profile::{KernelTime, Profile, take_profile};
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,

@@ -1,12 +1,14 @@
 //! `MatrixCl<T>`: a column-major matrix in device memory with a triangular view
 //! and its own read/write event lists (paper §2.2–2.3).
 
+use crate::buffer_pool;
 use crate::cl_type::ClType;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{ClEvent, EventLists, raw_handles};
+use crate::pending_read::PendingRead;
 use crate::runtime::Runtime;
 use crate::view::View;
-use opencl3::memory::{Buffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE, ClMem};
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::{CL_BLOCKING, cl_mem};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
@@ -85,11 +87,34 @@ impl<T: ClType> MatrixCl<T> {
         if len == 0 {
             return Ok(Self::with_buffer(rows, cols, None));
         }
-        // SAFETY: no host pointer is passed; the size is non-zero and bounded.
-        let buffer = unsafe {
-            Buffer::<T>::create(rt.context(), CL_MEM_READ_WRITE, len, std::ptr::null_mut())
+        let class = buffer_pool::size_class(len * std::mem::size_of::<T>());
+        if let Some((mem, events)) = buffer_pool::take(class) {
+            // The pool passes its one reference to `mem`, a live buffer of
+            // `class` bytes; the new `Buffer` releases it on drop.
+            let buffer = Buffer::<T>::new(mem);
+            let mut m = Self::with_buffer(rows, cols, Some(buffer));
+            m.events = events;
+            return Ok(m);
         }
-        .call("clCreateBuffer")?;
+        let create = || {
+            // SAFETY: no host pointer is passed; the size is non-zero and bounded.
+            unsafe {
+                Buffer::<T>::create(
+                    rt.context(),
+                    CL_MEM_READ_WRITE,
+                    class / std::mem::size_of::<T>(),
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        // Out of memory: give the pool's buffers back and try once more.
+        let buffer = match create() {
+            Ok(buffer) => buffer,
+            Err(_) if buffer_pool::release_cached_buffers() > 0 => {
+                create().call("clCreateBuffer")?
+            }
+            Err(e) => return Err(e).call("clCreateBuffer"),
+        };
         Ok(Self::with_buffer(rows, cols, Some(buffer)))
     }
 
@@ -110,23 +135,14 @@ impl<T: ClType> MatrixCl<T> {
                 actual: data.len(),
             });
         }
-        let rt = Runtime::get()?;
-        rt.require::<T>("MatrixCl::from_slice")?;
-        if len == 0 {
-            return Ok(Self::with_buffer(rows, cols, None));
+        let m = Self::uninitialized(rows, cols)?;
+        match data {
+            // One element (a scalar parameter, a flag): a fill is queued
+            // without waiting for the device, where a write would wait.
+            [value] => m.fill(*value)?,
+            _ => m.write(data)?,
         }
-        // SAFETY: CL_MEM_COPY_HOST_PTR copies `len` elements from `data`
-        // before returning, so no host pointer outlives this call.
-        let buffer = unsafe {
-            Buffer::<T>::create(
-                rt.context(),
-                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                len,
-                data.as_ptr() as *mut std::ffi::c_void,
-            )
-        }
-        .call("clCreateBuffer")?;
-        Ok(Self::with_buffer(rows, cols, Some(buffer)))
+        Ok(m)
     }
 
     /// A matrix with every element equal to `value`.
@@ -242,6 +258,42 @@ impl<T: ClType> MatrixCl<T> {
         .call("clEnqueueReadBuffer")?;
         self.events.add_read(ClEvent::new(event));
         Ok(())
+    }
+
+    /// Queues a copy of the matrix to the host and returns at once; the
+    /// [`PendingRead`] waits for it. Reading several small matrices this way
+    /// costs one round trip to the device instead of one each.
+    ///
+    /// ```
+    /// let m = fusion_core::MatrixCl::from_slice(1, 2, &[5, 6])?;
+    /// assert_eq!(m.read_later()?.wait()?, vec![5, 6]);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn read_later(&self) -> Result<PendingRead<T>> {
+        let mut data = vec![T::default(); self.len()];
+        let Some(buffer) = &self.buffer else {
+            return Ok(PendingRead::new(data, None));
+        };
+        let rt = Runtime::get()?;
+        let mut wait = Vec::new();
+        self.events.wait_list_for_read(&mut wait);
+        // SAFETY: a non-blocking read into `data`'s heap block, whose length
+        // matches the buffer; the `PendingRead` owns `data` and waits for the
+        // event before handing it out or freeing it (a leaked `PendingRead`
+        // leaks `data` too, so the block is never freed early).
+        let event = unsafe {
+            rt.queue().enqueue_read_buffer(
+                buffer,
+                opencl3::types::CL_NON_BLOCKING,
+                0,
+                &mut data,
+                &raw_handles(&wait),
+            )
+        }
+        .call("clEnqueueReadBuffer")?;
+        let event = ClEvent::new(event);
+        self.events.add_read(event.clone());
+        Ok(PendingRead::new(data, Some(event)))
     }
 
     /// The same buffer seen as `rows x cols` (column-major order kept; the
@@ -378,6 +430,13 @@ impl<T: ClType> Drop for MatrixCl<T> {
         // wait is only for PoCL, which must not be busy when the process exits.
         if Runtime::current().is_some_and(Runtime::settles_on_drop) {
             let _ = self.events.wait_for_all();
+        }
+        if let Some(buffer) = self.buffer.take() {
+            let class = buffer_pool::size_class(self.len() * std::mem::size_of::<T>());
+            let mem = buffer.get();
+            // The pool takes over the buffer's reference (and its pending events).
+            std::mem::forget(buffer);
+            buffer_pool::give(mem, class, std::mem::take(&mut self.events));
         }
     }
 }

@@ -96,7 +96,7 @@ impl fmt::Display for Profile {
     /// A table of kernels by total device time, then the span and idle time.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut rows: Vec<_> = self.kernels.iter().collect();
-        rows.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns));
+        rows.sort_by_key(|(_, time)| std::cmp::Reverse(time.total_ns));
         writeln!(f, "| kernel | launches | total | mean |")?;
         writeln!(f, "|---|---|---|---|")?;
         for (name, time) in rows {

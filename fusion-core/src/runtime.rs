@@ -44,11 +44,15 @@ pub struct RuntimeConfig {
     pub profiling: bool,
     /// Pretend the device has no fp64 support (to test that path on any device).
     pub force_no_fp64: bool,
+    /// Release every dropped matrix's buffer to the driver instead of
+    /// keeping it for reuse (see [`cached_buffer_bytes`](crate::cached_buffer_bytes)).
+    pub no_buffer_cache: bool,
 }
 
 impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
-    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order`, `FUSION_PROFILING=1`, `FUSION_NO_FP64=1`.
+    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order`, `FUSION_PROFILING=1`, `FUSION_NO_FP64=1`,
+    /// `FUSION_BUFFER_CACHE=0`.
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let flag = |name: &str| var(name).is_some_and(|v| v != "0");
@@ -61,6 +65,7 @@ impl RuntimeConfig {
             },
             profiling: flag("FUSION_PROFILING"),
             force_no_fp64: flag("FUSION_NO_FP64"),
+            no_buffer_cache: var("FUSION_BUFFER_CACHE").is_some_and(|v| v == "0"),
         }
     }
 }
@@ -294,6 +299,11 @@ impl Runtime {
             CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
         }
         .call("clCreateCommandQueueWithProperties")?;
+        crate::buffer_pool::set_limit(if cfg.no_buffer_cache {
+            0
+        } else {
+            usize::try_from(found.info.global_mem_bytes / 4).unwrap_or(usize::MAX)
+        });
         Ok(Runtime {
             context,
             queue,

@@ -17,8 +17,8 @@ use crate::templates::convert;
 use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
-    Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
-    View, compile_kernel, enqueue,
+    Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, PendingRead,
+    Result, Runtime, View, compile_kernel, enqueue,
 };
 use once_cell::sync::Lazy;
 use std::any::{Any, TypeId};
@@ -212,9 +212,14 @@ pub trait OutputList {
     /// After the kernel: views, reductions' second step — work that is
     /// queued, not waited for.
     fn finish(&self, launch: &LaunchShape) -> Result<()>;
-    /// After every output's `finish`: the checks' verdicts, which read a flag
-    /// back (a blocking transfer), so they come last and wait only once the
-    /// rest of the kernel's follow-up work is queued.
+    /// After every output's `finish` (and the caller's follow-up work):
+    /// queues the read-backs that `verify` needs without waiting, so that all
+    /// of a kernel's flags and partial sums share one round trip.
+    fn start_reads(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+    /// Last: the checks' verdicts and the full reductions' values, from the
+    /// read-backs `start_reads` queued (or a blocking read if it did not run).
     fn verify(&self, _launch: &LaunchShape) -> Result<()> {
         Ok(())
     }
@@ -720,6 +725,13 @@ impl<O: OutputList> OutputList for Optional<O> {
             Ok(())
         }
     }
+    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+        if self.enabled {
+            self.inner.start_reads(launch)
+        } else {
+            Ok(())
+        }
+    }
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
         if self.enabled {
             self.inner.verify(launch)
@@ -797,6 +809,9 @@ impl<O: OutputList> OutputList for &O {
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
         (**self).finish(launch)
     }
+    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+        (**self).start_reads(launch)
+    }
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
         (**self).verify(launch)
     }
@@ -856,6 +871,10 @@ macro_rules! output_tuple {
                 let mut first = Ok(());
                 $(if let Err(e) = self.$index.finish(launch) { if first.is_ok() { first = Err(e); } })+
                 first
+            }
+            fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+                $(self.$index.start_reads(launch)?;)+
+                Ok(())
             }
             fn verify(&self, launch: &LaunchShape) -> Result<()> {
                 // In order: the first failing check is the one reported.
@@ -989,7 +1008,10 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
             if rows > 0 && cols > 0 {
                 enqueue(&kernel.compiled, &args, launch.range())?;
             }
-            let finished = list.finish(&launch).and_then(|()| then());
+            let finished = list
+                .finish(&launch)
+                .and_then(|()| then())
+                .and_then(|()| list.start_reads(&launch));
             list.verify(&launch)?;
             finished?;
             Ok(Launched::Done)
@@ -1171,6 +1193,8 @@ pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
 pub struct FullReduction<R, E: Operation> {
     inner: ColwiseAssignmentOwned<R, E>,
     value: Mutex<Option<f64>>,
+    /// The partial sums on their way to the host (`start_reads`).
+    pending: Mutex<Option<PendingRead<E::Scalar>>>,
 }
 
 #[derive(Debug)]
@@ -1244,18 +1268,33 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
     fn finish(&self, _launch: &LaunchShape) -> Result<()> {
         Ok(())
     }
-    fn verify(&self, launch: &LaunchShape) -> Result<()> {
-        // Read back with the checks' flags, once every output's follow-up
-        // work is queued.
-        let mut total = R::host_init::<E::Scalar>().to_f64();
+    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
         if launch.rows > 0
             && launch.cols > 0
             && let Some(p) = self.inner.partial.get()
         {
-            // The tiny final step, on the host: one value per work-group and column.
-            for v in p.to_vec()? {
-                total = R::host_combine(total, v.to_f64());
-            }
+            *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(p.read_later()?);
+        }
+        Ok(())
+    }
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
+        // Read back with the checks' flags, once every output's follow-up
+        // work is queued.
+        let mut total = R::host_init::<E::Scalar>().to_f64();
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let partials = match (pending, self.inner.partial.get()) {
+            _ if launch.rows == 0 || launch.cols == 0 => Vec::new(),
+            (Some(read), _) => read.wait()?,
+            (None, Some(p)) => p.to_vec()?,
+            (None, None) => Vec::new(),
+        };
+        // The tiny final step, on the host: one value per work-group and column.
+        for v in partials {
+            total = R::host_combine(total, v.to_f64());
         }
         *self.value.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
         Ok(())
@@ -1282,6 +1321,7 @@ where
             _op: std::marker::PhantomData,
         },
         value: Mutex::new(None),
+        pending: Mutex::new(None),
     }
 }
 

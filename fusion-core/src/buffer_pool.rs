@@ -1,0 +1,131 @@
+//! Reuse of device buffers (a caching allocator, as GPU array libraries
+//! keep): a dropped matrix's buffer goes back to a pool by size class
+//! instead of to the driver, and the next matrix of that class takes it.
+//!
+//! Why: creating and releasing buffers costs more than a small kernel, and
+//! a driver may wait for the device when memory is freed, so blocked
+//! algorithms and per-call temporaries (GLM derivatives, reduction partials)
+//! would stall the queue. A pooled buffer keeps its pending read/write
+//! events, so its next owner's first command waits for the previous owner's
+//! last ones, exactly as if it were the same matrix.
+//!
+//! `FUSION_BUFFER_CACHE=0` turns the pool off; at most a quarter of the
+//! device's memory is kept; [`release_cached_buffers`] hands everything
+//! back to the driver.
+
+use crate::events::EventLists;
+use opencl3::types::cl_mem;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A buffer handle owned by the pool (one OpenCL reference).
+struct OwnedMem(cl_mem);
+
+// SAFETY: OpenCL memory objects may be used and released from any host
+// thread (OpenCL 1.2+ API thread safety); the pool hands each handle to one
+// owner at a time.
+unsafe impl Send for OwnedMem {}
+
+impl Drop for OwnedMem {
+    fn drop(&mut self) {
+        // SAFETY: the pool holds exactly one reference to the object.
+        unsafe {
+            let _ = opencl3::memory::release_mem_object(self.0);
+        }
+    }
+}
+
+/// A free buffer and the events its last owner left pending.
+struct Free {
+    mem: OwnedMem,
+    events: EventLists,
+}
+
+#[derive(Default)]
+struct Pool {
+    free: HashMap<usize, Vec<Free>>,
+    bytes: usize,
+}
+
+static POOL: Mutex<Option<Pool>> = Mutex::new(None);
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+fn pool() -> std::sync::MutexGuard<'static, Option<Pool>> {
+    POOL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sets the most bytes the pool keeps (0 turns pooling off).
+pub(crate) fn set_limit(bytes: usize) {
+    LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The bytes a buffer for `bytes` is allocated with: rounded up to 512 bytes,
+/// and to 1 MiB above 4 MiB, so that similar sizes share buffers.
+pub(crate) fn size_class(bytes: usize) -> usize {
+    const SMALL: usize = 512;
+    const LARGE: usize = 1 << 20;
+    if bytes > 4 * LARGE {
+        bytes.div_ceil(LARGE) * LARGE
+    } else {
+        bytes.div_ceil(SMALL) * SMALL
+    }
+}
+
+/// A free buffer of exactly `class` bytes, with its pending events.
+pub(crate) fn take(class: usize) -> Option<(cl_mem, EventLists)> {
+    let mut guard = pool();
+    let pool = guard.as_mut()?;
+    let free = pool.free.get_mut(&class)?.pop()?;
+    pool.bytes -= class;
+    let mem = free.mem.0;
+    // The caller takes over the pool's reference.
+    std::mem::forget(free.mem);
+    Some((mem, free.events))
+}
+
+/// Offers a buffer of `class` bytes (one reference, passed in) to the pool;
+/// it is released when the pool is off or full.
+pub(crate) fn give(mem: cl_mem, class: usize, events: EventLists) {
+    let mem = OwnedMem(mem);
+    let limit = LIMIT.load(Ordering::Relaxed);
+    let mut guard = pool();
+    let pool = guard.get_or_insert_with(Pool::default);
+    if pool.bytes + class > limit {
+        return;
+    }
+    pool.bytes += class;
+    pool.free
+        .entry(class)
+        .or_default()
+        .push(Free { mem, events });
+}
+
+/// Hands every pooled buffer back to the driver and returns how many bytes
+/// that freed (matrices still alive are not affected).
+///
+/// ```
+/// let m = fusion_core::MatrixCl::<f64>::zeros(100, 1)?;
+/// drop(m);
+/// assert_eq!(fusion_core::cached_buffer_bytes(), 1024);
+/// fusion_core::release_cached_buffers();
+/// assert_eq!(fusion_core::cached_buffer_bytes(), 0);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn release_cached_buffers() -> usize {
+    let taken = pool().take();
+    // Released outside the lock: a release may wait for the device.
+    taken.map_or(0, |p| p.bytes)
+}
+
+/// Bytes of device memory held by the pool for reuse.
+///
+/// ```
+/// let before = fusion_core::cached_buffer_bytes();
+/// drop(fusion_core::MatrixCl::<f32>::zeros(1, 1)?);
+/// assert!(fusion_core::cached_buffer_bytes() >= before);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn cached_buffer_bytes() -> usize {
+    pool().as_ref().map_or(0, |p| p.bytes)
+}

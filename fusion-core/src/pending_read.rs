@@ -1,0 +1,53 @@
+//! A device-to-host copy queued now and waited for later: several small
+//! read-backs of one kernel (check flags, reduction partials) then share one
+//! round trip to the device instead of paying one each.
+
+use crate::cl_type::ClType;
+use crate::error::{ClResultExt, Result};
+use crate::events::ClEvent;
+use crate::runtime::Runtime;
+
+/// The host copy of a matrix that [`MatrixCl::read_later`](crate::MatrixCl::read_later)
+/// queued; [`wait`](Self::wait) returns it.
+///
+/// ```
+/// let a = fusion_core::MatrixCl::from_slice(2, 1, &[1, 2])?;
+/// let b = fusion_core::MatrixCl::from_slice(1, 1, &[3.5])?;
+/// let (ra, rb) = (a.read_later()?, b.read_later()?);
+/// assert_eq!(ra.wait()?, vec![1, 2]);
+/// assert_eq!(rb.wait()?, vec![3.5]);
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PendingRead<T: ClType> {
+    /// Written by the device until `event` completes; its heap block never
+    /// moves while `self` lives.
+    data: Vec<T>,
+    event: Option<ClEvent>,
+}
+
+impl<T: ClType> PendingRead<T> {
+    pub(crate) fn new(data: Vec<T>, event: Option<ClEvent>) -> Self {
+        PendingRead { data, event }
+    }
+
+    /// Waits for the copy and returns the column-major host data.
+    pub fn wait(mut self) -> Result<Vec<T>> {
+        if let Some(event) = self.event.take() {
+            if !event.is_complete() {
+                Runtime::get()?.queue().flush().call("clFlush")?;
+            }
+            event.wait()?;
+        }
+        Ok(std::mem::take(&mut self.data))
+    }
+}
+
+impl<T: ClType> Drop for PendingRead<T> {
+    fn drop(&mut self) {
+        // The device may still be writing into `data`: it must not be freed first.
+        if let Some(event) = self.event.take() {
+            let _ = event.wait();
+        }
+    }
+}

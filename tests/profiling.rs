@@ -1,0 +1,29 @@
+//! The kernel timeline of a profiling queue (`FUSION_PROFILING=1`).
+
+use fusion::prelude::*;
+use fusion::{Runtime, RuntimeConfig};
+
+#[test]
+fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
+    fusion::configure(RuntimeConfig {
+        profiling: true,
+        ..RuntimeConfig::from_env()
+    })?;
+    assert!(Runtime::get()?.profiling());
+    let a = MatrixCl::from_slice(33, 31, &vec![1.5f64; 33 * 31])?;
+    fusion::take_profile()?;
+    let sum = (&a + &a).eval()?;
+    let product = fusion::fusion_kernels::multiply(&a, &transpose(&a).eval()?)?;
+    assert_eq!(sum.to_vec()?[0], 3.0);
+    assert_eq!(product.to_vec()?[0], 31.0 * 2.25);
+    let profile = fusion::take_profile()?;
+    // Two generated kernels (the sum, the transpose) and at least one GEMM.
+    assert_eq!(profile.kernels["calculate"].launches, 2);
+    assert!(profile.kernels.keys().any(|k| k.starts_with("gemm")));
+    assert!(profile.busy_ns > 0 && profile.busy_ns <= profile.span_ns);
+    assert_eq!(profile.idle_ns(), profile.span_ns - profile.busy_ns);
+    let table = profile.to_string();
+    assert!(table.contains("| calculate | 2 |"), "{table}");
+    assert!(fusion::take_profile()?.kernels.is_empty());
+    Ok(())
+}

@@ -212,7 +212,7 @@ pub trait OutputList {
     /// After the kernel: views, reductions' second step — work that is
     /// queued, not waited for.
     fn finish(&self, launch: &LaunchShape) -> Result<()>;
-    /// After every output's `finish` (and the caller's follow-up work):
+    /// After every output's `finish`, before the caller's follow-up work:
     /// queues the read-backs that `verify` needs without waiting, so that all
     /// of a kernel's flags and partial sums share one round trip.
     fn start_reads(&self, _launch: &LaunchShape) -> Result<()> {
@@ -628,11 +628,12 @@ pub fn fuse<L: OutputList>(outputs: L) -> Result<()> {
     run(&outputs)
 }
 
-/// [`fuse`], with `then` queued right after the kernel and its outputs'
-/// follow-up steps and before anything is read back (checks' flags, full
-/// reductions' values): work that uses the outputs (a hand-written leaf on
-/// one of them, say) overlaps those transfers instead of waiting for them.
-/// An error from a check takes precedence over one from `then`.
+/// [`fuse`], with `then` run right after the kernel, its outputs' follow-up
+/// steps and the queuing of the read-backs (checks' flags, full reductions'
+/// values), before the host waits for those: work that uses the outputs (a
+/// hand-written leaf on one of them, say) is queued behind the transfers
+/// instead of after the wait. An error from a check takes precedence over
+/// one from `then`.
 ///
 /// ```
 /// use fusion_ops::prelude::*;
@@ -1008,10 +1009,12 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
             if rows > 0 && cols > 0 {
                 enqueue(&kernel.compiled, &args, launch.range())?;
             }
+            // Read-backs are queued (not waited for) before `then`, so they
+            // complete while `then`'s work runs, even on an in-order queue.
             let finished = list
                 .finish(&launch)
-                .and_then(|()| then())
-                .and_then(|()| list.start_reads(&launch));
+                .and_then(|()| list.start_reads(&launch))
+                .and_then(|()| then());
             list.verify(&launch)?;
             finished?;
             Ok(Launched::Done)

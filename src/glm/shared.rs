@@ -179,8 +179,8 @@ pub(crate) struct Finish<'a> {
 
 impl Finish<'_> {
     /// `xᵀ·d_eta` when the beta gradient is asked for: queued from inside
-    /// the GLM's `fuse_then`, so it runs while the kernel's checks and value
-    /// are read back.
+    /// the GLM's `fuse_then`, so it runs while the host checks the kernel's
+    /// flags and sums its value.
     pub fn beta_gradient(&self, d_eta: &MatrixCl<f64>) -> Result<Option<MatrixCl<f64>>> {
         if self.wrt.beta {
             x_transpose_times(self.x, d_eta).map(Some)
@@ -301,8 +301,8 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         self.options.wrt.alpha && !self.alpha_is_vector
     }
 
-    /// Runs the GLM's kernel (`outputs`) with `xᵀ·d_eta` queued before
-    /// anything is read back, and returns that beta gradient (when asked
+    /// Runs the GLM's kernel (`outputs`) with `xᵀ·d_eta` queued before the
+    /// host waits for the kernel's read-backs, and returns that beta gradient (when asked
     /// for); a non-finite linear predictor is traced back to its argument.
     pub fn run<L: OutputList>(
         &self,

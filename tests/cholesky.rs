@@ -70,22 +70,23 @@ fn lower_view_input_is_the_symmetric_matrix() {
 
 #[test]
 fn not_positive_definite_names_the_pivot() {
-    // Pivot 40 of 300 is negative; the blocked path (min_l11_size 16) finds it.
+    // Pivot 40 (in the first leaf) or 250 (in a leaf after several
+    // inverted ones) of 300 is negative; every leaf size finds it.
     let n = 300;
-    let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
-    a[(40, 40)] = -1.0;
-    for options in [
-        CholeskyOptions::default(),
-        CholeskyOptions {
-            min_l11_size: 16,
-            ..Default::default()
-        },
-    ] {
-        let err = k::cholesky_decompose_with(&to_device(&a), &options).unwrap_err();
-        assert!(
-            matches!(err, Error::NotPositiveDefinite { index: 40, .. }),
-            "{err}"
-        );
+    for pivot in [40, 250] {
+        let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
+        a[(pivot, pivot)] = -1.0;
+        for min_l11_size in [64, 16, 100] {
+            let options = CholeskyOptions {
+                min_l11_size,
+                ..Default::default()
+            };
+            let err = k::cholesky_decompose_with(&to_device(&a), &options).unwrap_err();
+            assert!(
+                matches!(err, Error::NotPositiveDefinite { index, .. } if index == pivot),
+                "{err}"
+            );
+        }
     }
     let zero = MatrixCl::<f64>::zeros(1, 1).unwrap();
     assert!(matches!(

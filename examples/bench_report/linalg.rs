@@ -191,7 +191,7 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
 pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     let a = MatrixCl::from_slice(n, n, &toeplitz(n))?;
     let flops = (n as f64).powi(3) / 3.0;
-    for (partition, min_l11_size) in [(4, 128), (4, 64), (4, 256), (2, 128), (8, 128), (2, 64)] {
+    for (partition, min_l11_size) in [(4, 64), (2, 64), (3, 64), (8, 64), (4, 128), (4, 32)] {
         let options = CholeskyOptions {
             partition,
             min_l11_size,

@@ -53,62 +53,118 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
   }
 }
 
-// The same for blocks of at most CHOLESKY_LOCAL rows, factored in local
-// memory: the block is read once, every step synchronises on local memory
-// only, and the result is written once.
-#ifndef CHOLESKY_LOCAL
-#define CHOLESKY_LOCAL 64
-#endif
-__kernel void cholesky_block_local(__global T* a, __global int* first_failure, int n, int offset, int lda, int index_base) {
-  __local T block[CHOLESKY_LOCAL * CHOLESKY_LOCAL];
-  __local int failed;
-  const int lid = get_local_id(0);
-  const int threads = get_local_size(0);
-  __global T* source = a + offset;
-  if (lid == 0) {
-    failed = *first_failure != INT_MAX;
+// The leaf of the blocked algorithm: the Cholesky factor of a block of at
+// most LEAF rows and, when asked, its inverse, in one work-group of
+// LEAF * GROUPS work items. Work item t owns row t % LEAF of the columns
+// t / LEAF + c * GROUPS (c < OWN) in registers.
+//
+// Factor, step k: the owners of column k publish it to local memory, then
+// every work item updates its elements of the trailing lower triangle,
+// a_ij -= a_ik * a_jk / a_kk, and the owners keep l_ik = a_ik / sqrt(a_kk).
+// Inverse (forward substitution of L X = I, by rows), step k: the owners of
+// row k publish x_kj = b_kj / l_kk, then b_ij -= l_ik * x_kj below it.
+// One barrier per step: the published column (or row) alternates between
+// two buffers, so step k + 1 may publish while step k's is still being read.
+//
+// A pivot that is not positive (or NaN) stops the work-group (every work
+// item reads the same pivot) and records its global index (index_base + k)
+// with atomic_min in first_failure; a block after a failure does nothing.
+#define LEAF 64
+#define GROUPS 4
+#define OWN (LEAF / GROUPS)
+
+__kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* first_failure, int n, int offset, int lda, int offset_inverse, int ld_inverse, int index_base, int want_inverse) {
+  __local T published[2][LEAF];
+  __local T l[LEAF][LEAF + 1];
+  const int t = get_local_id(0);
+  const int i = t % LEAF;
+  const int group = t / LEAF;
+  if (*first_failure != INT_MAX) {
+    return;
   }
-  for (int j = 0; j < n; j++) {
-    for (int i = j + lid; i < n; i += threads) {
-      block[i + CHOLESKY_LOCAL * j] = source[i + lda * j];
+  T own[OWN];
+#pragma unroll
+  for (int c = 0; c < OWN; c++) {
+    const int j = group + c * GROUPS;
+    own[c] = (i < n && j <= i) ? a[offset + i + lda * j] : 0;
+  }
+  for (int k = 0; k < n; k++) {
+    const int buffer = k & 1;
+    const bool owner = group == k % GROUPS;
+    if (owner) {
+      // Selected by an unrolled loop: indexing `own` with k would move it
+      // out of registers.
+      T column_k = 0;
+#pragma unroll
+      for (int c = 0; c < OWN; c++) {
+        column_k = c == k / GROUPS ? own[c] : column_k;
+      }
+      published[buffer][i] = column_k;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const T pivot = published[buffer][k];
+    if (!(pivot > 0)) {
+      if (t == 0) {
+        atomic_min(first_failure, index_base + k);
+      }
+      return;
+    }
+    const T a_ik = published[buffer][i];
+    const T scaled = a_ik / pivot;
+#pragma unroll
+    for (int c = 0; c < OWN; c++) {
+      const int j = group + c * GROUPS;
+      if (j > k && j <= i) {
+        own[c] -= scaled * published[buffer][j];
+      }
+    }
+    if (owner) {
+      l[i][k] = i >= k ? a_ik / sqrt(pivot) : 0;
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (failed) {
+#pragma unroll
+  for (int c = 0; c < OWN; c++) {
+    const int j = group + c * GROUPS;
+    if (i < n && j <= i) {
+      a[offset + i + lda * j] = l[i][j];
+    }
+  }
+  if (!want_inverse) {
     return;
   }
-  for (int k = 0; k < n; k++) {
-    if (lid == 0) {
-      const T pivot = block[k + CHOLESKY_LOCAL * k];
-      if (!(pivot > 0)) {
-        failed = 1;
-        atomic_min(first_failure, index_base + k);
-      } else {
-        block[k + CHOLESKY_LOCAL * k] = sqrt(pivot);
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (failed) {
-      return;
-    }
-    const T diagonal = block[k + CHOLESKY_LOCAL * k];
-    for (int i = k + 1 + lid; i < n; i += threads) {
-      block[i + CHOLESKY_LOCAL * k] /= diagonal;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int rest = n - k - 1;
-    for (int e = lid; e < rest * rest; e += threads) {
-      const int i = k + 1 + e % rest;
-      const int j = k + 1 + e / rest;
-      if (i >= j) {
-        block[i + CHOLESKY_LOCAL * j] -= block[i + CHOLESKY_LOCAL * k] * block[j + CHOLESKY_LOCAL * k];
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int c = 0; c < OWN; c++) {
+    own[c] = i == group + c * GROUPS ? 1 : 0;
   }
-  for (int j = 0; j < n; j++) {
-    for (int i = j + lid; i < n; i += threads) {
-      source[i + lda * j] = block[i + CHOLESKY_LOCAL * j];
+  for (int k = 0; k < n; k++) {
+    const int buffer = k & 1;
+    if (i == k) {
+      const T diagonal = l[k][k];
+#pragma unroll
+      for (int c = 0; c < OWN; c++) {
+        const int j = group + c * GROUPS;
+        if (j <= k) {
+          own[c] /= diagonal;
+          published[buffer][j] = own[c];
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const T l_ik = l[i][k];
+#pragma unroll
+    for (int c = 0; c < OWN; c++) {
+      const int j = group + c * GROUPS;
+      if (i > k && j <= k) {
+        own[c] -= l_ik * published[buffer][j];
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < OWN; c++) {
+    const int j = group + c * GROUPS;
+    if (i < n && j <= i) {
+      inverse[offset_inverse + i + ld_inverse * j] = own[c];
     }
   }
 }

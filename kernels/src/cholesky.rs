@@ -7,8 +7,10 @@ use crate::launchers as cl;
 use crate::triangular::invert_lower_in_place;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
-/// Blocks up to this size are factored in local memory (`CHOLESKY_LOCAL` in cholesky.cl).
-const LOCAL_BLOCK: usize = 64;
+/// Blocks up to this size are factored (and inverted) by the leaf kernel
+/// (`LEAF` and `GROUPS` in cholesky.cl).
+const LEAF: usize = 64;
+const LEAF_GROUPS: usize = 4;
 
 /// Tuning of [`cholesky_decompose_with`].
 ///
@@ -18,9 +20,11 @@ const LOCAL_BLOCK: usize = 64;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CholeskyOptions {
-    /// Each level factors the leading `rows / partition` block first.
+    /// Each level factors the leading `rows / partition` block first
+    /// (rounded up to a whole number of `min_l11_size` blocks).
     pub partition: usize,
-    /// Blocks this small are factored by the single-work-group kernel.
+    /// Blocks this small are factored by one work-group (the leaf kernel,
+    /// which also inverts them, up to 64 rows).
     pub min_l11_size: usize,
     /// Relative tolerance of the symmetry check.
     pub symmetry_tolerance: f64,
@@ -30,7 +34,7 @@ impl Default for CholeskyOptions {
     fn default() -> Self {
         CholeskyOptions {
             partition: 4,
-            min_l11_size: 128,
+            min_l11_size: LEAF,
             symmetry_tolerance: 1e-8,
         }
     }
@@ -105,7 +109,7 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     let work = a.try_clone()?;
     work.set_view(View::Entire);
     let failure = new_flag()?;
-    decompose(&work, &failure, 0, n, options)?;
+    decompose(&work, &failure, 0, n, None, options)?;
     if let Some(index) = first_flagged(&nan)? {
         return Err(Error::NaN {
             function: F,
@@ -136,74 +140,69 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     Ok(work)
 }
 
+/// Where a factored block's inverse goes: the block of `matrix` at
+/// (`at`, `at`). A node's inverse holds its children's inverses as its
+/// diagonal blocks, so one matrix serves a whole subtree.
+#[derive(Clone, Copy)]
+struct InverseTarget<'a, T: ClFloat> {
+    matrix: &'a MatrixCl<T>,
+    at: usize,
+}
+
 /// Factors the `size x size` diagonal block of `work` at (`at`, `at`), given
-/// that everything before it is already factored and updated.
+/// that everything before it is already factored and updated; writes the
+/// factor's inverse into `inverse` when one is given.
 fn decompose<T: ClFloat>(
     work: &MatrixCl<T>,
     failure: &MatrixCl<i32>,
     at: usize,
     size: usize,
+    inverse: Option<InverseTarget<'_, T>>,
     options: &CholeskyOptions,
 ) -> Result<()> {
     const F: &str = "cholesky_decompose";
     if size == 0 {
         return Ok(());
     }
-    let n = work.rows();
     if size <= options.min_l11_size {
-        let info = Runtime::get()?.device_info();
-        // Enough work items for the trailing updates (up to size² elements per step).
-        let threads = (size * size).clamp(1, 256).min(info.max_work_group_size);
-        let args = (
-            work,
-            failure,
-            int(F, "a", size)?,
-            int(F, "a", at + n * at)?,
-            int(F, "a", n)?,
-            int(F, "a", at)?,
-        );
-        let range = NdRange::d1(threads).with_local(&[threads]);
-        let local_bytes = (LOCAL_BLOCK * LOCAL_BLOCK * std::mem::size_of::<T>()) as u64;
-        if size <= LOCAL_BLOCK && local_bytes + 64 <= info.local_mem_bytes {
-            cl::cholesky_block_local::<T>().launch(range, args)?;
-        } else {
-            cl::cholesky_block::<T>().launch(range, args)?;
-        }
-        return Ok(());
+        return leaf(work, failure, at, size, inverse);
     }
-    let block = (size / options.partition).max(1);
+    // A whole number of leaves, so that the recursion ends in full leaves.
+    let leaves = (size / options.partition).div_ceil(options.min_l11_size).max(1);
+    let block = (leaves * options.min_l11_size).min(size - 1);
     let rest = size - block;
-    decompose(work, failure, at, block, options)?;
+    // L11 and its inverse: into the caller's inverse (whose top-left block
+    // it is) or into a matrix of its own.
+    let own_inverse;
+    let l11_inverse = match inverse {
+        Some(target) => target,
+        None => {
+            own_inverse = MatrixCl::<T>::uninitialized(block, block)?;
+            InverseTarget {
+                matrix: &own_inverse,
+                at: 0,
+            }
+        }
+    };
+    decompose(work, failure, at, block, Some(l11_inverse), options)?;
+    let inverse_block = |at: usize, size: usize| {
+        Operand::block(
+            l11_inverse.matrix,
+            Block::new(at, at, size, size),
+            View::Lower,
+        )
+    };
+    let l11_inv = inverse_block(l11_inverse.at, block);
     // L21 = A21 · (L11⁻¹)ᵀ, through a temporary: the product cannot overwrite its own operand.
-    let l11 = copy_block(work, Block::new(at, at, block, block))?;
-    // Pivots were checked by the block kernel, so no diagonal check (and no host sync) here.
-    invert_lower_in_place(&l11, block)?;
-    let l11_inverse = l11;
     let l21 = MatrixCl::<T>::uninitialized(rest, block)?;
     let a21 = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
     let whole = MultiplyOptions {
         splits: Some(1),
         config: None,
     };
-    gemm_into(
-        F,
-        &l21,
-        Block::new(0, 0, rest, block),
-        a21,
-        Operand::whole(&l11_inverse).t(),
-        T::one(),
-        T::default(),
-        false,
-        &whole,
-    )?;
-    sub_block(
-        work,
-        at + block,
-        at,
-        &l21,
-        Block::new(0, 0, rest, block),
-        View::Entire,
-    )?;
+    let everything = Block::new(0, 0, rest, block);
+    gemm_into(F, &l21, everything, a21, l11_inv.t(), T::one(), T::default(), false, &whole)?;
+    sub_block(work, at + block, at, &l21, everything, View::Entire)?;
     // A22 -= L21 · L21ᵀ (lower triangle only).
     let l21_in_place = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
     gemm_into(
@@ -217,5 +216,80 @@ fn decompose<T: ClFloat>(
         true,
         &whole,
     )?;
-    decompose(work, failure, at + block, rest, options)
+    let l22_inverse = inverse.map(|target| InverseTarget {
+        at: target.at + block,
+        ..target
+    });
+    decompose(work, failure, at + block, rest, l22_inverse, options)?;
+    if let Some(target) = inverse {
+        // [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; -L22⁻¹·L21·L11⁻¹ L22⁻¹]: the
+        // diagonal blocks are already in place; the block below them is two products.
+        let l21_times = MatrixCl::<T>::uninitialized(rest, block)?;
+        let l21_operand = Operand::whole(&l21);
+        gemm_into(F, &l21_times, everything, l21_operand, l11_inv, T::one(), T::default(), false, &whole)?;
+        gemm_into(
+            F,
+            target.matrix,
+            Block::new(target.at + block, target.at, rest, block),
+            inverse_block(target.at + block, rest),
+            Operand::whole(&l21_times),
+            T::from_f64(-1.0),
+            T::default(),
+            false,
+            &whole,
+        )?;
+    }
+    Ok(())
+}
+
+/// A block small enough for one work-group: the local-memory leaf kernel
+/// (factor and inverse together) when it fits, else the global-memory
+/// kernel and, for the inverse, the batched triangular inverse.
+fn leaf<T: ClFloat>(
+    work: &MatrixCl<T>,
+    failure: &MatrixCl<i32>,
+    at: usize,
+    size: usize,
+    inverse: Option<InverseTarget<'_, T>>,
+) -> Result<()> {
+    const F: &str = "cholesky_decompose";
+    let n = work.rows();
+    let info = Runtime::get()?.device_info();
+    let leaf_bytes = (LEAF * (LEAF + 1) + 2 * LEAF) * std::mem::size_of::<T>();
+    let threads = LEAF * LEAF_GROUPS;
+    if size <= LEAF && leaf_bytes as u64 <= info.local_mem_bytes && threads <= info.max_work_group_size {
+        let (target, target_at) = inverse.map_or((work, 0), |t| (t.matrix, t.at));
+        let args = (
+            work,
+            target,
+            failure,
+            int(F, "a", size)?,
+            int(F, "a", at + n * at)?,
+            int(F, "a", n)?,
+            int(F, "a", target_at + target.rows() * target_at)?,
+            int(F, "a", target.rows())?,
+            int(F, "a", at)?,
+            i32::from(inverse.is_some()),
+        );
+        cl::cholesky_leaf::<T>().launch(NdRange::d1(threads).with_local(&[threads]), args)?;
+        return Ok(());
+    }
+    // Enough work items for the trailing updates (up to size² elements per step).
+    let threads = (size * size).clamp(1, 256).min(info.max_work_group_size);
+    let args = (
+        work,
+        failure,
+        int(F, "a", size)?,
+        int(F, "a", at + n * at)?,
+        int(F, "a", n)?,
+        int(F, "a", at)?,
+    );
+    cl::cholesky_block::<T>().launch(NdRange::d1(threads).with_local(&[threads]), args)?;
+    if let Some(target) = inverse {
+        let l = copy_block(work, Block::new(at, at, size, size))?;
+        // Pivots were checked by the block kernel, so no diagonal check here.
+        invert_lower_in_place(&l, size)?;
+        sub_block(target.matrix, target.at, target.at, &l, Block::new(0, 0, size, size), View::Lower)?;
+    }
+    Ok(())
 }

@@ -76,6 +76,8 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* first_failure, int n, int offset, int lda, int offset_inverse, int ld_inverse, int index_base, int want_inverse) {
   __local T published[2][LEAF];
   __local T l[LEAF][LEAF + 1];
+  // 1 / l_kk, so that the inverse's steps multiply instead of divide.
+  __local T inverse_diagonal[LEAF];
   const int t = get_local_id(0);
   const int i = t % LEAF;
   const int group = t / LEAF;
@@ -109,8 +111,11 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
       }
       return;
     }
+    // One reciprocal square root per step on the critical path (a double
+    // division or square root is a long subroutine on GPUs).
+    const T inv_root = rsqrt(pivot);
     const T a_ik = published[buffer][i];
-    const T scaled = a_ik / pivot;
+    const T scaled = a_ik * inv_root * inv_root;
 #pragma unroll
     for (int c = 0; c < OWN; c++) {
       const int j = group + c * GROUPS;
@@ -119,7 +124,10 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
       }
     }
     if (owner) {
-      l[i][k] = i >= k ? a_ik / sqrt(pivot) : 0;
+      l[i][k] = i >= k ? a_ik * inv_root : 0;
+      if (i == k) {
+        inverse_diagonal[k] = inv_root;
+      }
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -140,12 +148,12 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
   for (int k = 0; k < n; k++) {
     const int buffer = k & 1;
     if (i == k) {
-      const T diagonal = l[k][k];
+      const T scale = inverse_diagonal[k];
 #pragma unroll
       for (int c = 0; c < OWN; c++) {
         const int j = group + c * GROUPS;
         if (j <= k) {
-          own[c] /= diagonal;
+          own[c] *= scale;
           published[buffer][j] = own[c];
         }
       }

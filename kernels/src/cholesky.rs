@@ -255,7 +255,7 @@ fn leaf<T: ClFloat>(
     const F: &str = "cholesky_decompose";
     let n = work.rows();
     let info = Runtime::get()?.device_info();
-    let leaf_bytes = (LEAF * (LEAF + 1) + 2 * LEAF) * std::mem::size_of::<T>();
+    let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
     let threads = LEAF * LEAF_GROUPS;
     if size <= LEAF && leaf_bytes as u64 <= info.local_mem_bytes && threads <= info.max_work_group_size {
         let (target, target_at) = inverse.map_or((work, 0), |t| (t.matrix, t.at));

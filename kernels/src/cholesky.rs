@@ -168,7 +168,9 @@ fn decompose<T: ClFloat>(
         return leaf(work, failure, at, size, inverse);
     }
     // A whole number of leaves, so that the recursion ends in full leaves.
-    let leaves = (size / options.partition).div_ceil(options.min_l11_size).max(1);
+    let leaves = (size / options.partition)
+        .div_ceil(options.min_l11_size)
+        .max(1);
     let block = (leaves * options.min_l11_size).min(size - 1);
     let rest = size - block;
     // L11 and its inverse: into the caller's inverse (whose top-left block
@@ -201,7 +203,17 @@ fn decompose<T: ClFloat>(
         config: None,
     };
     let everything = Block::new(0, 0, rest, block);
-    gemm_into(F, &l21, everything, a21, l11_inv.t(), T::one(), T::default(), false, &whole)?;
+    gemm_into(
+        F,
+        &l21,
+        everything,
+        a21,
+        l11_inv.t(),
+        T::one(),
+        T::default(),
+        false,
+        &whole,
+    )?;
     sub_block(work, at + block, at, &l21, everything, View::Entire)?;
     // A22 -= L21 · L21ᵀ (lower triangle only).
     let l21_in_place = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
@@ -226,7 +238,17 @@ fn decompose<T: ClFloat>(
         // diagonal blocks are already in place; the block below them is two products.
         let l21_times = MatrixCl::<T>::uninitialized(rest, block)?;
         let l21_operand = Operand::whole(&l21);
-        gemm_into(F, &l21_times, everything, l21_operand, l11_inv, T::one(), T::default(), false, &whole)?;
+        gemm_into(
+            F,
+            &l21_times,
+            everything,
+            l21_operand,
+            l11_inv,
+            T::one(),
+            T::default(),
+            false,
+            &whole,
+        )?;
         gemm_into(
             F,
             target.matrix,
@@ -257,7 +279,10 @@ fn leaf<T: ClFloat>(
     let info = Runtime::get()?.device_info();
     let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
     let threads = LEAF * LEAF_GROUPS;
-    if size <= LEAF && leaf_bytes as u64 <= info.local_mem_bytes && threads <= info.max_work_group_size {
+    if size <= LEAF
+        && leaf_bytes as u64 <= info.local_mem_bytes
+        && threads <= info.max_work_group_size
+    {
         let (target, target_at) = inverse.map_or((work, 0), |t| (t.matrix, t.at));
         let args = (
             work,
@@ -289,7 +314,14 @@ fn leaf<T: ClFloat>(
         let l = copy_block(work, Block::new(at, at, size, size))?;
         // Pivots were checked by the block kernel, so no diagonal check here.
         invert_lower_in_place(&l, size)?;
-        sub_block(target.matrix, target.at, target.at, &l, Block::new(0, 0, size, size), View::Lower)?;
+        sub_block(
+            target.matrix,
+            target.at,
+            target.at,
+            &l,
+            Block::new(0, 0, size, size),
+            View::Lower,
+        )?;
     }
     Ok(())
 }

@@ -55,6 +55,7 @@ mod nalgebra_conv;
 mod pending_read;
 mod profile;
 mod runtime;
+mod tuning;
 mod typed_kernel;
 mod view;
 
@@ -71,6 +72,7 @@ pub use profile::{KernelTime, Profile, take_profile};
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };
+pub use tuning::tuning_knob;
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 

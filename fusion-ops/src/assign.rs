@@ -18,7 +18,7 @@ use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
     Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, PendingRead,
-    Result, Runtime, View, compile_kernel, enqueue,
+    Result, Runtime, View, compile_kernel, enqueue, tuning_knob,
 };
 use once_cell::sync::Lazy;
 use std::any::{Any, TypeId};
@@ -168,14 +168,6 @@ pub const STAGED_PER_WORK_ITEM: usize = crate::generator::STAGED;
 
 /// A positive integer from the environment variable `name` (a tuning knob,
 /// read once per call site), else `default`.
-fn tuning_knob(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|v| *v > 0)
-        .unwrap_or(default)
-}
-
 /// Work-groups per compute unit for row-block kernels:
 /// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8 (best of 2, 4, 8, 16 on an H200).
 fn row_block_groups_per_compute_unit() -> usize {

@@ -44,11 +44,13 @@ __kernel void row_vector_matrix_multiply(__global T* partial, const __global T* 
   const int groups = get_num_groups(0);
   const int c0 = get_group_id(1) * COLUMN_CHUNK;
   T acc[COLUMN_CHUNK];
+#pragma unroll
   for (int c = 0; c < COLUMN_CHUNK; c++) {
     acc[c] = 0;
   }
   for (int k = group * LOCAL_SIZE + lid; k < K; k += groups * LOCAL_SIZE) {
     const T x_k = x[k];
+#pragma unroll
     for (int c = 0; c < COLUMN_CHUNK; c++) {
       const int j = c0 + c;
       if (j < N && IN_VIEW(k, j, view_a)) {

@@ -661,6 +661,19 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     Ok(y)
 }
 
+/// Work-groups per compute unit of the row-vector kernel:
+/// `FUSION_ROW_VECTOR_GROUPS_PER_CU`, else 4.
+fn row_vector_groups_per_compute_unit() -> usize {
+    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_ROW_VECTOR_GROUPS_PER_CU", 4))
+}
+
+/// Columns per work-group of the row-vector kernel: `FUSION_ROW_VECTOR_CHUNK`, else 8.
+fn row_vector_chunk() -> usize {
+    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_ROW_VECTOR_CHUNK", 8).min(64))
+}
+
 /// `x * a` for a row vector `x` (`1 x k`; a `k x 1` column is taken as its
 /// transpose, the same buffer): work-groups of 256 work items
 /// split the rows of `a` (enough groups to fill the device, however few
@@ -681,7 +694,9 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
 ) -> Result<MatrixCl<T>> {
     const F: &str = "row_vector_matrix_multiply";
     const LOCAL: usize = 256;
-    const CHUNK: usize = 8;
+    // Columns per work-group: each group reads its rows of `x` once, so
+    // wider chunks read `x` fewer times (`FUSION_ROW_VECTOR_CHUNK` to tune).
+    let chunk = row_vector_chunk();
     let vector = (x.rows() == 1 && x.cols() == a.rows()) || (x.cols() == 1 && x.rows() == a.rows());
     if !vector {
         return Err(Error::DimensionMismatch {
@@ -700,14 +715,15 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
         return Ok(y);
     }
     int(F, "a", a.len())?;
-    let chunks = n.div_ceil(CHUNK);
+    let chunks = n.div_ceil(chunk);
     let compute_units = Runtime::get()?.device_info().compute_units as usize;
-    let row_groups = (4 * compute_units.max(1))
+    let row_groups = (row_vector_groups_per_compute_unit() * compute_units.max(1))
         .div_ceil(chunks)
         .clamp(1, k.div_ceil(LOCAL));
     let partial = MatrixCl::<T>::uninitialized(n, row_groups)?;
-    cl::row_vector_matrix_multiply::<T>().launch(
+    cl::row_vector_matrix_multiply::<T>().launch_with_options(
         NdRange::d2([row_groups * LOCAL, chunks]).with_local(&[LOCAL, 1]),
+        &format!("-D COLUMN_CHUNK={chunk}"),
         (
             &partial,
             x,

@@ -61,16 +61,17 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 // Factor, step k: the owners of column k publish it to local memory, then
 // every work item updates its elements of the trailing lower triangle,
 // a_ij -= a_ik * a_jk / a_kk, and the owners keep l_ik = a_ik / sqrt(a_kk).
-// Inverse (forward substitution of L X = I, by rows), step k: the owners of
-// row k publish x_kj = b_kj / l_kk, then b_ij -= l_ik * x_kj below it.
-// One barrier per step: the published column (or row) alternates between
-// two buffers, so step k + 1 may publish while step k's is still being read.
+// One barrier per step: the published column alternates between two
+// buffers, so step k + 1 may publish while step k's is still being read.
+// Inverse: work item j forward-substitutes column j of L X = I by itself.
 //
 // A pivot that is not positive (or NaN) stops the work-group (every work
 // item reads the same pivot) and records its global index (index_base + k)
 // with atomic_min in first_failure; a block after a failure does nothing.
 #define LEAF 64
+#ifndef GROUPS
 #define GROUPS 4
+#endif
 #define OWN (LEAF / GROUPS)
 
 __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* first_failure, int n, int offset, int lda, int offset_inverse, int ld_inverse, int index_base, int want_inverse) {
@@ -141,38 +142,26 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
   if (!want_inverse) {
     return;
   }
+  // Work item j < LEAF forward-substitutes column j of L⁻¹ alone (no
+  // barriers), the whole recurrence unrolled so that x stays in registers;
+  // four partial sums shorten the dependency chains.
+  if (t < LEAF) {
+    const int j = t;
+    T x[LEAF];
 #pragma unroll
-  for (int c = 0; c < OWN; c++) {
-    own[c] = i == group + c * GROUPS ? 1 : 0;
-  }
-  for (int k = 0; k < n; k++) {
-    const int buffer = k & 1;
-    if (i == k) {
-      const T scale = inverse_diagonal[k];
+    for (int r = 0; r < LEAF; r++) {
+      T s[4] = {r == j ? 1 : 0, 0, 0, 0};
 #pragma unroll
-      for (int c = 0; c < OWN; c++) {
-        const int j = group + c * GROUPS;
-        if (j <= k) {
-          own[c] *= scale;
-          published[buffer][j] = own[c];
-        }
+      for (int k = 0; k < r; k++) {
+        s[k % 4] -= l[r][k] * x[k];
       }
+      x[r] = ((s[0] + s[1]) + (s[2] + s[3])) * (r < n ? inverse_diagonal[r] : 1);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const T l_ik = l[i][k];
 #pragma unroll
-    for (int c = 0; c < OWN; c++) {
-      const int j = group + c * GROUPS;
-      if (i > k && j <= k) {
-        own[c] -= l_ik * published[buffer][j];
+    for (int r = 0; r < LEAF; r++) {
+      if (r < n && j <= r) {
+        inverse[offset_inverse + r + ld_inverse * j] = x[r];
       }
-    }
-  }
-#pragma unroll
-  for (int c = 0; c < OWN; c++) {
-    const int j = group + c * GROUPS;
-    if (i < n && j <= i) {
-      inverse[offset_inverse + i + ld_inverse * j] = own[c];
     }
   }
 }

@@ -8,9 +8,23 @@ use crate::triangular::invert_lower_in_place;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
 /// Blocks up to this size are factored (and inverted) by the leaf kernel
-/// (`LEAF` and `GROUPS` in cholesky.cl).
+/// (`LEAF` in cholesky.cl).
 const LEAF: usize = 64;
-const LEAF_GROUPS: usize = 4;
+
+/// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
+/// has `64 * groups` work items): `FUSION_CHOLESKY_LEAF_GROUPS` (1, 2, 4, 8
+/// or 16), else 4.
+fn leaf_groups() -> usize {
+    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| {
+        let groups = fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS", 4);
+        if groups.is_power_of_two() && groups <= 16 {
+            groups
+        } else {
+            4
+        }
+    })
+}
 
 /// Tuning of [`cholesky_decompose_with`].
 ///
@@ -278,7 +292,8 @@ fn leaf<T: ClFloat>(
     let n = work.rows();
     let info = Runtime::get()?.device_info();
     let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
-    let threads = LEAF * LEAF_GROUPS;
+    let groups = leaf_groups();
+    let threads = LEAF * groups;
     if size <= LEAF
         && leaf_bytes as u64 <= info.local_mem_bytes
         && threads <= info.max_work_group_size
@@ -296,7 +311,11 @@ fn leaf<T: ClFloat>(
             int(F, "a", at)?,
             i32::from(inverse.is_some()),
         );
-        cl::cholesky_leaf::<T>().launch(NdRange::d1(threads).with_local(&[threads]), args)?;
+        cl::cholesky_leaf::<T>().launch_with_options(
+            NdRange::d1(threads).with_local(&[threads]),
+            &format!("-D GROUPS={groups}"),
+            args,
+        )?;
         return Ok(());
     }
     // Enough work items for the trailing updates (up to size² elements per step).

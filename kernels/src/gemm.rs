@@ -74,6 +74,48 @@ impl GemmConfig {
         Ok(*CHOSEN.get_or_init(|| config))
     }
 
+    /// The configuration for an `m x n` product (`lower_only`: only the
+    /// tiles touching the lower triangle): [`for_device`](Self::for_device),
+    /// except that on a GPU a product with fewer 128 x 128 tiles than compute
+    /// units (`FUSION_GEMM_SMALL_BELOW` tiles to tune) takes 64 x 64 tiles
+    /// (4 x 4 per work item, fewer registers), so that small and skinny
+    /// products (a blocked algorithm's) still occupy every compute unit.
+    /// `FUSION_GEMM` overrides both.
+    ///
+    /// ```
+    /// let config = fusion_kernels::GemmConfig::for_shape(10_000, 10_000, false)?;
+    /// assert_eq!(config, fusion_kernels::GemmConfig::for_device()?);
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn for_shape(m: usize, n: usize, lower_only: bool) -> Result<GemmConfig> {
+        let config = Self::for_device()?;
+        let rt = Runtime::get()?;
+        let default_tiling = GemmConfig::Tiled {
+            thread_block_size: 128,
+            work_per_thread: 8,
+            tile_k: 8,
+        };
+        if config != default_tiling || std::env::var_os("FUSION_GEMM").is_some() {
+            return Ok(config);
+        }
+        let tiles = m.div_ceil(128) * n.div_ceil(128);
+        let tiles = if lower_only { tiles.div_ceil(2) } else { tiles };
+        let compute_units = rt.device_info().compute_units as usize;
+        if tiles >= fusion_core::tuning_knob("FUSION_GEMM_SMALL_BELOW", compute_units) {
+            return Ok(config);
+        }
+        let small = GemmConfig::Tiled {
+            thread_block_size: 64,
+            work_per_thread: 4,
+            tile_k: 8,
+        };
+        Ok(if small.validate::<f64>().is_ok() {
+            small
+        } else {
+            config
+        })
+    }
+
     fn choose() -> Result<GemmConfig> {
         let rt = Runtime::get()?;
         let config = match std::env::var("FUSION_GEMM") {
@@ -370,7 +412,7 @@ pub(crate) fn gemm_into<T: ClFloat>(
             config.validate::<T>()?;
             config
         }
-        None => GemmConfig::for_device()?,
+        None => GemmConfig::for_shape(m, n, lower_only)?,
     };
     let whole_c = c_block == Block::new(0, 0, c.rows(), c.cols());
     let splits = if whole_c {

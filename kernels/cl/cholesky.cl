@@ -117,12 +117,13 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
     const T inv_root = rsqrt(pivot);
     const T a_ik = published[buffer][i];
     const T scaled = a_ik * inv_root * inv_root;
+    // Every owned element is updated, without tests, so that the loads and
+    // multiply-adds pipeline: the elements this must not change are either
+    // finished (columns up to k, already published and kept in `l`) or
+    // above the diagonal (never read as part of L).
 #pragma unroll
     for (int c = 0; c < OWN; c++) {
-      const int j = group + c * GROUPS;
-      if (j > k && j <= i) {
-        own[c] -= scaled * published[buffer][j];
-      }
+      own[c] -= scaled * published[buffer][group + c * GROUPS];
     }
     if (owner) {
       l[i][k] = i >= k ? a_ik * inv_root : 0;

@@ -13,16 +13,16 @@ const LEAF: usize = 64;
 
 /// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
 /// has `64 * groups` work items): `FUSION_CHOLESKY_LEAF_GROUPS` (1, 2 or 4),
-/// else 2 (the fastest on an H200: 35 µs per 64-row leaf, 44 µs with 4,
-/// 119 µs with 1; 8 and 16 exceed its registers).
+/// else 4 (the fastest on an H200: 28 µs per 64-row leaf, 33 µs with 2;
+/// 8 and 16 exceed its registers).
 fn leaf_groups() -> usize {
     static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *VALUE.get_or_init(|| {
-        let groups = fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS", 2);
+        let groups = fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS", 4);
         if groups.is_power_of_two() && groups <= 4 {
             groups
         } else {
-            2
+            4
         }
     })
 }

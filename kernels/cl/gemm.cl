@@ -19,8 +19,9 @@
 //
 // With an even WORK_PER_THREAD a work item owns pairs of adjacent rows and
 // columns, so each step reads its operands from local memory as vectors of
-// two (half the local-memory instructions). Tiles inside an operand and its
-// view are fetched without the per-element bounds and view tests.
+// two (half the local-memory instructions). Work-groups whose tile lies
+// inside both operands (views Entire) fetch full k slices without the
+// per-element bounds and view tests.
 
 #ifndef THREAD_BLOCK_SIZE
 #define THREAD_BLOCK_SIZE 32
@@ -86,47 +87,33 @@
 #endif
 
 // Fetches the tiles starting at k0 into a_next / b_next (zero outside the
-// matrices, the k range and the views). An operand's tile that lies inside
-// its matrix and wholly inside its view (every tile of an Entire operand,
-// the tiles below the diagonal of a Lower one, ...) is fetched without the
-// per-element tests.
+// matrices, the k range and the views).
+#define FETCH_TILES(k0) \
+  for (int n = 0; n < LOADS; n++) { \
+    const int l = thread + n * RTS * RTS; \
+    const int i = row0 + A_II(l); \
+    const int ka = (k0) + A_KK(l); \
+    a_next[n] = (STAGED(l) && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
+    const int j = col0 + B_JJ(l); \
+    const int kb = (k0) + B_KK(l); \
+    b_next[n] = (STAGED(l) && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
+  }
+
+// The same for a k slice that lies inside both operands entirely.
+#define FETCH_INTERIOR_TILES(k0) \
+  for (int n = 0; n < LOADS; n++) { \
+    const int l = thread + n * RTS * RTS; \
+    if (STAGED(l)) { \
+      a_next[n] = A_AT(row0 + A_II(l), (k0) + A_KK(l)); \
+      b_next[n] = B_AT((k0) + B_KK(l), col0 + B_JJ(l)); \
+    } \
+  }
+
 #define FETCH(k0) \
-  { \
-    const bool k_inside = (k0) + TILE_K <= k_end; \
-    const bool a_inside = k_inside && a_rows_inside && \
-        (view_a == 3 || (view_a == 1 && row0 >= (k0) + TILE_K - 1) || (view_a == 2 && row0 + TS - 1 <= (k0))); \
-    const bool b_inside = k_inside && b_cols_inside && \
-        (view_b == 3 || (view_b == 1 && (k0) >= col0 + TS - 1) || (view_b == 2 && (k0) + TILE_K - 1 <= col0)); \
-    if (a_inside) { \
-      for (int n = 0; n < LOADS; n++) { \
-        const int l = thread + n * RTS * RTS; \
-        if (STAGED(l)) { \
-          a_next[n] = A_AT(row0 + A_II(l), (k0) + A_KK(l)); \
-        } \
-      } \
-    } else { \
-      for (int n = 0; n < LOADS; n++) { \
-        const int l = thread + n * RTS * RTS; \
-        const int i = row0 + A_II(l); \
-        const int ka = (k0) + A_KK(l); \
-        a_next[n] = (STAGED(l) && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
-      } \
-    } \
-    if (b_inside) { \
-      for (int n = 0; n < LOADS; n++) { \
-        const int l = thread + n * RTS * RTS; \
-        if (STAGED(l)) { \
-          b_next[n] = B_AT((k0) + B_KK(l), col0 + B_JJ(l)); \
-        } \
-      } \
-    } else { \
-      for (int n = 0; n < LOADS; n++) { \
-        const int l = thread + n * RTS * RTS; \
-        const int j = col0 + B_JJ(l); \
-        const int kb = (k0) + B_KK(l); \
-        b_next[n] = (STAGED(l) && j < N && kb < k_end && IN_VIEW(kb, j, view_b)) ? B_AT(kb, j) : 0; \
-      } \
-    } \
+  if (interior && (k0) + TILE_K <= k_end) { \
+    FETCH_INTERIOR_TILES(k0); \
+  } else { \
+    FETCH_TILES(k0); \
   }
 
 __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
@@ -165,8 +152,7 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
   const int tiles_per_split = (tiles + get_global_size(2) - 1) / get_global_size(2);
   const int tile_begin = split * tiles_per_split;
   const int tile_end = min(tiles, tile_begin + tiles_per_split);
-  const bool a_rows_inside = row0 + TS <= M;
-  const bool b_cols_inside = col0 + TS <= N;
+  const bool interior = view_a == 3 && view_b == 3 && row0 + TS <= M && col0 + TS <= N;
 
   T acc[WPT][WPT];
 #pragma unroll

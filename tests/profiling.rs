@@ -25,5 +25,21 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
     let table = profile.to_string();
     assert!(table.contains("| calculate | 2 |"), "{table}");
     assert!(fusion::take_profile()?.kernels.is_empty());
+
+    // Labels name the step a launch belongs to, nest, and end with their guard.
+    {
+        let _outer = fusion::profile_scope("outer");
+        (&a * 2.0f64).eval()?;
+        {
+            let _inner = fusion::profile_scope("inner");
+            (&a * 3.0f64).eval()?;
+        }
+        (&a * 4.0f64).eval()?;
+    }
+    (&a * 5.0f64).eval()?;
+    let labelled = fusion::take_profile()?;
+    assert_eq!(labelled.kernels["outer: calculate"].launches, 2);
+    assert_eq!(labelled.kernels["inner: calculate"].launches, 1);
+    assert_eq!(labelled.kernels["calculate"].launches, 1);
     Ok(())
 }

@@ -68,7 +68,7 @@ pub use expr::{Expr, IntoOperand};
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
-pub use profile::{KernelTime, Profile, take_profile};
+pub use profile::{KernelTime, Profile, ProfileScope, profile_scope, take_profile};
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };

@@ -14,10 +14,46 @@ use std::sync::Mutex;
 
 static LAUNCHES: Mutex<Vec<(String, ClEvent)>> = Mutex::new(Vec::new());
 
+thread_local! {
+    static SCOPE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
 /// Keeps a launch's event for the profile (called by `enqueue` on a profiling queue).
 pub(crate) fn record(kernel: &str, event: &ClEvent) {
+    let name = match SCOPE.with(std::cell::Cell::get) {
+        Some(scope) => format!("{scope}: {kernel}"),
+        None => kernel.to_string(),
+    };
     let mut launches = LAUNCHES.lock().unwrap_or_else(|p| p.into_inner());
-    launches.push((kernel.to_string(), event.clone()));
+    launches.push((name, event.clone()));
+}
+
+/// While the returned guard lives, this thread's launches are profiled as
+/// `"{label}: {kernel}"`, so that a profile tells apart the same kernel
+/// used for different steps of an algorithm. Costs nothing when the queue
+/// is not a profiling queue; guards nest (the innermost label wins).
+///
+/// ```
+/// let _scope = fusion_core::profile_scope("trailing update");
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn profile_scope(label: &'static str) -> ProfileScope {
+    ProfileScope {
+        previous: SCOPE.with(|s| s.replace(Some(label))),
+    }
+}
+
+/// Restores the previous label when dropped (see [`profile_scope`]).
+#[derive(Debug)]
+#[must_use = "the label applies while the guard lives"]
+pub struct ProfileScope {
+    previous: Option<&'static str>,
+}
+
+impl Drop for ProfileScope {
+    fn drop(&mut self) {
+        SCOPE.with(|s| s.set(self.previous));
+    }
 }
 
 /// Device time of one kernel name in a [`Profile`].

@@ -218,6 +218,7 @@ fn decompose<T: ClFloat>(
         config: None,
     };
     let everything = Block::new(0, 0, rest, block);
+    let scope = fusion_core::profile_scope("cholesky L21");
     gemm_into(
         F,
         &l21,
@@ -230,7 +231,9 @@ fn decompose<T: ClFloat>(
         &whole,
     )?;
     sub_block(work, at + block, at, &l21, everything, View::Entire)?;
+    drop(scope);
     // A22 -= L21 · L21ᵀ (lower triangle only).
+    let scope = fusion_core::profile_scope("cholesky A22 update");
     let l21_in_place = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
     gemm_into(
         F,
@@ -243,6 +246,7 @@ fn decompose<T: ClFloat>(
         true,
         &whole,
     )?;
+    drop(scope);
     let l22_inverse = inverse.map(|target| InverseTarget {
         at: target.at + block,
         ..target
@@ -251,6 +255,7 @@ fn decompose<T: ClFloat>(
     if let Some(target) = inverse {
         // [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; -L22⁻¹·L21·L11⁻¹ L22⁻¹]: the
         // diagonal blocks are already in place; the block below them is two products.
+        let _scope = fusion_core::profile_scope("cholesky inverse");
         let l21_times = MatrixCl::<T>::uninitialized(rest, block)?;
         let l21_operand = Operand::whole(&l21);
         gemm_into(

@@ -232,15 +232,37 @@ fn decompose<T: ClFloat>(
     )?;
     sub_block(work, at + block, at, &l21, everything, View::Entire)?;
     drop(scope);
-    // A22 -= L21 · L21ᵀ (lower triangle only).
+    // L21 · L11⁻¹ for this block's inverse, queued now: it needs nothing
+    // that the trailing update or L22 changes.
+    let l21_times = match inverse {
+        Some(_) => {
+            let _scope = fusion_core::profile_scope("cholesky inverse");
+            let product = MatrixCl::<T>::uninitialized(rest, block)?;
+            gemm_into(
+                F,
+                &product,
+                everything,
+                Operand::whole(&l21),
+                l11_inv,
+                T::one(),
+                T::default(),
+                false,
+                &whole,
+            )?;
+            Some(product)
+        }
+        None => None,
+    };
+    // A22 -= L21 · L21ᵀ (lower triangle only), from the temporary so that it
+    // need not wait for the copy into `work`.
     let scope = fusion_core::profile_scope("cholesky A22 update");
-    let l21_in_place = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
+    let l21_operand = Operand::whole(&l21);
     gemm_into(
         F,
         work,
         Block::new(at + block, at + block, rest, rest),
-        l21_in_place,
-        l21_in_place.t(),
+        l21_operand,
+        l21_operand.t(),
         T::from_f64(-1.0),
         T::one(),
         true,
@@ -252,23 +274,11 @@ fn decompose<T: ClFloat>(
         ..target
     });
     decompose(work, failure, at + block, rest, l22_inverse, options)?;
-    if let Some(target) = inverse {
+    if let (Some(target), Some(l21_times)) = (inverse, l21_times) {
         // [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; -L22⁻¹·L21·L11⁻¹ L22⁻¹]: the
-        // diagonal blocks are already in place; the block below them is two products.
+        // diagonal blocks are already in place; the block below them is
+        // -L22⁻¹ · (L21 · L11⁻¹).
         let _scope = fusion_core::profile_scope("cholesky inverse");
-        let l21_times = MatrixCl::<T>::uninitialized(rest, block)?;
-        let l21_operand = Operand::whole(&l21);
-        gemm_into(
-            F,
-            &l21_times,
-            everything,
-            l21_operand,
-            l11_inv,
-            T::one(),
-            T::default(),
-            false,
-            &whole,
-        )?;
         gemm_into(
             F,
             target.matrix,

@@ -40,8 +40,33 @@ fn toeplitz_at_every_size() {
 }
 
 #[test]
+fn single_precision_factors_too() {
+    // The leaf and GEMM kernels compiled for float; bound 1e-5 relative.
+    for n in [1, 65, 200] {
+        let a = toeplitz(n);
+        let host: Vec<f32> = a.iter().map(|v| *v as f32).collect();
+        let l = k::cholesky_decompose(&MatrixCl::from_slice(n, n, &host).unwrap()).unwrap();
+        let got = l.to_vec().unwrap();
+        let want = a.clone().cholesky().expect("SPD").l();
+        let scale = want.amax();
+        for j in 0..n {
+            for i in 0..n {
+                let err = (got[i + n * j] as f64 - want[(i, j)]).abs();
+                assert!(
+                    err <= 1e-5 * scale,
+                    "n={n} ({i}, {j}): {} vs {}",
+                    got[i + n * j],
+                    want[(i, j)]
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn partition_and_block_size_are_tunable() {
-    // 128 takes the global-memory block kernel, the others the local-memory one.
+    // 128 takes the global-memory block kernel (and the batched inverse for
+    // the blocks' inverses); the others the register leaf kernel.
     for (partition, min_l11_size) in [(2, 1), (2, 16), (3, 33), (8, 64), (4, 128)] {
         let options = CholeskyOptions {
             partition,

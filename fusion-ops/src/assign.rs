@@ -10,6 +10,7 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index, Section};
 use crate::operation::Operation;
+use crate::read_back::ReadBack;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::structural::{Block, Diagonal, Indexing, Transpose};
 use crate::targets::Target;
@@ -17,8 +18,8 @@ use crate::templates::convert;
 use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
-    Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, PendingRead,
-    Result, Runtime, View, compile_kernel, enqueue, tuning_knob,
+    Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
+    View, compile_kernel, enqueue, tuning_knob,
 };
 use once_cell::sync::Lazy;
 use std::any::{Any, TypeId};
@@ -1188,8 +1189,8 @@ pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
 pub struct FullReduction<R, E: Operation> {
     inner: ColwiseAssignmentOwned<R, E>,
     value: Mutex<Option<f64>>,
-    /// The partial sums on their way to the host (`start_reads`).
-    pending: Mutex<Option<PendingRead<E::Scalar>>>,
+    /// The partial sums on their way to the host.
+    partial_read: ReadBack<E::Scalar>,
 }
 
 #[derive(Debug)]
@@ -1268,7 +1269,7 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
             && launch.cols > 0
             && let Some(p) = self.inner.partial.get()
         {
-            *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(p.read_later()?);
+            self.partial_read.start(p)?;
         }
         Ok(())
     }
@@ -1276,16 +1277,9 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
         // Read back with the checks' flags, once every output's follow-up
         // work is queued.
         let mut total = R::host_init::<E::Scalar>().to_f64();
-        let pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let partials = match (pending, self.inner.partial.get()) {
-            _ if launch.rows == 0 || launch.cols == 0 => Vec::new(),
-            (Some(read), _) => read.wait()?,
-            (None, Some(p)) => p.to_vec()?,
-            (None, None) => Vec::new(),
+        let partials = match self.inner.partial.get() {
+            Some(p) if launch.rows > 0 && launch.cols > 0 => self.partial_read.finish(p)?,
+            _ => Vec::new(),
         };
         // The tiny final step, on the host: one value per work-group and column.
         for v in partials {
@@ -1316,7 +1310,7 @@ where
             _op: std::marker::PhantomData,
         },
         value: Mutex::new(None),
-        pending: Mutex::new(None),
+        partial_read: ReadBack::default(),
     }
 }
 

@@ -8,10 +8,11 @@ use crate::functions::fabs;
 use crate::generator::{Generator, Index};
 use crate::logic::{eq, le, lt, ne};
 use crate::operation::{Operation, combine_shapes};
+use crate::read_back::ReadBack;
 use crate::structural::{Block, diagonal, transpose};
-use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, PendingRead, Result};
+use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// A check output: the node built by [`check()`].
 #[derive(Debug)]
@@ -22,8 +23,8 @@ pub struct Check<V, P> {
     argument: &'static str,
     requirement: String,
     first_failure: OnceLock<MatrixCl<i32>>,
-    /// The flag on its way to the host (`start_reads`).
-    pending: Mutex<Option<PendingRead<i32>>>,
+    /// The flag on its way to the host.
+    flag_read: ReadBack<i32>,
 }
 
 /// Validates `predicate` (non-zero = valid) on every element; a failure
@@ -54,7 +55,7 @@ pub fn check<V: IntoOperand, P: IntoOperand>(
         argument,
         requirement: "valid".into(),
         first_failure: OnceLock::new(),
-        pending: Mutex::new(None),
+        flag_read: ReadBack::default(),
     }
 }
 
@@ -148,7 +149,7 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             && launch.cols > 0
             && let Some(flag) = self.first_failure.get()
         {
-            *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(flag.read_later()?);
+            self.flag_read.start(flag)?;
         }
         Ok(())
     }
@@ -160,16 +161,12 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
         if launch.rows == 0 || launch.cols == 0 {
             return Ok(());
         }
-        let pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        let flags = match pending {
-            Some(read) => read.wait()?,
-            None => flag.to_vec()?,
-        };
-        let first = flags.first().copied().unwrap_or(i32::MAX);
+        let first = self
+            .flag_read
+            .finish(flag)?
+            .first()
+            .copied()
+            .unwrap_or(i32::MAX);
         if first == i32::MAX {
             return Ok(());
         }

@@ -50,6 +50,7 @@ mod logic;
 mod methods;
 mod operation;
 mod product;
+mod read_back;
 mod reductions;
 mod results;
 mod structural;

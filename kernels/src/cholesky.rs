@@ -294,7 +294,7 @@ fn decompose<T: ClFloat>(
     Ok(())
 }
 
-/// A block small enough for one work-group: the local-memory leaf kernel
+/// A block small enough for one work-group: the register leaf kernel
 /// (factor and inverse together) when it fits, else the global-memory
 /// kernel and, for the inverse, the batched triangular inverse.
 fn leaf<T: ClFloat>(

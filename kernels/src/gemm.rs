@@ -41,6 +41,14 @@ pub enum GemmConfig {
     },
 }
 
+/// The device's GEMM configuration, and for GPUs the smaller tiling used
+/// below a number of tiles (see [`GemmConfig::for_shape`]).
+#[derive(Debug, Clone, Copy)]
+struct Chosen {
+    config: GemmConfig,
+    small: Option<(GemmConfig, usize)>,
+}
+
 impl GemmConfig {
     /// Rows and columns of C one work-group (tiled) or work item (direct) computes.
     pub fn block(&self) -> (usize, usize) {
@@ -64,14 +72,7 @@ impl GemmConfig {
     /// # Ok::<(), fusion_core::Error>(())
     /// ```
     pub fn for_device() -> Result<GemmConfig> {
-        // Chosen once per process (the device and the environment do not
-        // change); every product asks for it.
-        static CHOSEN: std::sync::OnceLock<GemmConfig> = std::sync::OnceLock::new();
-        if let Some(config) = CHOSEN.get() {
-            return Ok(*config);
-        }
-        let config = Self::choose()?;
-        Ok(*CHOSEN.get_or_init(|| config))
+        Ok(Self::chosen()?.config)
     }
 
     /// The configuration for an `m x n` product (`lower_only`: only the
@@ -90,47 +91,61 @@ impl GemmConfig {
     /// # Ok::<(), fusion_core::Error>(())
     /// ```
     pub fn for_shape(m: usize, n: usize, lower_only: bool) -> Result<GemmConfig> {
-        let config = Self::for_device()?;
-        let rt = Runtime::get()?;
-        let default_tiling = GemmConfig::Tiled {
-            thread_block_size: 128,
-            work_per_thread: 8,
-            tile_k: 8,
+        let chosen = Self::chosen()?;
+        let Some((small, below)) = chosen.small else {
+            return Ok(chosen.config);
         };
-        if config != default_tiling || std::env::var_os("FUSION_GEMM").is_some() {
-            return Ok(config);
-        }
-        let tiles = m.div_ceil(128) * n.div_ceil(128);
+        let (rows, cols) = chosen.config.block();
+        let tiles = m.div_ceil(rows) * n.div_ceil(cols);
         let tiles = if lower_only { tiles.div_ceil(2) } else { tiles };
-        let compute_units = rt.device_info().compute_units as usize;
-        if tiles >= fusion_core::tuning_knob("FUSION_GEMM_SMALL_BELOW", compute_units.div_ceil(4)) {
-            return Ok(config);
-        }
-        let small = GemmConfig::Tiled {
-            thread_block_size: 64,
-            work_per_thread: 4,
-            tile_k: 8,
-        };
-        Ok(if small.validate::<f64>().is_ok() {
-            small
-        } else {
-            config
-        })
+        Ok(if tiles < below { small } else { chosen.config })
     }
 
-    fn choose() -> Result<GemmConfig> {
+    /// Settled once per process (the device and the environment do not
+    /// change); every product asks for it.
+    fn chosen() -> Result<Chosen> {
+        static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
+        if let Some(chosen) = CHOSEN.get() {
+            return Ok(*chosen);
+        }
+        let chosen = Self::choose()?;
+        Ok(*CHOSEN.get_or_init(|| chosen))
+    }
+
+    fn choose() -> Result<Chosen> {
         let rt = Runtime::get()?;
-        let config = match std::env::var("FUSION_GEMM") {
-            Ok(text) => Self::parse(&text)?,
-            Err(_) if rt.device_info().is_gpu => GemmConfig::Tiled {
-                thread_block_size: 128,
-                work_per_thread: 8,
-                tile_k: 8,
+        let info = rt.device_info();
+        let chosen = match std::env::var("FUSION_GEMM") {
+            Ok(text) => Chosen {
+                config: Self::parse(&text)?,
+                small: None,
             },
-            Err(_) => GemmConfig::Direct { rows: 16, cols: 8 },
+            Err(_) if info.is_gpu => {
+                let small = GemmConfig::Tiled {
+                    thread_block_size: 64,
+                    work_per_thread: 4,
+                    tile_k: 8,
+                };
+                let below = fusion_core::tuning_knob(
+                    "FUSION_GEMM_SMALL_BELOW",
+                    (info.compute_units as usize).div_ceil(4),
+                );
+                Chosen {
+                    config: GemmConfig::Tiled {
+                        thread_block_size: 128,
+                        work_per_thread: 8,
+                        tile_k: 8,
+                    },
+                    small: small.validate::<f64>().is_ok().then_some((small, below)),
+                }
+            }
+            Err(_) => Chosen {
+                config: GemmConfig::Direct { rows: 16, cols: 8 },
+                small: None,
+            },
         };
-        config.validate::<f64>()?;
-        Ok(config)
+        chosen.config.validate::<f64>()?;
+        Ok(chosen)
     }
 
     fn parse(text: &str) -> Result<GemmConfig> {

@@ -145,6 +145,46 @@ fn not_symmetric_and_nan_are_reported_with_positions() {
     assert!(err.to_string().contains("cholesky_decompose"));
 }
 
+/// The NaN check runs only when the symmetry check or a pivot fails, so a
+/// NaN anywhere must make one of them fail: in the upper triangle only, in
+/// the lower triangle only (of a whole matrix and of a `Lower` view), on the
+/// diagonal, in the first leaf and in rows that later leaves reach.
+#[test]
+fn nan_anywhere_is_reported_where_it_is() {
+    let n = 200;
+    for (row, col) in [
+        (0, 0),
+        (5, 3),
+        (3, 5),
+        (70, 10),
+        (10, 70),
+        (199, 198),
+        (150, 150),
+    ] {
+        let mut a = toeplitz(n);
+        a[(row, col)] = f64::NAN;
+        let err = k::cholesky_decompose(&to_device(&a)).unwrap_err();
+        assert!(
+            matches!(err, Error::NaN { row: r, col: c, .. } if (r, c) == (row, col)),
+            "NaN at ({row}, {col}): {err}"
+        );
+        let lower = to_device(&a).with_view(View::Lower);
+        let result = k::cholesky_decompose(&lower);
+        if row >= col {
+            let err = result.unwrap_err();
+            assert!(
+                matches!(err, Error::NaN { row: r, col: c, .. } if (r, c) == (row, col)),
+                "NaN at ({row}, {col}) of a Lower view: {err}"
+            );
+        } else {
+            // Above the view: not part of the matrix.
+            let l = to_host(&result.unwrap());
+            let want = toeplitz(n).cholesky().expect("SPD").l();
+            assert_relative("cholesky beside a NaN outside the view", &l, &want, TOL);
+        }
+    }
+}
+
 #[test]
 fn bad_arguments() {
     let rect = MatrixCl::<f64>::zeros(2, 3).unwrap();

@@ -53,35 +53,42 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
   }
 }
 
-// The leaf of the blocked algorithm: the Cholesky factor of a block of at
-// most LEAF rows and, when asked, its inverse, in one work-group of
-// LEAF * GROUPS work items. Work item t owns row t % LEAF of the columns
-// t / LEAF + c * GROUPS (c < OWN) in registers.
+// The leaf of the blocked algorithm, for a panel of at most LEAF columns:
+// the Cholesky factor L of its diagonal block (read from `a`, written to
+// `factor`; lower triangles only) and the `below` rows under it,
+// L21 = A21 · (L⁻¹)ᵀ. Every work-group of LEAF * GROUPS work items factors
+// the diagonal block itself (the same few microseconds on every compute
+// unit, instead of a second launch) and then computes blocks of LEAF rows
+// of L21. Work item t owns row t % LEAF of the columns t / LEAF + c * GROUPS
+// (c < OWN) in registers.
 //
-// Factor, step k: the owners of column k publish it to local memory, then
-// every work item updates its elements of the trailing lower triangle,
-// a_ij -= a_ik * a_jk / a_kk, and the owners keep l_ik = a_ik / sqrt(a_kk).
-// One barrier per step: the published column alternates between two
-// buffers, so step k + 1 may publish while step k's is still being read.
-// Inverse: work item j forward-substitutes column j of L X = I by itself.
+// Factor, step k: column k is in local memory; every work item updates its
+// elements of the trailing lower triangle, a_ij -= a_ik * a_jk / a_kk, the
+// owners of column k keep l_ik = a_ik / sqrt(a_kk) and those of column
+// k + 1 publish it. One barrier per step: the published column alternates
+// between two buffers, so step k + 1's is written while step k's is read.
+// Inverse: work item j forward-substitutes column j of L X = I by itself,
+// then L⁻¹ replaces L in local memory for the rows below.
 //
-// A pivot that is not positive (or NaN) stops the work-group (every work
-// item reads the same pivot) and records its global index (index_base + k)
-// with atomic_min in first_failure; a block after a failure does nothing.
+// A pivot that is not positive (or NaN) stops every work-group (all read
+// the same pivot); the first records its global index (index_base + k)
+// with atomic_min in first_failure. A panel after a failure does nothing.
 #define LEAF 64
 #ifndef GROUPS
 #define GROUPS 4
 #endif
 #define OWN (LEAF / GROUPS)
 
-__kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* first_failure, int n, int offset, int lda, int offset_inverse, int ld_inverse, int index_base, int want_inverse) {
+__kernel void cholesky_leaf(__global const T* a, __global T* factor, __global int* first_failure, int n, int below, int offset, int ld, int index_base) {
   __local T published[2][LEAF];
+  // L, then L⁻¹ (row r, column c at [r][c]; zero above the diagonal).
   __local T l[LEAF][LEAF + 1];
   // 1 / l_kk, so that the inverse's steps multiply instead of divide.
   __local T inverse_diagonal[LEAF];
   const int t = get_local_id(0);
   const int i = t % LEAF;
   const int group = t / LEAF;
+  const bool first_group = get_group_id(0) == 0;
   if (*first_failure != INT_MAX) {
     return;
   }
@@ -89,25 +96,18 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
 #pragma unroll
   for (int c = 0; c < OWN; c++) {
     const int j = group + c * GROUPS;
-    own[c] = (i < n && j <= i) ? a[offset + i + lda * j] : 0;
+    own[c] = (i < n && j <= i) ? a[offset + i + ld * j] : 0;
+  }
+  if (group == 0) {
+    published[0][i] = own[0];
   }
   for (int k = 0; k < n; k++) {
     const int buffer = k & 1;
     const bool owner = group == k % GROUPS;
-    if (owner) {
-      // Selected by an unrolled loop: indexing `own` with k would move it
-      // out of registers.
-      T column_k = 0;
-#pragma unroll
-      for (int c = 0; c < OWN; c++) {
-        column_k = c == k / GROUPS ? own[c] : column_k;
-      }
-      published[buffer][i] = column_k;
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const T pivot = published[buffer][k];
     if (!(pivot > 0)) {
-      if (t == 0) {
+      if (t == 0 && first_group) {
         atomic_min(first_failure, index_base + k);
       }
       return;
@@ -121,9 +121,15 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
     // multiply-adds pipeline: the elements this must not change are either
     // finished (columns up to k, already published and kept in `l`) or
     // above the diagonal (never read as part of L).
+    // The owners of column k + 1 publish it as soon as it is updated (a
+    // test per element, not a chain of selects: indexing `own` with k
+    // would move it out of registers).
 #pragma unroll
     for (int c = 0; c < OWN; c++) {
       own[c] -= scaled * published[buffer][group + c * GROUPS];
+      if (group + c * GROUPS == k + 1) {
+        published[buffer ^ 1][i] = own[c];
+      }
     }
     if (owner) {
       l[i][k] = i >= k ? a_ik * inv_root : 0;
@@ -133,22 +139,25 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+  if (first_group) {
 #pragma unroll
-  for (int c = 0; c < OWN; c++) {
-    const int j = group + c * GROUPS;
-    if (i < n && j <= i) {
-      a[offset + i + lda * j] = l[i][j];
+    for (int c = 0; c < OWN; c++) {
+      const int j = group + c * GROUPS;
+      if (i < n && j <= i) {
+        factor[offset + i + ld * j] = l[i][j];
+      }
     }
   }
-  if (!want_inverse) {
+  if (below == 0) {
     return;
   }
   // Work item j < LEAF forward-substitutes column j of L⁻¹ alone (no
   // barriers), the whole recurrence unrolled so that x stays in registers;
-  // four partial sums shorten the dependency chains.
+  // four partial sums shorten the dependency chains. Entries above the
+  // diagonal come out exactly zero.
+  T x[LEAF];
   if (t < LEAF) {
     const int j = t;
-    T x[LEAF];
 #pragma unroll
     for (int r = 0; r < LEAF; r++) {
       T s[4] = {r == j ? 1 : 0, 0, 0, 0};
@@ -158,10 +167,49 @@ __kernel void cholesky_leaf(__global T* a, __global T* inverse, __global int* fi
       }
       x[r] = ((s[0] + s[1]) + (s[2] + s[3])) * (r < n ? inverse_diagonal[r] : 1);
     }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t < LEAF) {
 #pragma unroll
     for (int r = 0; r < LEAF; r++) {
-      if (r < n && j <= r) {
-        inverse[offset_inverse + r + ld_inverse * j] = x[r];
+      l[r][t] = x[r];
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // L21 = A21 · (L⁻¹)ᵀ, LEAF rows per work-group at a time: row i's
+  // element j is the sum over k <= j of a21_ik * (L⁻¹)_jk.
+  for (int row0 = get_group_id(0) * LEAF; row0 < below; row0 += get_num_groups(0) * LEAF) {
+    const int row = row0 + i;
+    if (row < below) {
+      T sum[OWN];
+#pragma unroll
+      for (int c = 0; c < OWN; c++) {
+        sum[c] = 0;
+      }
+      // Eight loads in flight before their multiply-adds (a loop of one
+      // load and its uses would wait for each load in turn).
+      for (int k0 = 0; k0 < n; k0 += 8) {
+        T a_k[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+          a_k[u] = k0 + u < n ? a[offset + n + row + ld * (k0 + u)] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+          if (k0 + u < n) {
+#pragma unroll
+            for (int c = 0; c < OWN; c++) {
+              sum[c] += a_k[u] * l[group + c * GROUPS][k0 + u];
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < OWN; c++) {
+        const int j = group + c * GROUPS;
+        if (j < n) {
+          factor[offset + n + row + ld * j] = sum[c];
+        }
       }
     }
   }

@@ -27,6 +27,15 @@ fn leaf_groups() -> usize {
     })
 }
 
+/// Leaf work-groups per compute unit, at most (each factors the diagonal
+/// block itself, then takes its share of the rows below):
+/// `FUSION_CHOLESKY_LEAF_GROUPS_PER_CU`, else 1 (on an H200, 2 measured the
+/// same at n = 8192 and 3% slower at 16384).
+fn leaf_groups_per_unit() -> usize {
+    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", 1))
+}
+
 /// Tuning of [`cholesky_decompose_with`].
 ///
 /// ```
@@ -91,7 +100,6 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     a: &MatrixCl<T>,
     options: &CholeskyOptions,
 ) -> Result<MatrixCl<T>> {
-    const F: &str = "cholesky_decompose";
     let n = square(F, "a", a)?;
     if options.partition < 2 || options.min_l11_size == 0 {
         return Err(Error::InvalidArgument {
@@ -112,7 +120,6 @@ pub fn cholesky_decompose_with<T: ClFloat>(
         }
     };
     int(F, "a", a.len())?;
-    let nan = enqueue_check_nan(a)?;
     let asymmetry = if symmetric_by_view {
         None
     } else {
@@ -121,11 +128,30 @@ pub fn cholesky_decompose_with<T: ClFloat>(
             T::from_f64(options.symmetry_tolerance),
         )?)
     };
+    // `work` is `a` as the factorization updates it (lower triangle only);
+    // the factor goes to a matrix of its own, so that no product has to
+    // overwrite its own operand.
     let work = a.try_clone()?;
-    work.set_view(View::Entire);
-    let failure = new_flag()?;
-    decompose(&work, &failure, 0, n, None, options)?;
-    if let Some(index) = first_flagged(&nan)? {
+    let factor = MatrixCl::<T>::uninitialized(n, n)?;
+    let panels = Panels {
+        work: &work,
+        factor: &factor,
+        failure: &new_flag()?,
+        options,
+    };
+    panels.factor(0, n)?;
+    zeros(&factor, Part::StrictlyUpper)?;
+    let asymmetric = match asymmetry {
+        Some(flag) => first_flagged(&flag)?,
+        None => None,
+    };
+    let failed = first_flagged(panels.failure)?;
+    // A NaN in `a` always shows as one of these (it is unequal to its
+    // mirror, and one in the lower triangle reaches its row's pivot), so
+    // the NaN check, which names it, runs only then.
+    if (asymmetric.is_some() || failed.is_some())
+        && let Some(index) = first_flagged(&enqueue_check_nan(a)?)?
+    {
         return Err(Error::NaN {
             function: F,
             argument: "a",
@@ -133,9 +159,7 @@ pub fn cholesky_decompose_with<T: ClFloat>(
             col: index / n,
         });
     }
-    if let Some(flag) = asymmetry
-        && let Some(index) = first_flagged(&flag)?
-    {
+    if let Some(index) = asymmetric {
         return Err(Error::NotSymmetric {
             function: F,
             argument: "a",
@@ -143,220 +167,163 @@ pub fn cholesky_decompose_with<T: ClFloat>(
             col: index / n,
         });
     }
-    if let Some(index) = first_flagged(&failure)? {
+    if let Some(index) = failed {
         return Err(Error::NotPositiveDefinite {
             function: F,
             argument: "a",
             index,
         });
     }
-    zeros(&work, Part::StrictlyUpper)?;
-    work.set_view(View::Lower);
-    Ok(work)
+    factor.set_view(View::Lower);
+    Ok(factor)
 }
 
-/// Where a factored block's inverse goes: the block of `matrix` at
-/// (`at`, `at`). A node's inverse holds its children's inverses as its
-/// diagonal blocks, so one matrix serves a whole subtree.
-#[derive(Clone, Copy)]
-struct InverseTarget<'a, T: ClFloat> {
-    matrix: &'a MatrixCl<T>,
-    at: usize,
+/// The state of one factorization. The recursion works on *panels*: the
+/// columns `first .. first + width` of every row from `first` down.
+/// Factoring a panel factors its left part, subtracts that part's
+/// contribution from the rest of the panel (one product), and factors the
+/// rest; a panel at most `min_l11_size` wide is a leaf: its diagonal block
+/// is factored and inverted in one work-group, which gives the rows below
+/// it, `L21 = A21 · (L11⁻¹)ᵀ`. The square matrix is the panel of all
+/// its columns, so this is the whole algorithm: every flop outside the
+/// leaves is in a product, and no inverse larger than a leaf is formed.
+struct Panels<'a, T: ClFloat> {
+    /// `a`, with every factored column's contribution subtracted from the
+    /// columns after it (lower triangle).
+    work: &'a MatrixCl<T>,
+    /// The result `L` (lower triangle).
+    factor: &'a MatrixCl<T>,
+    /// The first failing pivot, `INT_MAX` while none has failed.
+    failure: &'a MatrixCl<i32>,
+    options: &'a CholeskyOptions,
 }
 
-/// Factors the `size x size` diagonal block of `work` at (`at`, `at`), given
-/// that everything before it is already factored and updated; writes the
-/// factor's inverse into `inverse` when one is given.
-fn decompose<T: ClFloat>(
-    work: &MatrixCl<T>,
-    failure: &MatrixCl<i32>,
-    at: usize,
-    size: usize,
-    inverse: Option<InverseTarget<'_, T>>,
-    options: &CholeskyOptions,
-) -> Result<()> {
-    const F: &str = "cholesky_decompose";
-    if size == 0 {
-        return Ok(());
-    }
-    if size <= options.min_l11_size {
-        return leaf(work, failure, at, size, inverse);
-    }
-    // A whole number of leaves, so that the recursion ends in full leaves.
-    let leaves = (size / options.partition)
-        .div_ceil(options.min_l11_size)
-        .max(1);
-    let block = (leaves * options.min_l11_size).min(size - 1);
-    let rest = size - block;
-    // L11 and its inverse: into the caller's inverse (whose top-left block
-    // it is) or into a matrix of its own.
-    let own_inverse;
-    let l11_inverse = match inverse {
-        Some(target) => target,
-        None => {
-            own_inverse = MatrixCl::<T>::uninitialized(block, block)?;
-            InverseTarget {
-                matrix: &own_inverse,
-                at: 0,
-            }
+const F: &str = "cholesky_decompose";
+
+impl<T: ClFloat> Panels<'_, T> {
+    /// Factors the panel of columns `first .. first + width`, given that
+    /// the contributions of all columns before `first` are subtracted.
+    fn factor(&self, first: usize, width: usize) -> Result<()> {
+        if width == 0 {
+            return Ok(());
         }
-    };
-    decompose(work, failure, at, block, Some(l11_inverse), options)?;
-    let inverse_block = |at: usize, size: usize| {
-        Operand::block(
-            l11_inverse.matrix,
-            Block::new(at, at, size, size),
-            View::Lower,
-        )
-    };
-    let l11_inv = inverse_block(l11_inverse.at, block);
-    // L21 = A21 · (L11⁻¹)ᵀ, through a temporary: the product cannot overwrite its own operand.
-    let l21 = MatrixCl::<T>::uninitialized(rest, block)?;
-    let a21 = Operand::block(work, Block::new(at + block, at, rest, block), View::Entire);
-    let whole = MultiplyOptions {
-        splits: Some(1),
-        config: None,
-    };
-    let everything = Block::new(0, 0, rest, block);
-    let scope = fusion_core::profile_scope("cholesky L21");
-    gemm_into(
-        F,
-        &l21,
-        everything,
-        a21,
-        l11_inv.t(),
-        T::one(),
-        T::default(),
-        false,
-        &whole,
-    )?;
-    sub_block(work, at + block, at, &l21, everything, View::Entire)?;
-    drop(scope);
-    // L21 · L11⁻¹ for this block's inverse, queued now: it needs nothing
-    // that the trailing update or L22 changes.
-    let l21_times = match inverse {
-        Some(_) => {
-            let _scope = fusion_core::profile_scope("cholesky inverse");
-            let product = MatrixCl::<T>::uninitialized(rest, block)?;
-            gemm_into(
-                F,
-                &product,
-                everything,
-                Operand::whole(&l21),
-                l11_inv,
-                T::one(),
-                T::default(),
-                false,
-                &whole,
-            )?;
-            Some(product)
+        if width <= self.options.min_l11_size {
+            return self.leaf(first, width);
         }
-        None => None,
-    };
-    // A22 -= L21 · L21ᵀ (lower triangle only), from the temporary so that it
-    // need not wait for the copy into `work`.
-    let scope = fusion_core::profile_scope("cholesky A22 update");
-    let l21_operand = Operand::whole(&l21);
-    gemm_into(
-        F,
-        work,
-        Block::new(at + block, at + block, rest, rest),
-        l21_operand,
-        l21_operand.t(),
-        T::from_f64(-1.0),
-        T::one(),
-        true,
-        &whole,
-    )?;
-    drop(scope);
-    let l22_inverse = inverse.map(|target| InverseTarget {
-        at: target.at + block,
-        ..target
-    });
-    decompose(work, failure, at + block, rest, l22_inverse, options)?;
-    if let (Some(target), Some(l21_times)) = (inverse, l21_times) {
-        // [L11 0; L21 L22]⁻¹ = [L11⁻¹ 0; -L22⁻¹·L21·L11⁻¹ L22⁻¹]: the
-        // diagonal blocks are already in place; the block below them is
-        // -L22⁻¹ · (L21 · L11⁻¹).
-        let _scope = fusion_core::profile_scope("cholesky inverse");
+        // A whole number of leaves, so that the recursion ends in full leaves.
+        let leaf = self.options.min_l11_size;
+        let left = ((width / self.options.partition).div_ceil(leaf).max(1) * leaf).min(width - 1);
+        self.factor(first, left)?;
+        // The rest of the panel -= its rows of the left part · the left
+        // part's rows level with it, transposed (lower triangle only: the
+        // rest's top block is a diagonal block).
+        let rest = first + left;
+        let rows = self.work.rows() - rest;
+        let _scope = fusion_core::profile_scope(match left {
+            ..=64 => "cholesky update, k <= 64",
+            ..=256 => "cholesky update, k <= 256",
+            ..=1024 => "cholesky update, k <= 1024",
+            _ => "cholesky update, k > 1024",
+        });
         gemm_into(
             F,
-            target.matrix,
-            Block::new(target.at + block, target.at, rest, block),
-            inverse_block(target.at + block, rest),
-            Operand::whole(&l21_times),
+            self.work,
+            Block::new(rest, rest, rows, width - left),
+            Operand::block(
+                self.factor,
+                Block::new(rest, first, rows, left),
+                View::Entire,
+            ),
+            Operand::block(
+                self.factor,
+                Block::new(rest, first, width - left, left),
+                View::Entire,
+            )
+            .t(),
             T::from_f64(-1.0),
+            T::one(),
+            true,
+            &WHOLE,
+        )?;
+        drop(_scope);
+        self.factor(rest, width - left)
+    }
+
+    /// A leaf panel: its diagonal block `L11` and the rows below it,
+    /// `L21 = A21 · (L11⁻¹)ᵀ`: one launch of the register leaf kernel when
+    /// the block fits it, else the global-memory kernel, the batched
+    /// triangular inverse and a product.
+    fn leaf(&self, first: usize, width: usize) -> Result<()> {
+        let n = self.work.rows();
+        let below = n - first - width;
+        let info = Runtime::get()?.device_info();
+        let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
+        let groups = leaf_groups();
+        let threads = LEAF * groups;
+        let diagonal = int(F, "a", first + n * first)?;
+        if width <= LEAF
+            && leaf_bytes as u64 <= info.local_mem_bytes
+            && threads <= info.max_work_group_size
+        {
+            // Every work-group factors the diagonal block again, so no more
+            // of them than the device runs at once.
+            let resident = info.compute_units.max(1) as usize * leaf_groups_per_unit();
+            let work_groups = below.div_ceil(LEAF).clamp(1, resident);
+            let args = (
+                self.work,
+                self.factor,
+                self.failure,
+                int(F, "a", width)?,
+                int(F, "a", below)?,
+                diagonal,
+                int(F, "a", n)?,
+                int(F, "a", first)?,
+            );
+            let _scope = fusion_core::profile_scope("cholesky leaf and L21");
+            cl::cholesky_leaf::<T>().launch_with_options(
+                NdRange::d1(threads * work_groups).with_local(&[threads]),
+                &format!("-D GROUPS={groups}"),
+                args,
+            )?;
+            return Ok(());
+        }
+        let block = Block::new(first, first, width, width);
+        sub_block(self.factor, first, first, self.work, block, View::Lower)?;
+        // Enough work items for the trailing updates (up to width² elements per step).
+        let threads = (width * width).clamp(1, 256).min(info.max_work_group_size);
+        let args = (
+            self.factor,
+            self.failure,
+            int(F, "a", width)?,
+            diagonal,
+            int(F, "a", n)?,
+            int(F, "a", first)?,
+        );
+        cl::cholesky_block::<T>().launch(NdRange::d1(threads).with_local(&[threads]), args)?;
+        if below == 0 {
+            return Ok(());
+        }
+        let l11_inverse = copy_block(self.factor, block)?;
+        // Pivots were checked by the block kernel, so no diagonal check here.
+        invert_lower_in_place(&l11_inverse, width)?;
+        let l21 = Block::new(first + width, first, below, width);
+        gemm_into(
+            F,
+            self.factor,
+            l21,
+            Operand::block(self.work, l21, View::Entire),
+            Operand::block(&l11_inverse, Block::new(0, 0, width, width), View::Lower).t(),
+            T::one(),
             T::default(),
             false,
-            &whole,
-        )?;
+            &WHOLE,
+        )
     }
-    Ok(())
 }
 
-/// A block small enough for one work-group: the register leaf kernel
-/// (factor and inverse together) when it fits, else the global-memory
-/// kernel and, for the inverse, the batched triangular inverse.
-fn leaf<T: ClFloat>(
-    work: &MatrixCl<T>,
-    failure: &MatrixCl<i32>,
-    at: usize,
-    size: usize,
-    inverse: Option<InverseTarget<'_, T>>,
-) -> Result<()> {
-    const F: &str = "cholesky_decompose";
-    let n = work.rows();
-    let info = Runtime::get()?.device_info();
-    let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
-    let groups = leaf_groups();
-    let threads = LEAF * groups;
-    if size <= LEAF
-        && leaf_bytes as u64 <= info.local_mem_bytes
-        && threads <= info.max_work_group_size
-    {
-        let (target, target_at) = inverse.map_or((work, 0), |t| (t.matrix, t.at));
-        let args = (
-            work,
-            target,
-            failure,
-            int(F, "a", size)?,
-            int(F, "a", at + n * at)?,
-            int(F, "a", n)?,
-            int(F, "a", target_at + target.rows() * target_at)?,
-            int(F, "a", target.rows())?,
-            int(F, "a", at)?,
-            i32::from(inverse.is_some()),
-        );
-        cl::cholesky_leaf::<T>().launch_with_options(
-            NdRange::d1(threads).with_local(&[threads]),
-            &format!("-D GROUPS={groups}"),
-            args,
-        )?;
-        return Ok(());
-    }
-    // Enough work items for the trailing updates (up to size² elements per step).
-    let threads = (size * size).clamp(1, 256).min(info.max_work_group_size);
-    let args = (
-        work,
-        failure,
-        int(F, "a", size)?,
-        int(F, "a", at + n * at)?,
-        int(F, "a", n)?,
-        int(F, "a", at)?,
-    );
-    cl::cholesky_block::<T>().launch(NdRange::d1(threads).with_local(&[threads]), args)?;
-    if let Some(target) = inverse {
-        let l = copy_block(work, Block::new(at, at, size, size))?;
-        // Pivots were checked by the block kernel, so no diagonal check here.
-        invert_lower_in_place(&l, size)?;
-        sub_block(
-            target.matrix,
-            target.at,
-            target.at,
-            &l,
-            Block::new(0, 0, size, size),
-            View::Lower,
-        )?;
-    }
-    Ok(())
-}
+/// Products of the recursion: never split along k (the blocks are written
+/// in place and k is at most a panel's width).
+const WHOLE: MultiplyOptions = MultiplyOptions {
+    splits: Some(1),
+    config: None,
+};

@@ -81,7 +81,7 @@ impl GemmConfig {
     /// quarter of the compute units (`FUSION_GEMM_SMALL_BELOW` tiles to tune)
     /// takes 64 x 64 tiles (4 x 4 per work item, fewer registers), so that
     /// small and skinny products (a blocked algorithm's) occupy more compute
-    /// units. (On an H200, a quarter was best for n = 1024 products and
+    /// units; so does a product at most 64 wide or tall at any length. (On an H200, a quarter was best for n = 1024 products and
     /// within 2% of the best for Cholesky.)
     /// `FUSION_GEMM` overrides both.
     ///
@@ -98,7 +98,15 @@ impl GemmConfig {
         let (rows, cols) = chosen.config.block();
         let tiles = m.div_ceil(rows) * n.div_ceil(cols);
         let tiles = if lower_only { tiles.div_ceil(2) } else { tiles };
-        Ok(if tiles < below { small } else { chosen.config })
+        // A product no wider (or taller) than a small tile would leave at
+        // least half of every large tile's work items idle.
+        let (small_rows, small_cols) = small.block();
+        let thin = m <= small_rows || n <= small_cols;
+        Ok(if tiles < below || thin {
+            small
+        } else {
+            chosen.config
+        })
     }
 
     /// Settled once per process (the device and the environment do not

@@ -74,5 +74,5 @@ fusion_core::kernel! {
     pub(crate) fn cholesky_block<T>(inout a: T, inout first_failure: i32, n: i32, offset: i32, lda: i32, index_base: i32) = file "cl/cholesky.cl";
 }
 fusion_core::kernel! {
-    pub(crate) fn cholesky_leaf<T>(inout a: T, out inverse: T, inout first_failure: i32, n: i32, offset: i32, lda: i32, offset_inverse: i32, ld_inverse: i32, index_base: i32, want_inverse: i32) = file "cl/cholesky.cl";
+    pub(crate) fn cholesky_leaf<T>(in a: T, out factor: T, inout first_failure: i32, n: i32, below: i32, offset: i32, ld: i32, index_base: i32) = file "cl/cholesky.cl";
 }

@@ -62,11 +62,11 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 // of L21. Work item t owns row t % LEAF of the columns t / LEAF + c * GROUPS
 // (c < OWN) in registers.
 //
-// Factor, step k: column k is in local memory; every work item updates its
-// elements of the trailing lower triangle, a_ij -= a_ik * a_jk / a_kk, the
-// owners of column k keep l_ik = a_ik / sqrt(a_kk) and those of column
-// k + 1 publish it. One barrier per step: the published column alternates
-// between two buffers, so step k + 1's is written while step k's is read.
+// Factor, step k: the owners of column k publish it to local memory, then
+// every work item updates its elements of the trailing lower triangle,
+// a_ij -= a_ik * a_jk / a_kk, and the owners keep l_ik = a_ik / sqrt(a_kk).
+// One barrier per step: the published column alternates between two
+// buffers, so step k + 1 may publish while step k's is still being read.
 // Inverse: work item j forward-substitutes column j of L X = I by itself,
 // then L⁻¹ replaces L in local memory for the rows below.
 //
@@ -98,12 +98,20 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     const int j = group + c * GROUPS;
     own[c] = (i < n && j <= i) ? a[offset + i + ld * j] : 0;
   }
-  if (group == 0) {
-    published[0][i] = own[0];
-  }
   for (int k = 0; k < n; k++) {
     const int buffer = k & 1;
     const bool owner = group == k % GROUPS;
+    if (owner) {
+      // Selected by an unrolled loop: indexing `own` with k would move it
+      // out of registers. (A tree of selects, or publishing from inside
+      // the update loop, measured slower on an H200.)
+      T column_k = 0;
+#pragma unroll
+      for (int c = 0; c < OWN; c++) {
+        column_k = c == k / GROUPS ? own[c] : column_k;
+      }
+      published[buffer][i] = column_k;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const T pivot = published[buffer][k];
     if (!(pivot > 0)) {
@@ -121,15 +129,9 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     // multiply-adds pipeline: the elements this must not change are either
     // finished (columns up to k, already published and kept in `l`) or
     // above the diagonal (never read as part of L).
-    // The owners of column k + 1 publish it as soon as it is updated (a
-    // test per element, not a chain of selects: indexing `own` with k
-    // would move it out of registers).
 #pragma unroll
     for (int c = 0; c < OWN; c++) {
       own[c] -= scaled * published[buffer][group + c * GROUPS];
-      if (group + c * GROUPS == k + 1) {
-        published[buffer ^ 1][i] = own[c];
-      }
     }
     if (owner) {
       l[i][k] = i >= k ? a_ik * inv_root : 0;

@@ -279,7 +279,11 @@ impl<T: ClFloat> Panels<'_, T> {
                 int(F, "a", n)?,
                 int(F, "a", first)?,
             );
-            let _scope = fusion_core::profile_scope("cholesky leaf and L21");
+            let _scope = fusion_core::profile_scope(if below == 0 {
+                "cholesky leaf"
+            } else {
+                "cholesky leaf and L21"
+            });
             cl::cholesky_leaf::<T>().launch_with_options(
                 NdRange::d1(threads * work_groups).with_local(&[threads]),
                 &format!("-D GROUPS={groups}"),

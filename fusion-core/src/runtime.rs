@@ -236,6 +236,18 @@ pub struct Runtime {
 static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
 static RUNTIME: OnceCell<Runtime> = OnceCell::new();
 
+/// Waits for every queued command when the process exits. The OpenCL
+/// specification leaves exiting with commands in flight undefined, and
+/// drivers do crash or hang then (seen here on NVIDIA's: a `free()` abort
+/// after a test binary's last test); a program's last matrices are often
+/// dropped (their buffers pooled) with their commands still queued.
+extern "C" fn finish_at_exit() {
+    if let Some(runtime) = RUNTIME.get() {
+        // Nothing is left to report an error to at exit.
+        let _ = runtime.queue.finish();
+    }
+}
+
 /// Sets the runtime configuration; must be called before the first use of the device.
 ///
 /// ```no_run
@@ -279,7 +291,15 @@ impl Runtime {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
-            Runtime::create(&pending.unwrap_or_else(RuntimeConfig::from_env))
+            let runtime = Runtime::create(&pending.unwrap_or_else(RuntimeConfig::from_env))?;
+            // Registered after the driver was loaded and the context created,
+            // so it runs before the driver's own exit handlers.
+            // SAFETY: `finish_at_exit` is a plain function that takes no
+            // arguments and does not unwind (it only waits for the queue).
+            unsafe {
+                libc::atexit(finish_at_exit);
+            }
+            Ok(runtime)
         })
     }
 

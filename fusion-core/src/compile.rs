@@ -106,6 +106,9 @@ impl CompiledKernel {
     }
 }
 
+/// Held while a program is built (see [`compile_kernel`]).
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
 /// Builds kernel `name` from `source` with `options` for the runtime's device.
 ///
 /// A build failure returns [`Error::Build`] carrying the compiler log. When
@@ -140,6 +143,10 @@ pub fn compile_kernel(
         // Dumping is a debugging aid; failing to write must not fail the build.
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, source));
     }
+    // One build at a time in the process: test binaries on NVIDIA's driver
+    // aborted now and then (`free()`: double free / invalid pointer) while
+    // several threads built programs with the driver's compute cache cold.
+    let _one_build = BUILD_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let mut program =
         Program::create_from_source(rt.context(), source).call("clCreateProgramWithSource")?;
     let device = rt.device_info();

@@ -217,8 +217,11 @@ impl<A: ArgList> TypedKernel<A> {
             options.trim(),
             &dump_name,
         )?);
-        CACHE.insert(key, compiled.clone());
-        Ok(compiled)
+        // Another thread may have built the same kernel meanwhile: every
+        // caller gets the first one stored, and a duplicate is dropped
+        // before it launches anything (replacing the stored kernel would
+        // release one whose launches may still be queued).
+        Ok(CACHE.entry(key).or_insert(compiled).clone())
     }
 
     /// Launches over `range` with `args`, ordering it after what its buffers wait for.

@@ -137,10 +137,13 @@ pub fn cholesky_decompose_with<T: ClFloat>(
         work: &work,
         factor: &factor,
         failure: &new_flag()?,
+        upper_zeroed: std::cell::Cell::new(true),
         options,
     };
     panels.factor(0, n)?;
-    zeros(&factor, Part::StrictlyUpper)?;
+    if !panels.upper_zeroed.get() {
+        zeros(&factor, Part::StrictlyUpper)?;
+    }
     let asymmetric = match asymmetry {
         Some(flag) => first_flagged(&flag)?,
         None => None,
@@ -193,6 +196,9 @@ struct Panels<'a, T: ClFloat> {
     work: &'a MatrixCl<T>,
     /// The result `L` (lower triangle).
     factor: &'a MatrixCl<T>,
+    /// Whether every leaf so far wrote the zeros above its panel (the
+    /// register leaf kernel does; the global-memory fallback does not).
+    upper_zeroed: std::cell::Cell<bool>,
     /// The first failing pivot, `INT_MAX` while none has failed.
     failure: &'a MatrixCl<i32>,
     options: &'a CholeskyOptions,
@@ -268,7 +274,7 @@ impl<T: ClFloat> Panels<'_, T> {
             // Every work-group factors the diagonal block again, so no more
             // of them than the device runs at once.
             let resident = info.compute_units.max(1) as usize * leaf_groups_per_unit();
-            let work_groups = below.div_ceil(LEAF).clamp(1, resident);
+            let work_groups = below.max(first).div_ceil(LEAF).clamp(1, resident);
             let args = (
                 self.work,
                 self.factor,
@@ -291,6 +297,7 @@ impl<T: ClFloat> Panels<'_, T> {
             )?;
             return Ok(());
         }
+        self.upper_zeroed.set(false);
         let block = Block::new(first, first, width, width);
         sub_block(self.factor, first, first, self.work, block, View::Lower)?;
         // Enough work items for the trailing updates (up to width² elements per step).

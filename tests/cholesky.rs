@@ -34,7 +34,7 @@ fn check(n: usize, options: &CholeskyOptions) {
 
 #[test]
 fn toeplitz_at_every_size() {
-    for n in [0, 1, 2, 31, 32, 33, 100, 257, 1000, 2049] {
+    for n in [0, 1, 2, 31, 32, 33, 64, 65, 100, 129, 257, 1000, 2049] {
         check(n, &CholeskyOptions::default());
     }
 }

@@ -227,8 +227,8 @@ impl<T: ClFloat> Panels<'_, T> {
         let rows = self.work.rows() - rest;
         let _scope = fusion_core::profile_scope(match left {
             ..=64 => "cholesky update, k <= 64",
-            ..=256 => "cholesky update, k <= 256",
-            ..=1024 => "cholesky update, k <= 1024",
+            65..=256 => "cholesky update, k <= 256",
+            257..=1024 => "cholesky update, k <= 1024",
             _ => "cholesky update, k > 1024",
         });
         gemm_into(

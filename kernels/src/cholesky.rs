@@ -44,11 +44,12 @@ fn leaf_groups_per_unit() -> usize {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CholeskyOptions {
-    /// Each level factors the leading `rows / partition` block first
-    /// (rounded up to a whole number of `min_l11_size` blocks).
+    /// Each panel of columns factors its leading `width / partition`
+    /// columns first (rounded up to a whole number of `min_l11_size`).
     pub partition: usize,
-    /// Blocks this small are factored by one work-group (the leaf kernel,
-    /// which also inverts them, up to 64 rows).
+    /// Panels this narrow are leaves: their diagonal block is factored by
+    /// one work-group (by the register leaf kernel, which also computes
+    /// the rows below, up to 64 columns).
     pub min_l11_size: usize,
     /// Relative tolerance of the symmetry check.
     pub symmetry_tolerance: f64,
@@ -225,7 +226,7 @@ impl<T: ClFloat> Panels<'_, T> {
         // rest's top block is a diagonal block).
         let rest = first + left;
         let rows = self.work.rows() - rest;
-        let _scope = fusion_core::profile_scope(match left {
+        let scope = fusion_core::profile_scope(match left {
             ..=64 => "cholesky update, k <= 64",
             65..=256 => "cholesky update, k <= 256",
             257..=1024 => "cholesky update, k <= 1024",
@@ -251,7 +252,7 @@ impl<T: ClFloat> Panels<'_, T> {
             true,
             &WHOLE,
         )?;
-        drop(_scope);
+        drop(scope);
         self.factor(rest, width - left)
     }
 

@@ -13,6 +13,8 @@ test: opencl
 	cargo test --workspace
 	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
 	FUSION_GEMM=32,8,32 cargo test --test gemm --test cholesky --test triangular --test adjoints
+	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
+	FUSION_TRANSFER_QUEUE=1 cargo test --test glm --test glm_errors --test ops_reductions --test buffer_pool
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --release --example bench_report -- --quick --out target/bench-quick

@@ -277,12 +277,21 @@ impl<T: ClType> MatrixCl<T> {
         let rt = Runtime::get()?;
         let mut wait = Vec::new();
         self.events.wait_list_for_read(&mut wait);
+        let queue = match rt.transfer_queue() {
+            Some(transfer) => {
+                // The copy waits for commands of the main queue: they must
+                // be submitted before anything waits for the copy.
+                rt.queue().flush().call("clFlush")?;
+                transfer
+            }
+            None => rt.queue(),
+        };
         // SAFETY: a non-blocking read into `data`'s heap block, whose length
         // matches the buffer; the `PendingRead` owns `data` and waits for the
         // event before handing it out or freeing it (a leaked `PendingRead`
         // leaks `data` too, so the block is never freed early).
         let event = unsafe {
-            rt.queue().enqueue_read_buffer(
+            queue.enqueue_read_buffer(
                 buffer,
                 opencl3::types::CL_NON_BLOCKING,
                 0,

@@ -35,7 +35,11 @@ impl<T: ClType> PendingRead<T> {
     pub fn wait(mut self) -> Result<Vec<T>> {
         if let Some(event) = self.event.take() {
             if !event.is_complete() {
-                Runtime::get()?.queue().flush().call("clFlush")?;
+                let rt = Runtime::get()?;
+                rt.transfer_queue()
+                    .unwrap_or(rt.queue())
+                    .flush()
+                    .call("clFlush")?;
             }
             event.wait()?;
         }

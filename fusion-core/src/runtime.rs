@@ -47,12 +47,17 @@ pub struct RuntimeConfig {
     /// Release every dropped matrix's buffer to the driver instead of
     /// keeping it for reuse (see [`cached_buffer_bytes`](crate::cached_buffer_bytes)).
     pub no_buffer_cache: bool,
+    /// Queue read-backs started with [`MatrixCl::read_later`](crate::MatrixCl::read_later)
+    /// on a second queue, so that a GPU's copy engine runs them beside the
+    /// kernels queued after them: `None` does so on GPUs (when commands
+    /// carry events, as on the default out-of-order queue).
+    pub transfer_queue: Option<bool>,
 }
 
 impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
     /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order`, `FUSION_PROFILING=1`, `FUSION_NO_FP64=1`,
-    /// `FUSION_BUFFER_CACHE=0`.
+    /// `FUSION_BUFFER_CACHE=0`, `FUSION_TRANSFER_QUEUE=0|1`.
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let flag = |name: &str| var(name).is_some_and(|v| v != "0");
@@ -66,6 +71,7 @@ impl RuntimeConfig {
             profiling: flag("FUSION_PROFILING"),
             force_no_fp64: flag("FUSION_NO_FP64"),
             no_buffer_cache: var("FUSION_BUFFER_CACHE").is_some_and(|v| v == "0"),
+            transfer_queue: var("FUSION_TRANSFER_QUEUE").map(|v| v != "0"),
         }
     }
 }
@@ -226,6 +232,8 @@ fn choose(found: Vec<Found>, cfg: &RuntimeConfig) -> Result<Found> {
 pub struct Runtime {
     context: Context,
     queue: CommandQueue,
+    /// Where `read_later` queues its copies, when not on `queue`.
+    transfer_queue: Option<CommandQueue>,
     info: DeviceInfo,
     fp64: bool,
     out_of_order: bool,
@@ -245,6 +253,9 @@ extern "C" fn finish_at_exit() {
     if let Some(runtime) = RUNTIME.get() {
         // Nothing is left to report an error to at exit.
         let _ = runtime.queue.finish();
+        if let Some(queue) = &runtime.transfer_queue {
+            let _ = queue.finish();
+        }
     }
 }
 
@@ -319,6 +330,22 @@ impl Runtime {
             CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
         }
         .call("clCreateCommandQueueWithProperties")?;
+        let settle_on_drop = found
+            .info
+            .platform_name
+            .contains("Portable Computing Language");
+        // Its copies order themselves after the kernels they read from by
+        // events, so only when commands carry them.
+        let tracks_events = out_of_order || settle_on_drop;
+        let transfer_queue = if tracks_events && cfg.transfer_queue.unwrap_or(found.info.is_gpu) {
+            // SAFETY: as for the main queue.
+            let queue =
+                unsafe { CommandQueue::create_with_properties(&context, found.device.id(), 0, 0) }
+                    .call("clCreateCommandQueueWithProperties")?;
+            Some(queue)
+        } else {
+            None
+        };
         crate::buffer_pool::set_limit(if cfg.no_buffer_cache {
             0
         } else {
@@ -330,10 +357,8 @@ impl Runtime {
             fp64: found.info.fp64 && !cfg.force_no_fp64,
             out_of_order,
             profiling: cfg.profiling,
-            settle_on_drop: found
-                .info
-                .platform_name
-                .contains("Portable Computing Language"),
+            settle_on_drop,
+            transfer_queue,
             info: found.info,
         })
     }
@@ -365,6 +390,12 @@ impl Runtime {
     /// The command queue.
     pub fn queue(&self) -> &CommandQueue {
         &self.queue
+    }
+
+    /// The queue of [`read_later`](crate::MatrixCl::read_later)'s copies
+    /// when they have one of their own (see [`RuntimeConfig::transfer_queue`]).
+    pub fn transfer_queue(&self) -> Option<&CommandQueue> {
+        self.transfer_queue.as_ref()
     }
 
     /// The selected device.

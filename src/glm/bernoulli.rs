@@ -45,11 +45,7 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
                 check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
                 optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-                optional(
-                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                    glm.sums_alpha(),
-                ),
+                glm.gradient_outputs(d_eta),
                 &logp,
             ),
         )?;

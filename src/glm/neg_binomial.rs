@@ -75,11 +75,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
                     phi_vector,
                 ),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-                optional(
-                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                    glm.sums_alpha(),
-                ),
+                glm.gradient_outputs(d_eta),
                 optional(output(&d_phi, d_phi_expr), wrt.aux && phi_vector),
                 optional(
                     output(&d_phi, colwise_sum(d_phi_expr)),

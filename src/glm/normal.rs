@@ -70,11 +70,7 @@ pub fn normal_id_glm_lpdf<'a>(
                     sigma_vector,
                 ),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
-                optional(output(&glm.d_eta, d_eta), glm.writes_d_eta()),
-                optional(
-                    output(&glm.d_alpha_sum, colwise_sum(d_eta)),
-                    glm.sums_alpha(),
-                ),
+                glm.gradient_outputs(d_eta),
                 optional(output(&d_sigma, d_sigma_expr), wrt.aux && sigma_vector),
                 optional(
                     output(&d_sigma, colwise_sum(d_sigma_expr)),

@@ -6,7 +6,7 @@ use fusion_core::expr::MatrixRef;
 use fusion_core::{ClType, Error, MatrixCl, Result};
 use fusion_kernels::{self as k, Op};
 use fusion_ops::prelude::*;
-use fusion_ops::{OutputList, fuse_then};
+use fusion_ops::{Assignable, IntoOperand, Operation, OutputList, fuse_then};
 
 /// Name of the derived quantity checked inside each GLM kernel.
 pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
@@ -294,6 +294,23 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
     /// Whether the kernel must write `d_eta`.
     pub fn writes_d_eta(&self) -> bool {
         self.finish.needs_d_eta()
+    }
+
+    /// The kernel outputs that carry `d_eta` (the derivative with respect
+    /// to the linear predictor) towards the gradients, each only when it is
+    /// needed: `d_eta` itself and its sum (a scalar intercept's gradient).
+    pub fn gradient_outputs<'s, D>(&'s self, d_eta: D) -> impl OutputList + 's
+    where
+        D: IntoOperand + Copy + 's,
+        D::Operand: Operation<Scalar = f64> + Assignable<&'s MatrixCl<f64>>,
+    {
+        (
+            optional(output(&self.d_eta, d_eta), self.writes_d_eta()),
+            optional(
+                output(&self.d_alpha_sum, colwise_sum(d_eta)),
+                self.sums_alpha(),
+            ),
+        )
     }
 
     /// Whether the kernel must sum `d_eta` (a scalar intercept's gradient).

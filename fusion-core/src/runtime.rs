@@ -394,6 +394,15 @@ impl Runtime {
 
     /// The queue of [`read_later`](crate::MatrixCl::read_later)'s copies
     /// when they have one of their own (see [`RuntimeConfig::transfer_queue`]).
+    ///
+    /// ```
+    /// let rt = fusion_core::Runtime::get()?;
+    /// // CPUs keep their copies on the main queue unless asked otherwise.
+    /// if !rt.device_info().is_gpu && std::env::var_os("FUSION_TRANSFER_QUEUE").is_none() {
+    ///     assert!(rt.transfer_queue().is_none());
+    /// }
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
     pub fn transfer_queue(&self) -> Option<&CommandQueue> {
         self.transfer_queue.as_ref()
     }

@@ -1,4 +1,6 @@
-//! Blocked Cholesky decomposition (paper §3.3.1), in place on a working copy.
+//! Blocked Cholesky decomposition (paper §3.3.1): a recursion on column
+//! panels that ends in a leaf kernel, from a working copy of `a` into a new
+//! factor.
 
 use crate::basic::{Block, Part, copy_block, int, square, sub_block, zeros};
 use crate::checks::{enqueue_check_nan, enqueue_check_symmetric, first_flagged, new_flag};

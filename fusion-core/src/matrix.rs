@@ -301,6 +301,12 @@ impl<T: ClType> MatrixCl<T> {
         }
         .call("clEnqueueReadBuffer")?;
         let event = ClEvent::new(event);
+        if rt.transfer_queue().is_some() {
+            // Later commands of the main queue may wait for this copy (a
+            // write to the buffer): OpenCL requires the copy's queue to be
+            // flushed before another queue's commands wait for its events.
+            queue.flush().call("clFlush")?;
+        }
         self.events.add_read(event.clone());
         Ok(PendingRead::new(data, Some(event)))
     }

@@ -56,12 +56,11 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 // The leaf of the blocked algorithm, for a panel of at most LEAF columns:
 // the Cholesky factor L of its diagonal block (read from `a`'s lower
 // triangle; written to `factor` with the zeros above it) and the `below`
-// rows under it,
-// L21 = A21 · (L⁻¹)ᵀ. Every work-group of LEAF * GROUPS work items factors
-// the diagonal block itself (the same few microseconds on every compute
-// unit, instead of a second launch) and then computes blocks of LEAF rows
-// of L21. Work item t owns row t % LEAF of the columns t / LEAF + c * GROUPS
-// (c < OWN) in registers.
+// rows under it, L21 = A21 · (L⁻¹)ᵀ. Every work-group of LEAF * GROUPS work
+// items factors the diagonal block itself (the same few microseconds on
+// every compute unit, instead of a second launch) and then computes blocks
+// of LEAF rows of L21. Work item t owns row t % LEAF of the columns
+// t / LEAF + c * GROUPS (c < OWN) in registers.
 //
 // Factor, step k: the owners of column k publish it to local memory, then
 // every work item updates its elements of the trailing lower triangle,

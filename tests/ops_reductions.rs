@@ -243,6 +243,41 @@ fn optional_outputs_leave_the_kernel() -> Result<()> {
     Ok(())
 }
 
+/// A check that passes leaves its flag for a later check to take without a
+/// reset; a failing check's flag must never be taken, and a check fused
+/// into a kernel twice must see each run's own result.
+#[test]
+fn check_flags_are_reused_only_when_clean() -> Result<()> {
+    let good = MatrixCl::from_slice(3, 1, &[0, 1, 1])?;
+    let bad = MatrixCl::from_slice(3, 1, &[0, 1, 5])?;
+    for round in 0..6 {
+        assert!(
+            check(&good, "f", "y", le(&good, 1)).run().is_ok(),
+            "round {round}"
+        );
+        let e = check(&bad, "f", "y", le(&bad, 1)).run().unwrap_err();
+        assert!(
+            matches!(e, Error::CheckFailed { row: 2, col: 0, .. }),
+            "round {round}: {e}"
+        );
+        assert!(
+            check(&good, "f", "y", le(&good, 1)).run().is_ok(),
+            "round {round}: a failing check's flag was taken"
+        );
+    }
+    // One check object in two kernels: clean, then failing, then clean.
+    let y = MatrixCl::from_slice(3, 1, &[0, 1, 1])?;
+    let out = MatrixCl::<i32>::uninitialized(3, 1)?;
+    let guard = check(&y, "f", "y", le(&y, 1));
+    fuse((&guard, output(&out, &y + 1)))?;
+    y.assign(&y * 3)?;
+    assert!(fuse((&guard, output(&out, &y + 1))).is_err());
+    y.assign(&y - &y)?;
+    fuse((&guard, output(&out, &y + 1)))?;
+    assert_eq!(out.to_vec()?, vec![1, 1, 1]);
+    Ok(())
+}
+
 #[test]
 fn checks_report_function_argument_position_and_value() -> Result<()> {
     let y = MatrixCl::from_slice(3, 2, &[0, 1, 1, 0, 7, 1])?;

@@ -12,7 +12,8 @@ use crate::read_back::ReadBack;
 use crate::structural::{Block, diagonal, transpose};
 use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// A check output: the node built by [`check()`].
 #[derive(Debug)]
@@ -25,6 +26,33 @@ pub struct Check<V, P> {
     first_failure: OnceLock<MatrixCl<i32>>,
     /// The flag on its way to the host.
     flag_read: ReadBack<i32>,
+    /// The flag was read back holding "no failure" after its last kernel:
+    /// it can serve again without being reset.
+    clean: AtomicBool,
+}
+
+/// Flags read back clean, for new checks to take instead of filling a new
+/// one (a fill is one more OpenCL call per check and per kernel).
+static CLEAN_FLAGS: Mutex<Vec<MatrixCl<i32>>> = Mutex::new(Vec::new());
+
+/// At most this many clean flags are kept.
+const CLEAN_FLAGS_KEPT: usize = 64;
+
+fn clean_flags() -> std::sync::MutexGuard<'static, Vec<MatrixCl<i32>>> {
+    CLEAN_FLAGS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<V, P> Drop for Check<V, P> {
+    fn drop(&mut self) {
+        if *self.clean.get_mut()
+            && let Some(flag) = self.first_failure.take()
+        {
+            let mut kept = clean_flags();
+            if kept.len() < CLEAN_FLAGS_KEPT {
+                kept.push(flag);
+            }
+        }
+    }
 }
 
 /// Validates `predicate` (non-zero = valid) on every element; a failure
@@ -56,6 +84,7 @@ pub fn check<V: IntoOperand, P: IntoOperand>(
         requirement: "valid".into(),
         first_failure: OnceLock::new(),
         flag_read: ReadBack::default(),
+        clean: AtomicBool::new(false),
     }
 }
 
@@ -101,12 +130,21 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
+        // Whatever the kernel does to the flag, it is unknown until read back.
+        let was_clean = self.clean.swap(false, Ordering::Relaxed);
         match self.first_failure.get() {
-            // A check run again resets its flag on the queue.
-            Some(flag) => flag.fill(i32::MAX),
-            // A new flag holding "no failure", filled on the queue (no wait).
+            // A check run again resets its flag on the queue, unless it
+            // was read back clean.
+            Some(flag) if !was_clean => flag.fill(i32::MAX),
+            Some(_) => Ok(()),
+            // A clean flag of an earlier check, or a new one holding "no
+            // failure", filled on the queue (no wait).
             None => {
-                let _ = self.first_failure.set(MatrixCl::constant(1, 1, i32::MAX)?);
+                let flag = match clean_flags().pop() {
+                    Some(flag) => flag,
+                    None => MatrixCl::constant(1, 1, i32::MAX)?,
+                };
+                let _ = self.first_failure.set(flag);
                 Ok(())
             }
         }
@@ -168,6 +206,7 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             .copied()
             .unwrap_or(i32::MAX);
         if first == i32::MAX {
+            self.clean.store(true, Ordering::Relaxed);
             return Ok(());
         }
         let (row, col) = (first as usize % launch.rows, first as usize / launch.rows);

@@ -95,8 +95,8 @@ fn lower_view_input_is_the_symmetric_matrix() {
 
 #[test]
 fn not_positive_definite_names_the_pivot() {
-    // Pivot 40 (in the first leaf) or 250 (in a leaf after several
-    // inverted ones) of 300 is negative; every leaf size finds it.
+    // Pivot 40 (in the first leaf) or 250 (in a later leaf) of 300 is
+    // negative; every leaf size finds it.
     let n = 300;
     for pivot in [40, 250] {
         let mut a = nalgebra::DMatrix::<f64>::identity(n, n);

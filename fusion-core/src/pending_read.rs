@@ -34,12 +34,10 @@ impl<T: ClType> PendingRead<T> {
     /// Waits for the copy and returns the column-major host data.
     pub fn wait(mut self) -> Result<Vec<T>> {
         if let Some(event) = self.event.take() {
-            if !event.is_complete() {
-                let rt = Runtime::get()?;
-                rt.transfer_queue()
-                    .unwrap_or(rt.queue())
-                    .flush()
-                    .call("clFlush")?;
+            // A copy on the transfer queue was flushed when it was queued.
+            let rt = Runtime::get()?;
+            if rt.transfer_queue().is_none() && !event.is_complete() {
+                rt.queue().flush().call("clFlush")?;
             }
             event.wait()?;
         }

@@ -167,8 +167,6 @@ impl LaunchShape {
 /// (`STAGED` in [`Generator::tile`]).
 pub const STAGED_PER_WORK_ITEM: usize = crate::generator::STAGED;
 
-/// A positive integer from the environment variable `name` (a tuning knob,
-/// read once per call site), else `default`.
 /// Work-groups per compute unit for row-block kernels:
 /// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8 (best of 2, 4, 8, 16 on an H200).
 fn row_block_groups_per_compute_unit() -> usize {

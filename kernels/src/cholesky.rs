@@ -14,19 +14,22 @@ use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 const LEAF: usize = 64;
 
 /// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
-/// has `64 * groups` work items): `FUSION_CHOLESKY_LEAF_GROUPS` (1, 2 or 4),
-/// else 4 (the fastest on an H200: 28 µs per 64-row leaf, 33 µs with 2;
-/// 8 and 16 exceed its registers).
-fn leaf_groups() -> usize {
-    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| {
+/// has `64 * groups` work items) and the leaf kernel's build option for it:
+/// `FUSION_CHOLESKY_LEAF_GROUPS` (1, 2 or 4), else 4 (the fastest on an
+/// H200: 36 µs per leaf with its rows below at n = 8192, 66 µs with 2; 8 and
+/// 16 exceed its registers). Settled once, not per launch.
+fn leaf_groups() -> (usize, &'static str) {
+    static VALUE: std::sync::OnceLock<(usize, String)> = std::sync::OnceLock::new();
+    let (groups, option) = VALUE.get_or_init(|| {
         let groups = fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS", 4);
-        if groups.is_power_of_two() && groups <= 4 {
+        let groups = if groups.is_power_of_two() && groups <= 4 {
             groups
         } else {
             4
-        }
-    })
+        };
+        (groups, format!("-D GROUPS={groups}"))
+    });
+    (*groups, option)
 }
 
 /// Leaf work-groups per compute unit, at most (each factors the diagonal
@@ -267,7 +270,7 @@ impl<T: ClFloat> Panels<'_, T> {
         let below = n - first - width;
         let info = Runtime::get()?.device_info();
         let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
-        let groups = leaf_groups();
+        let (groups, leaf_option) = leaf_groups();
         let threads = LEAF * groups;
         let diagonal = int(F, "a", first + n * first)?;
         if width <= LEAF
@@ -295,7 +298,7 @@ impl<T: ClFloat> Panels<'_, T> {
             });
             cl::cholesky_leaf::<T>().launch_with_options(
                 NdRange::d1(threads * work_groups).with_local(&[threads]),
-                &format!("-D GROUPS={groups}"),
+                leaf_option,
                 args,
             )?;
             return Ok(());

@@ -81,8 +81,9 @@ impl GemmConfig {
     /// quarter of the compute units (`FUSION_GEMM_SMALL_BELOW` tiles to tune)
     /// takes 64 x 64 tiles (4 x 4 per work item, fewer registers), so that
     /// small and skinny products (a blocked algorithm's) occupy more compute
-    /// units; so does a product at most 64 wide or tall at any length. (On an H200, a quarter was best for n = 1024 products and
-    /// within 2% of the best for Cholesky.)
+    /// units; so does a product at most 64 wide or tall at any length. (On
+    /// an H200, a quarter was best for n = 1024 products and within 2% of
+    /// the best for Cholesky.)
     /// `FUSION_GEMM` overrides both.
     ///
     /// ```

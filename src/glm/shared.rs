@@ -319,8 +319,9 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
     }
 
     /// Runs the GLM's kernel (`outputs`) with `xᵀ·d_eta` queued before the
-    /// host waits for the kernel's read-backs, and returns that beta gradient (when asked
-    /// for); a non-finite linear predictor is traced back to its argument.
+    /// host waits for the kernel's read-backs, and returns that beta
+    /// gradient (when asked for); a non-finite linear predictor is traced
+    /// back to its argument.
     pub fn run<L: OutputList>(
         &self,
         function: &'static str,

@@ -97,8 +97,9 @@ fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
     let g = MatrixCl::<f64>::zeros(20, 1)?;
     let v = exp(matrix_vector_multiply(&x, &beta));
     let src = source_of(&output(&g, transpose_vector_multiply(&x, &v)))?;
-    // x leaves global memory only through the staging fetches (the first
-    // block, then each next block); every use reads the local tile.
+    // x leaves global memory only through the staging fetches (each block,
+    // or with prefetching the first block, then each next one); every use
+    // reads the registers.
     let fetch = src
         .lines()
         .find(|l| l.contains("[k] = (") && l.contains("_global["))
@@ -112,17 +113,17 @@ fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
         .lines()
         .filter(|l| l.contains(&format!("{}[", x_global.trim())))
         .collect();
-    assert_eq!(reads.len(), 2, "{src}");
+    assert!((1..=2).contains(&reads.len()), "{src}");
     assert!(reads.iter().all(|l| l.contains("[k] = (")), "{src}");
-    assert!(src.contains("barrier(CLK_LOCAL_MEM_FENCE);"), "{src}");
     Ok(())
 }
 
 #[test]
 fn expressions_views_and_wide_matrices_that_are_not_staged() -> Result<()> {
     // An expression operand (not a matrix) is computed at each use; a lower
-    // view reads zeros above the diagonal; 4000 columns exceed any tile.
-    for (n, p) in [(40, 4000), (300, 7), (1, 4000)] {
+    // view reads zeros above the diagonal; 4096 columns take a whole
+    // work-group per row (16 each); 5000 columns are not staged.
+    for (n, p) in [(40, 5000), (300, 7), (1, 5000), (40, 4096)] {
         let xh = host(n, p, 3);
         let x = MatrixCl::try_from(&xh)?;
         let vh: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 7.0).collect();

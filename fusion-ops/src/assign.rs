@@ -8,7 +8,7 @@
 //! finished (views set, reductions combined, checks read).
 
 use crate::binder::Binder;
-use crate::generator::{Generator, Index, Section};
+use crate::generator::{Generator, Index, Section, StageLayout};
 use crate::operation::Operation;
 use crate::read_back::ReadBack;
 use crate::reductions::{ColwiseReduction, ReduceOp};
@@ -66,8 +66,9 @@ pub struct LaunchShape {
     pub local: [usize; 2],
     /// Row-block kernels: rows per block (0 otherwise).
     pub block_rows: usize,
-    /// Row-block kernels: whether the matrices to stage fit the work-group's registers.
-    pub staged: bool,
+    /// Row-block kernels: how the matrices to stage are held in registers,
+    /// `None` when they do not fit.
+    pub staged: Option<StageLayout>,
     groups: usize,
 }
 
@@ -92,7 +93,7 @@ impl LaunchShape {
                 cols,
                 local: [l0, l1],
                 block_rows: 0,
-                staged: false,
+                staged: None,
                 groups: rows.div_ceil(l0),
             };
         }
@@ -107,7 +108,7 @@ impl LaunchShape {
             cols,
             local: [l0, 1],
             block_rows: 0,
-            staged: false,
+            staged: None,
             groups: rows
                 .div_ceil(l0)
                 .clamp(1, wanted.min(list.max_row_groups()).max(1)),
@@ -115,9 +116,10 @@ impl LaunchShape {
     }
 
     /// Row blocks: work-groups of (up to) 256 work items walk blocks of
-    /// rows. The block is the tallest power of two whose elements the work
-    /// items can hold, [`STAGED_PER_WORK_ITEM`] registers each. No fit even
-    /// for one row (more columns than that): nothing is staged.
+    /// rows. A staged row is spread over the fewest work items (a power of
+    /// two) that hold it with at most [`staged_per_work_item`] elements each;
+    /// the block has as many rows as the group has such teams. A row that
+    /// needs more than the whole group is not staged (blocks of `lsize` rows).
     fn row_blocks(
         rows: usize,
         cols: usize,
@@ -126,18 +128,8 @@ impl LaunchShape {
         device: &fusion_core::DeviceInfo,
     ) -> Self {
         let l0 = 1 << group.ilog2();
-        let fits = |block: usize| block * staged_columns <= STAGED_PER_WORK_ITEM * l0;
-        let mut block_rows = l0;
-        let mut staged = false;
-        if staged_columns > 0 {
-            while block_rows > 1 && !fits(block_rows) {
-                block_rows /= 2;
-            }
-            staged = fits(block_rows);
-            if !staged {
-                block_rows = l0;
-            }
-        }
+        let staged = stage_layout(staged_columns, l0);
+        let block_rows = l0 / staged.map_or(1, |s| s.team);
         let wanted = row_block_groups_per_compute_unit() * (device.compute_units as usize).max(1);
         LaunchShape {
             rows,
@@ -163,9 +155,59 @@ impl LaunchShape {
     }
 }
 
-/// Elements of each staged block a work item prefetches into registers
-/// (`STAGED` in [`Generator::tile`]).
-pub const STAGED_PER_WORK_ITEM: usize = crate::generator::STAGED;
+/// How rows of `columns` elements are staged in a work-group of `l0` (a
+/// power of two) work items: spread over the fewest work items (a power of
+/// two, the row's team) holding at most [`staged_per_work_item`] each;
+/// `None` when the team would exceed the group (or there is nothing to stage).
+fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
+    if columns == 0 {
+        return None;
+    }
+    let team = columns.div_ceil(staged_per_work_item()).next_power_of_two();
+    (team <= l0).then(|| StageLayout {
+        per_item: columns.div_ceil(team),
+        team,
+        prefetch: row_block_prefetch().unwrap_or(team > 1),
+    })
+}
+
+/// Whether a row-block kernel on this device stages a matrix of `columns`
+/// columns in registers (so that `transpose_vector_multiply` and the
+/// row-wise product inside it read it once).
+///
+/// ```
+/// assert!(fusion_ops::stages_columns(10)?);
+/// assert!(!fusion_ops::stages_columns(1 << 20)?);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn stages_columns(columns: usize) -> Result<bool> {
+    let group = Runtime::get()?
+        .device_info()
+        .max_work_group_size
+        .clamp(1, 256);
+    Ok(stage_layout(columns, 1 << group.ilog2()).is_some())
+}
+
+/// Elements of a staged row one work item holds at most:
+/// `FUSION_STAGED_PER_WORK_ITEM` (a tuning knob, read once; at most 64), else 16.
+fn staged_per_work_item() -> usize {
+    static VALUE: OnceLock<usize> = OnceLock::new();
+    *VALUE.get_or_init(|| tuning_knob("FUSION_STAGED_PER_WORK_ITEM", 16).min(64))
+}
+
+/// Whether staged blocks are prefetched: `FUSION_ROW_BLOCK_PREFETCH=0|1`
+/// (read once); unset, the launch decides (prefetch when rows are shared,
+/// where a barrier per block would expose the fetch's latency).
+fn row_block_prefetch() -> Option<bool> {
+    static VALUE: OnceLock<Option<bool>> = OnceLock::new();
+    *VALUE.get_or_init(
+        || match std::env::var("FUSION_ROW_BLOCK_PREFETCH").as_deref() {
+            Ok("0") => Some(false),
+            Ok("1") => Some(true),
+            _ => None,
+        },
+    )
+}
 
 /// Work-groups per compute unit for row-block kernels:
 /// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8 (best of 2, 4, 8, 16 on an H200).
@@ -368,7 +410,7 @@ fn generate_group_reduction<R: ReduceOp>(
     g.use_local_ids();
     g.set_section(Section::Before);
     let acc = g.declare(cl_type, R::init(cl_type));
-    g.set_section(Section::Body);
+    g.set_section(Section::Outputs);
     g.statement(&format!("{acc} = {};", R::combine(cl_type, &acc, value)));
     g.set_section(Section::After);
     let base = g.buffer(partial, cl_type, false);
@@ -397,7 +439,7 @@ fn generate_group_reduction<R: ReduceOp>(
         "{base}_global[get_group_id(0) + {base}_rows * j] = {local}[0];"
     ));
     g.statement("}");
-    g.set_section(Section::Body);
+    g.set_section(Section::Outputs);
 }
 
 impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, T, R, E> {
@@ -923,6 +965,7 @@ fn generate<L: OutputList>(list: &L, launch: &LaunchShape) -> Generator {
     list.plan(&mut g, launch);
     let mut values = Vec::new();
     list.generate_exprs(&mut g, &mut values);
+    g.set_section(Section::Outputs);
     list.generate_outputs(&mut g, &mut values.iter());
     g
 }
@@ -965,8 +1008,8 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     list.prepare(&launch)?;
     let mut binder = Binder::new();
     if launch.block_rows > 0 {
-        // Staged or not: two different kernels.
-        binder.structure(u32::from(launch.staged));
+        // Staged or not, and how: different kernels.
+        binder.structure(launch.staged.map_or(0, |layout| 1 + layout.code()));
     }
     list.bind_plan(&mut binder, &launch);
     list.bind_exprs(&mut binder);

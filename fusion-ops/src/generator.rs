@@ -53,6 +53,11 @@ pub enum Section {
     Prepare,
     /// Inside `if (i < rows && j < cols)`.
     Body,
+    /// After the body, inside the guard: the outputs' side effects (stores,
+    /// reductions' running values, checks). When several work items share a
+    /// row of a row-block kernel (see [`StageLayout`]), each computes the
+    /// row's body and only the first of them runs this.
+    Outputs,
     /// Row-block kernels only: after the body of each block of rows (every
     /// work item, after a barrier; per-block results are combined here).
     Epilogue,
@@ -60,13 +65,39 @@ pub enum Section {
     After,
 }
 
-/// Elements of a staged block each work item of a row-block kernel holds in
-/// registers (so a block has at most `STAGED * lsize` elements).
-pub const STAGED: usize = 8;
+/// How a row-block kernel holds a staged matrix: work item `lid` holds row
+/// `tile_row = lid % block_rows` of the block, columns `tile_col + tile_col_step * k`
+/// for `k < per_item` (`tile_col = lid / block_rows`, `tile_col_step = lsize / block_rows`).
+/// Decided per launch and part of the kernel's cache key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StageLayout {
+    /// Elements of a row each work item holds in registers.
+    pub per_item: usize,
+    /// Work items sharing each row (`tile_col_step`, a power of two): when
+    /// more than one, their partial row-wise products meet in local memory,
+    /// one barrier per block.
+    pub team: usize,
+    /// Whether the next block is fetched while the current one is used
+    /// (twice the registers; hides latency where barriers would expose it).
+    pub prefetch: bool,
+}
 
-/// A matrix staged block by block in registers, spread over the work-group:
-/// element `lid + lsize * k` of a block (row `tile_row`, column
-/// `tile_col + tile_col_step * k`) is held by work item `lid` in `held[k]`.
+impl StageLayout {
+    /// Whether several work items share each row.
+    pub fn shares_rows(&self) -> bool {
+        self.team > 1
+    }
+
+    /// The layout as a number for the kernel cache key (the team size
+    /// follows from the work-group size and `block_rows`, which are bound).
+    pub fn code(&self) -> u32 {
+        (self.per_item as u32) << 2 | u32::from(self.shares_rows()) << 1 | u32::from(self.prefetch)
+    }
+}
+
+/// A matrix staged block by block in registers, spread over the work-group
+/// as its [`StageLayout`] says: work item `lid` holds its elements of the
+/// current block in `held[k]`.
 #[derive(Debug, Clone)]
 pub struct StagedMatrix {
     identity: Identity,
@@ -74,6 +105,8 @@ pub struct StagedMatrix {
     pub held: String,
     /// The kernel parameter with the matrix's column count.
     pub cols: String,
+    /// How the block is spread over the work-group.
+    pub layout: StageLayout,
 }
 
 #[derive(Debug)]
@@ -98,9 +131,9 @@ enum Param {
 #[derive(Debug)]
 pub struct Generator {
     params: Vec<Param>,
-    sections: [Vec<String>; 6],
+    sections: [Vec<String>; 7],
     section: Section,
-    indent: [usize; 6],
+    indent: [usize; 7],
     row_blocks: bool,
     staged: Vec<StagedMatrix>,
     helpers: Vec<String>,
@@ -130,8 +163,9 @@ fn section_index(s: Section) -> usize {
         Section::Prologue => 1,
         Section::Prepare => 2,
         Section::Body => 3,
-        Section::Epilogue => 4,
-        Section::After => 5,
+        Section::Outputs => 4,
+        Section::Epilogue => 5,
+        Section::After => 6,
     }
 }
 
@@ -142,7 +176,7 @@ impl Generator {
             params: Vec::new(),
             sections: Default::default(),
             section: Section::Body,
-            indent: [1, 1, 1, 2, 1, 1],
+            indent: [1, 1, 1, 2, 2, 1, 1],
             row_blocks: false,
             staged: Vec::new(),
             helpers: Vec::new(),
@@ -410,14 +444,19 @@ impl Generator {
     }
 
     /// Stages matrix `identity` (with `cols_param` columns) block by block
-    /// in registers spread over the work-group (see [`StagedMatrix`]):
-    /// operations that can work on the distributed block (the row-wise
-    /// product with a vector, `xᵀ·v`) use it through [`Generator::staged`],
-    /// so the matrix leaves global memory once however many of them read it.
-    /// The next block is fetched while the current one is used, so memory
-    /// latency overlaps the block's work. Elements outside the matrix or its
-    /// view are held as 0.
-    pub fn stage(&mut self, identity: Identity, cl_type: &'static str, cols_param: &str) {
+    /// in registers spread over the work-group as `layout` says (see
+    /// [`StagedMatrix`]): operations that can work on the distributed block
+    /// (the row-wise product with a vector, `xᵀ·v`) use it through
+    /// [`Generator::staged`], so the matrix leaves global memory once however
+    /// many of them read it. Elements outside the matrix or its view are held
+    /// as 0. All staged matrices of a kernel share one layout.
+    pub fn stage(
+        &mut self,
+        identity: Identity,
+        cl_type: &'static str,
+        cols_param: &str,
+        layout: StageLayout,
+    ) {
         self.use_row_blocks();
         if self.staged(identity).is_some() {
             return;
@@ -425,15 +464,16 @@ impl Generator {
         let base = self.buffer(identity, cl_type, true);
         // Read at every position: a kernel that also writes it goes through temporaries.
         self.note_read(identity, &Index::new("staged", "staged"));
+        let per_item = layout.per_item;
         let (held, next, next_block) = (self.fresh(), self.fresh(), self.fresh());
         let section = self.section;
-        let fetch = |g: &mut Generator, block: &str| {
+        let fetch = |g: &mut Generator, into: &str, block: &str| {
             g.statement("#pragma unroll");
-            g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
             g.statement(&format!("const int row = {block} + tile_row;"));
             g.statement("const int col = tile_col + tile_col_step * k;");
             g.statement(&format!(
-                "{next}[k] = (row < rows && col < {cols_param} && in_view(row, col, {base}_view)) ? {base}_global[row + {base}_rows * col] : 0;"
+                "{into}[k] = (row < rows && col < {cols_param} && in_view(row, col, {base}_view)) ? {base}_global[row + {base}_rows * col] : 0;"
             ));
             g.statement("}");
         };
@@ -443,24 +483,36 @@ impl Generator {
             self.statement("const int tile_col = lid / block_rows;");
             self.statement("const int tile_col_step = lsize / block_rows;");
         }
-        self.statement(&format!("{cl_type} {held}[{STAGED}];"));
-        self.statement(&format!("{cl_type} {next}[{STAGED}];"));
-        fetch(self, "get_group_id(0) * block_rows");
-        self.set_section(Section::Prologue);
-        self.statement("#pragma unroll");
-        self.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
-        self.statement(&format!("{held}[k] = {next}[k];"));
-        self.statement("}");
-        self.statement(&format!(
-            "const int {next_block} = block + get_num_groups(0) * block_rows;"
-        ));
-        fetch(self, &next_block);
+        self.statement(&format!("{cl_type} {held}[{per_item}];"));
+        if layout.prefetch {
+            self.statement(&format!("{cl_type} {next}[{per_item}];"));
+            fetch(self, &next, "get_group_id(0) * block_rows");
+            self.set_section(Section::Prologue);
+            self.statement("#pragma unroll");
+            self.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+            self.statement(&format!("{held}[k] = {next}[k];"));
+            self.statement("}");
+            self.statement(&format!(
+                "const int {next_block} = block + get_num_groups(0) * block_rows;"
+            ));
+            fetch(self, &next, &next_block);
+        } else {
+            self.set_section(Section::Prologue);
+            fetch(self, &held, "block");
+        }
         self.set_section(section);
         self.staged.push(StagedMatrix {
             identity,
             held,
             cols: cols_param.to_string(),
+            layout,
         });
+    }
+
+    /// Whether several work items share each row of the kernel's blocks
+    /// (a staged layout with `shares_rows`).
+    fn shares_rows(&self) -> bool {
+        self.staged.iter().any(|s| s.layout.shares_rows())
     }
 
     /// The staged form of matrix `identity`, when the kernel stages it.
@@ -521,7 +573,7 @@ impl Generator {
                 .join(",\n"),
         );
         out.push_str(") {\n");
-        let [before, prologue, prepare, body, epilogue, after] = &self.sections;
+        let [before, prologue, prepare, body, outputs, epilogue, after] = &self.sections;
         let push_lines = |out: &mut String, lines: &[String], prefix: &str| {
             for line in lines {
                 out.push_str(prefix);
@@ -534,25 +586,49 @@ impl Generator {
             out.push_str("  const int lid = get_local_id(0);\n");
             out.push_str("  const int lsize = get_local_size(0);\n");
             push_lines(&mut out, before, "");
-            out.push_str(
-                "  for (int block = get_group_id(0) * block_rows; block < rows; block += get_num_groups(0) * block_rows) {\n",
-            );
+            // Work that shares a block through local memory (the prepare
+            // step) alternates between two halves of it, so one barrier per
+            // block separates writers from readers.
+            let (parity_init, parity_step) = if prepare.is_empty() {
+                ("", "")
+            } else {
+                (", parity = 0", ", parity ^= 1")
+            };
+            out.push_str(&format!(
+                "  for (int block = get_group_id(0) * block_rows{parity_init}; block < rows; block += get_num_groups(0) * block_rows{parity_step}) {{\n"
+            ));
             out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
             push_lines(&mut out, prologue, "  ");
             push_lines(&mut out, prepare, "  ");
             if !prepare.is_empty() {
                 out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
             }
-            out.push_str("    if (lid < rows_here && j < cols) {\n");
-            out.push_str("      const int i = block + lid;\n");
+            let row_in_block = if self.staged.is_empty() {
+                "lid"
+            } else {
+                "tile_row"
+            };
+            out.push_str(&format!(
+                "    if ({row_in_block} < rows_here && j < cols) {{\n"
+            ));
+            out.push_str(&format!("      const int i = block + {row_in_block};\n"));
             push_lines(&mut out, body, "  ");
+            if self.shares_rows() && !outputs.is_empty() {
+                out.push_str("      if (tile_col == 0) {\n");
+                push_lines(&mut out, outputs, "    ");
+                out.push_str("      }\n");
+            } else {
+                push_lines(&mut out, outputs, "  ");
+            }
             out.push_str("    }\n");
-            out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-            push_lines(&mut out, epilogue, "  ");
-            if !epilogue.is_empty() && prepare.is_empty() {
-                // The next body overwrites what the epilogue reads (with a
-                // prepare step, its barrier separates them).
+            if !epilogue.is_empty() {
                 out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+                push_lines(&mut out, epilogue, "  ");
+                if prepare.is_empty() {
+                    // The next body overwrites what the epilogue reads (with a
+                    // prepare step, its barrier separates them).
+                    out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+                }
             }
             out.push_str("  }\n");
             push_lines(&mut out, after, "");
@@ -571,7 +647,7 @@ impl Generator {
         push_lines(&mut out, before, "");
         if !loops_over_rows {
             out.push_str("  if (i >= rows || j >= cols) {\n    return;\n  }\n");
-            for line in body {
+            for line in body.iter().chain(outputs) {
                 // Body lines are indented for the guarded form; drop one level.
                 out.push_str(line.strip_prefix("  ").unwrap_or(line));
                 out.push('\n');
@@ -583,6 +659,7 @@ impl Generator {
                 "    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n",
             );
             push_lines(&mut out, body, "  ");
+            push_lines(&mut out, outputs, "  ");
             out.push_str("    }\n");
             out.push_str("  }\n");
             push_lines(&mut out, after, "");

@@ -62,7 +62,7 @@ pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{
     AsTarget, AssignExt, Assignable, Assignment, ColwiseAssignment, FullReduction, FusedKernel,
     LaunchShape, Optional, OutputList, cached_kernels, eval_colwise, full_reduction, fuse,
-    fuse_then, max, min, optional, output, prod, run, source_of, sum,
+    fuse_then, max, min, optional, output, prod, run, source_of, stages_columns, sum,
 };
 pub use binder::{Binder, Identity};
 pub use checks::{
@@ -72,7 +72,7 @@ pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
-pub use generator::{Generator, Index, STAGED, Section, StagedMatrix};
+pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
 pub use leaves::{ColIndex, Constant, RowIndex, col_index, constant, row_index};
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};

@@ -8,7 +8,7 @@
 //! tiny second step combines the work-groups' partial results.
 
 use crate::binder::{Binder, Identity};
-use crate::generator::{Generator, Index, STAGED, Section, StagedMatrix};
+use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 use std::marker::PhantomData;
@@ -291,17 +291,19 @@ where
     /// `x` is staged in registers across the work-group (a row-block
     /// kernel, see [`StagedMatrix`]): each work item multiplies the elements
     /// it holds by the vector's matching entries (fetched once, before the
-    /// first block) and leaves its partial sum in local memory; the body then
-    /// adds its row's partial sums. No work item walks a whole row.
+    /// first block). When one work item holds a whole row that is the row's
+    /// product; when several share it, their partial sums meet in local
+    /// memory (one half per block parity, see `Generator::kernel_source`)
+    /// and each of them adds up the row's.
     fn generate_from_staged(&self, g: &mut Generator, staged: &StagedMatrix) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
+        let per_item = staged.layout.per_item;
         let section = g.section();
-        let (weights, parts, slices, col, acc) =
-            (g.fresh(), g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        let (weights, parts, col, acc) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
-        g.statement(&format!("{t} {weights}[{STAGED}];"));
+        g.statement(&format!("{t} {weights}[{per_item}];"));
         g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
         g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
         g.statement(&format!("{weights}[k] = 0;"));
         g.statement(&format!("if ({col} < {}) {{", staged.cols));
@@ -311,23 +313,34 @@ where
         g.close_scope();
         g.statement("}");
         g.statement("}");
-        // Work-groups of row-block kernels have at most 256 work items.
-        g.statement(&format!("__local {t} {parts}[256];"));
-        g.statement(&format!("const int {slices} = lsize / block_rows;"));
+        if !staged.layout.shares_rows() {
+            g.set_section(section);
+            let total = g.declare(t, "0");
+            g.statement("#pragma unroll");
+            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+            g.statement(&format!("{total} += {}[k] * {weights}[k];", staged.held));
+            g.statement("}");
+            return total;
+        }
+        // Work-groups of row-block kernels have at most 256 work items; two
+        // halves, alternating by block.
+        g.statement(&format!("__local {t} {parts}[512];"));
         g.set_section(Section::Prepare);
         g.statement(&format!("{t} {acc} = 0;"));
         g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
         g.statement(&format!("{acc} += {}[k] * {weights}[k];", staged.held));
         g.statement("}");
-        g.statement(&format!("{parts}[lid] = {acc};"));
+        g.statement(&format!("{parts}[lid + 256 * parity] = {acc};"));
         g.set_section(section);
         let total = g.declare(t, "0");
         let slice = g.fresh();
         g.statement(&format!(
-            "for (int {slice} = 0; {slice} < {slices}; {slice}++) {{"
+            "for (int {slice} = 0; {slice} < tile_col_step; {slice}++) {{"
         ));
-        g.statement(&format!("{total} += {parts}[lid + block_rows * {slice}];"));
+        g.statement(&format!(
+            "{total} += {parts}[tile_row + block_rows * {slice} + 256 * parity];"
+        ));
         g.statement("}");
         total
     }

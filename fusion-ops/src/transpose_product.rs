@@ -14,7 +14,7 @@
 
 use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
-use crate::generator::{Generator, Index, STAGED, Section, StagedMatrix};
+use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::methods::ReductionMethods;
 use crate::operation::Operation;
 use crate::reductions::SumOp;
@@ -113,36 +113,36 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
     }
 
     /// `x` is staged in registers (see [`StagedMatrix`]): each work item
-    /// adds its elements times their rows' `v` to one running sum per element
-    /// it holds, across all blocks; at the end the work items holding the
-    /// same columns add up their sums.
-    fn generate_staged(&self, g: &mut Generator, staged: &StagedMatrix, names: &Names) {
+    /// adds its elements times their row's `v` to one running sum per
+    /// element it holds, across all blocks, with no synchronisation (every
+    /// work item sharing a row computes that row's `v`); at the end the work
+    /// items holding the same columns add up their sums.
+    fn generate_staged(&self, g: &mut Generator, staged: &StagedMatrix, v: &str, names: &Names) {
         let Names {
-            block_values,
             sums,
             cols,
             partial,
+            ..
         } = names;
         let t = T::CL_NAME;
+        let per_item = staged.layout.per_item;
         let (acc, col, step) = (g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
-        g.statement(&format!("{t} {acc}[{STAGED}];"));
+        g.statement(&format!("{t} {acc}[{per_item}];"));
         g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
         g.statement(&format!("{acc}[k] = 0;"));
         g.statement("}");
-        g.set_section(Section::Epilogue);
-        g.statement("if (tile_row < rows_here) {");
+        g.set_section(Section::Body);
         g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
         let held = convert::<X::Scalar, T>(&format!("{}[k]", staged.held));
-        g.statement(&format!("{acc}[k] += {held} * {block_values}[tile_row];"));
-        g.statement("}");
+        g.statement(&format!("{acc}[k] += {held} * {v};"));
         g.statement("}");
         g.set_section(Section::After);
         // Work items lid .. lid + block_rows - 1 (tile_row 0 first) hold the
         // same columns: a tree over tile_row adds their sums.
-        g.statement(&format!("for (int k = 0; k < {STAGED}; k++) {{"));
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
         g.statement(&format!("{sums}[lid] = {acc}[k];"));
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement(&format!(
@@ -161,12 +161,12 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.statement("}");
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statement("}");
-        g.set_section(Section::Body);
+        g.set_section(Section::Outputs);
     }
 
     /// Any `x`: the block's rows x columns products are shared out as
     /// (column, slice of rows) pairs, `x` computed at each.
-    fn generate_generic(&self, g: &mut Generator, names: &Names) {
+    fn generate_generic(&self, g: &mut Generator, v: &str, names: &Names) {
         let Names {
             block_values,
             sums,
@@ -174,6 +174,9 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
             partial,
         } = names;
         let t = T::CL_NAME;
+        // One work item per row writes the row's value of v.
+        g.set_section(Section::Outputs);
+        g.statement(&format!("{block_values}[i - block] = {v};"));
         // Pair q is column q % cols, rows q / cols + k * slices, so that all
         // work items help even when x has few columns.
         // Each pair keeps its running sum in its own slot of `sums` across
@@ -232,11 +235,11 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
             "{partial}_global[get_group_id(0) + {partial}_rows * {col}] = {total};"
         ));
         g.statement("}");
-        g.set_section(Section::Body);
+        g.set_section(Section::Outputs);
     }
 
     fn staged_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
-        self.product.0.matrix().filter(|_| launch.staged)
+        self.product.0.matrix().filter(|_| launch.staged.is_some())
     }
 }
 
@@ -296,7 +299,14 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             && g.staged(Identity::Buffer(x.buffer_id())).is_none()
         {
             let cols = g.value_param("int");
-            g.stage(Identity::Buffer(x.buffer_id()), X::Scalar::CL_NAME, &cols);
+            if let Some(layout) = launch.staged {
+                g.stage(
+                    Identity::Buffer(x.buffer_id()),
+                    X::Scalar::CL_NAME,
+                    &cols,
+                    layout,
+                );
+            }
         }
     }
 
@@ -349,9 +359,6 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let partial_id = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
         let partial = g.buffer(partial_id, t, false);
         g.mark_written(partial_id);
-        // Every form reads the block's values of v from local memory.
-        g.set_section(Section::Body);
-        g.statement(&format!("{block_values}[lid] = {v};"));
         let names = Names {
             block_values,
             sums,
@@ -364,10 +371,10 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             .matrix()
             .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
         match staged {
-            Some(staged) => self.generate_staged(g, &staged, &names),
-            None => self.generate_generic(g, &names),
+            Some(staged) => self.generate_staged(g, &staged, &v, &names),
+            None => self.generate_generic(g, &v, &names),
         }
-        g.set_section(Section::Body);
+        g.set_section(Section::Outputs);
     }
 
     fn finish(&self, launch: &LaunchShape) -> Result<()> {

@@ -59,6 +59,7 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         beta,
         wrt,
         alpha_is_vector: false,
+        beta_in_kernel: false,
     };
     let y = &*y;
 

@@ -154,6 +154,18 @@ pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<
     k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
 }
 
+/// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
+/// reading `x` once for the linear predictor and the gradient: when the
+/// kernel can hold rows of `x` in registers (see `transpose_vector_multiply`)
+/// and `FUSION_GLM_ONE_PASS` is not `0`. Otherwise the row-vector leaf reads
+/// `x` a second time after the kernel.
+pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let enabled =
+        *ENABLED.get_or_init(|| std::env::var("FUSION_GLM_ONE_PASS").as_deref() != Ok("0"));
+    Ok(enabled && fusion_ops::stages_columns(x.cols())?)
+}
+
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.
 pub(crate) fn outer(d: &MatrixCl<f64>, beta: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
     k::multiply_transposed(d, Op::N, beta, Op::T)
@@ -175,6 +187,8 @@ pub(crate) struct Finish<'a> {
     pub beta: &'a MatrixCl<f64>,
     pub wrt: super::Wrt,
     pub alpha_is_vector: bool,
+    /// The GLM's kernel computes `xᵀ·d_eta` itself (no leaf afterwards).
+    pub beta_in_kernel: bool,
 }
 
 impl Finish<'_> {
@@ -182,7 +196,7 @@ impl Finish<'_> {
     /// the GLM's `fuse_then`, so it runs while the host checks the kernel's
     /// flags and sums its value.
     pub fn beta_gradient(&self, d_eta: &MatrixCl<f64>) -> Result<Option<MatrixCl<f64>>> {
-        if self.wrt.beta {
+        if self.wrt.beta && !self.beta_in_kernel {
             x_transpose_times(self.x, d_eta).map(Some)
         } else {
             Ok(None)
@@ -220,7 +234,9 @@ impl Finish<'_> {
 
     /// Whether the kernel must write `d_eta`.
     pub fn needs_d_eta(&self) -> bool {
-        self.wrt.beta || self.wrt.x || (self.wrt.alpha && self.alpha_is_vector)
+        (self.wrt.beta && !self.beta_in_kernel)
+            || self.wrt.x
+            || (self.wrt.alpha && self.alpha_is_vector)
     }
 }
 
@@ -254,6 +270,8 @@ pub(crate) struct LinearGlm<'a, T: ClType> {
     pub alpha_is_vector: bool,
     /// d/dη (`n x 1`), when a gradient goes through it.
     pub d_eta: MatrixCl<f64>,
+    /// `xᵀ·d/dη` (`p x 1`) when the GLM's kernel computes it (x read once).
+    d_beta: Option<MatrixCl<f64>>,
     /// Σ d/dη (`1 x 1`), for a scalar intercept's gradient.
     pub d_alpha_sum: MatrixCl<f64>,
     finish: Finish<'a>,
@@ -274,17 +292,24 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         design(function, x, beta, 1)?;
         let alpha_is_vector = is_vector(&alpha);
         let alpha = parameter(function, "alpha", alpha, n, Requirement::Finite)?;
+        let beta_in_kernel = options.wrt.beta && beta_gradient_in_kernel(x)?;
         let finish = Finish {
             x,
             beta,
             wrt: options.wrt,
             alpha_is_vector,
+            beta_in_kernel,
         };
         Ok(LinearGlm {
             y,
             alpha,
             alpha_is_vector,
             d_eta: target(n, 1, finish.needs_d_eta())?,
+            d_beta: if beta_in_kernel {
+                Some(MatrixCl::uninitialized(x.cols(), 1)?)
+            } else {
+                None
+            },
             d_alpha_sum: target(1, 1, options.wrt.alpha && !alpha_is_vector)?,
             finish,
             options: *options,
@@ -298,17 +323,26 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
 
     /// The kernel outputs that carry `d_eta` (the derivative with respect
     /// to the linear predictor) towards the gradients, each only when it is
-    /// needed: `d_eta` itself and its sum (a scalar intercept's gradient).
+    /// needed: `d_eta` itself, its sum (a scalar intercept's gradient) and
+    /// `xᵀ·d_eta` (beta's gradient, when the kernel computes it).
     pub fn gradient_outputs<'s, D>(&'s self, d_eta: D) -> impl OutputList + 's
     where
         D: IntoOperand + Copy + 's,
         D::Operand: Operation<Scalar = f64> + Assignable<&'s MatrixCl<f64>>,
     {
+        let empty = &self.d_alpha_sum;
         (
             optional(output(&self.d_eta, d_eta), self.writes_d_eta()),
             optional(
                 output(&self.d_alpha_sum, colwise_sum(d_eta)),
                 self.sums_alpha(),
+            ),
+            optional(
+                output(
+                    self.d_beta.as_ref().unwrap_or(empty),
+                    transpose_vector_multiply(self.finish.x, d_eta),
+                ),
+                self.d_beta.is_some(),
             ),
         )
     }
@@ -346,6 +380,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         d_aux: Option<MatrixCl<f64>>,
     ) -> Result<super::GlmOutput> {
         let value = value(total, &self.options, constant)?;
+        let d_beta = d_beta.or(self.d_beta);
         self.finish
             .output(value, self.d_eta, self.d_alpha_sum, d_beta, d_aux)
     }

@@ -445,4 +445,15 @@ impl Runtime {
     pub fn finish(&self) -> Result<()> {
         self.queue.finish().call("clFinish")
     }
+
+    /// Submits the commands queued so far to the device without waiting
+    /// for them, so that it starts on them while the host queues more.
+    ///
+    /// ```
+    /// fusion_core::Runtime::get()?.flush()?;
+    /// # Ok::<(), fusion_core::Error>(())
+    /// ```
+    pub fn flush(&self) -> Result<()> {
+        self.queue.flush().call("clFlush")
+    }
 }

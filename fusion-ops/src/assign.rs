@@ -164,10 +164,12 @@ fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
         return None;
     }
     let team = columns.div_ceil(staged_per_work_item()).next_power_of_two();
+    let reload = row_block_reload();
     (team <= l0).then(|| StageLayout {
         per_item: columns.div_ceil(team),
         team,
-        prefetch: row_block_prefetch().unwrap_or(team > 1),
+        prefetch: !reload && row_block_prefetch().unwrap_or(team > 1),
+        reload,
     })
 }
 
@@ -207,6 +209,13 @@ fn row_block_prefetch() -> Option<bool> {
             _ => None,
         },
     )
+}
+
+/// Whether staged elements are read again at each use instead of held:
+/// `FUSION_ROW_BLOCK_RELOAD=0|1` (read once), else 1.
+fn row_block_reload() -> bool {
+    static VALUE: OnceLock<bool> = OnceLock::new();
+    *VALUE.get_or_init(|| std::env::var("FUSION_ROW_BLOCK_RELOAD").as_deref() != Ok("0"))
 }
 
 /// Work-groups per compute unit for row-block kernels:
@@ -1042,6 +1051,11 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
         Plan::Direct(kernel) => {
             if rows > 0 && cols > 0 {
                 enqueue(&kernel.compiled, &args, launch.range())?;
+                if list.reduces() {
+                    // The device starts on the kernel while the host queues
+                    // the second steps and read-backs.
+                    rt.flush()?;
+                }
             }
             // Read-backs are queued (not waited for) before `then`, so they
             // complete while `then`'s work runs, even on an in-order queue.

@@ -297,41 +297,24 @@ where
     /// and each of them adds up the row's.
     fn generate_from_staged(&self, g: &mut Generator, staged: &StagedMatrix) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
-        let per_item = staged.layout.per_item;
         let section = g.section();
-        let (weights, parts, col, acc) = (g.fresh(), g.fresh(), g.fresh(), g.fresh());
+        // Without shared rows, the product is the body's own; with them, each
+        // work item leaves its part in local memory for the body to add up.
+        let (partial_section, parts) = if staged.layout.shares_rows() {
+            (Section::Prepare, Some(g.fresh()))
+        } else {
+            (section, None)
+        };
+        let sum = self.staged_partial_sum(g, staged, partial_section);
+        let Some(parts) = parts else {
+            return sum;
+        };
         g.set_section(Section::Before);
-        g.statement(&format!("{t} {weights}[{per_item}];"));
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
-        g.statement(&format!("{weights}[k] = 0;"));
-        g.statement(&format!("if ({col} < {}) {{", staged.cols));
-        g.open_scope();
-        let v = self.1.generate(g, &Index::new(col, "0"));
-        g.statement(&format!("{weights}[k] = {v};"));
-        g.close_scope();
-        g.statement("}");
-        g.statement("}");
-        if !staged.layout.shares_rows() {
-            g.set_section(section);
-            let total = g.declare(t, "0");
-            g.statement("#pragma unroll");
-            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-            g.statement(&format!("{total} += {}[k] * {weights}[k];", staged.held));
-            g.statement("}");
-            return total;
-        }
         // Work-groups of row-block kernels have at most 256 work items; two
         // halves, alternating by block.
         g.statement(&format!("__local {t} {parts}[512];"));
         g.set_section(Section::Prepare);
-        g.statement(&format!("{t} {acc} = 0;"));
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-        g.statement(&format!("{acc} += {}[k] * {weights}[k];", staged.held));
-        g.statement("}");
-        g.statement(&format!("{parts}[lid + 256 * parity] = {acc};"));
+        g.statement(&format!("{parts}[lid + 256 * parity] = {sum};"));
         g.set_section(section);
         let total = g.declare(t, "0");
         let slice = g.fresh();
@@ -343,6 +326,56 @@ where
         ));
         g.statement("}");
         total
+    }
+
+    /// Declares, in `section`, this work item's part of its row's product:
+    /// its elements times the vector's matching entries (fetched once,
+    /// before the first block, unless the layout reloads).
+    fn staged_partial_sum(
+        &self,
+        g: &mut Generator,
+        staged: &StagedMatrix,
+        section: Section,
+    ) -> String {
+        let t = <Self as Operation>::Scalar::CL_NAME;
+        let per_item = staged.layout.per_item;
+        let (weights, col) = (g.fresh(), g.fresh());
+        let column = format!("const int {col} = tile_col + tile_col_step * k;");
+        if staged.layout.reload {
+            g.set_section(section);
+            let acc = g.declare(t, "0");
+            g.statement("#pragma unroll");
+            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+            g.statement(&column);
+            g.statement(&format!("if ({col} < {}) {{", staged.cols));
+            g.open_scope();
+            let v = self.1.generate(g, &Index::new(col, "0"));
+            g.statement(&format!("{acc} += {} * {v};", staged.element("k")));
+            g.close_scope();
+            g.statement("}");
+            g.statement("}");
+            return acc;
+        }
+        g.set_section(Section::Before);
+        g.statement(&format!("{t} {weights}[{per_item}];"));
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+        g.statement(&column);
+        g.statement(&format!("{weights}[k] = 0;"));
+        g.statement(&format!("if ({col} < {}) {{", staged.cols));
+        g.open_scope();
+        let v = self.1.generate(g, &Index::new(col, "0"));
+        g.statement(&format!("{weights}[k] = {v};"));
+        g.close_scope();
+        g.statement("}");
+        g.statement("}");
+        g.set_section(section);
+        let acc = g.declare(t, "0");
+        g.statement("#pragma unroll");
+        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+        g.statement(&format!("{acc} += {} * {weights}[k];", staged.element("k")));
+        g.statement("}");
+        acc
     }
 }
 

@@ -136,7 +136,7 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.set_section(Section::Body);
         g.statement("#pragma unroll");
         g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-        let held = convert::<X::Scalar, T>(&format!("{}[k]", staged.held));
+        let held = convert::<X::Scalar, T>(&staged.element("k"));
         g.statement(&format!("{acc}[k] += {held} * {v};"));
         g.statement("}");
         g.set_section(Section::After);
@@ -381,6 +381,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let Some(partial) = self.partial.get() else {
             return Ok(());
         };
+        let _scope = fusion_core::profile_scope("xᵀ·v: sums over work-groups");
         if self.target.rows() > 0 {
             if launch.rows == 0 {
                 self.target.fill(T::default())?;

@@ -361,6 +361,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         function: &'static str,
         outputs: L,
     ) -> Result<Option<MatrixCl<f64>>> {
+        let _scope = fusion_core::profile_scope("glm kernel");
         let mut d_beta = None;
         fuse_then(outputs, || {
             d_beta = self.finish.beta_gradient(&self.d_eta)?;

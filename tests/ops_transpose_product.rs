@@ -97,10 +97,8 @@ fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
     let g = MatrixCl::<f64>::zeros(20, 1)?;
     let v = exp(matrix_vector_multiply(&x, &beta));
     let src = source_of(&output(&g, transpose_vector_multiply(&x, &v)))?;
-    // x is read only at the work item's staged positions: by the staging
-    // fetches (each block, or the first block and then each next one), or,
-    // when the layout reloads, by each use at those positions (its second
-    // read of a row comes from cache).
+    // x is read only by the staging fetches (each block, or with
+    // prefetching the first block and then each next one).
     let staged_read = |l: &str| l.contains("tile_col_step * k") || l.contains("[k] = (");
     let fetch = src
         .lines()

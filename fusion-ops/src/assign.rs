@@ -83,6 +83,7 @@ impl LaunchShape {
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
         if let Some(staged_columns) = row_block {
+            let group = group.min(row_block_group_size());
             return Self::row_blocks(rows, cols, staged_columns, group, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
@@ -164,30 +165,29 @@ fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
         return None;
     }
     let team = columns.div_ceil(staged_per_work_item()).next_power_of_two();
-    let reload = row_block_reload();
     (team <= l0).then(|| StageLayout {
         per_item: columns.div_ceil(team),
         team,
-        prefetch: !reload && row_block_prefetch().unwrap_or(team > 1),
-        reload,
+        prefetch: row_block_prefetch().unwrap_or(team > 1),
     })
 }
 
-/// Whether a row-block kernel on this device stages a matrix of `columns`
-/// columns in registers (so that `transpose_vector_multiply` and the
-/// row-wise product inside it read it once).
+/// How many work items of a row-block kernel on this device share each row
+/// of a staged matrix of `columns` columns (a power of two), or `None` when
+/// such a matrix is not staged (then `transpose_vector_multiply` reads it
+/// where it is used). With one, the kernel needs no barrier per block.
 ///
 /// ```
-/// assert!(fusion_ops::stages_columns(10)?);
-/// assert!(!fusion_ops::stages_columns(1 << 20)?);
+/// assert_eq!(fusion_ops::staged_row_team(10)?, Some(1));
+/// assert_eq!(fusion_ops::staged_row_team(1 << 20)?, None);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn stages_columns(columns: usize) -> Result<bool> {
+pub fn staged_row_team(columns: usize) -> Result<Option<usize>> {
     let group = Runtime::get()?
         .device_info()
         .max_work_group_size
-        .clamp(1, 256);
-    Ok(stage_layout(columns, 1 << group.ilog2()).is_some())
+        .clamp(1, row_block_group_size());
+    Ok(stage_layout(columns, 1 << group.ilog2()).map(|layout| layout.team))
 }
 
 /// Elements of a staged row one work item holds at most:
@@ -211,11 +211,14 @@ fn row_block_prefetch() -> Option<bool> {
     )
 }
 
-/// Whether staged elements are read again at each use instead of held:
-/// `FUSION_ROW_BLOCK_RELOAD=0|1` (read once), else 1.
-fn row_block_reload() -> bool {
-    static VALUE: OnceLock<bool> = OnceLock::new();
-    *VALUE.get_or_init(|| std::env::var("FUSION_ROW_BLOCK_RELOAD").as_deref() != Ok("0"))
+/// Work items per row-block work-group: `FUSION_ROW_BLOCK_GROUP_SIZE`
+/// (a power of two, read once; at most 256), else 256.
+fn row_block_group_size() -> usize {
+    static VALUE: OnceLock<usize> = OnceLock::new();
+    *VALUE.get_or_init(|| {
+        let size = tuning_knob("FUSION_ROW_BLOCK_GROUP_SIZE", 256).min(256);
+        1 << size.ilog2()
+    })
 }
 
 /// Work-groups per compute unit for row-block kernels:

@@ -56,13 +56,13 @@ pub(crate) fn suffix_float_literals(text: &str) -> String {
     out
 }
 
+// The logistic helpers all work from exp(-|x|) (never overflows) and
+// select instead of branching: work items do not diverge, and a kernel that
+// calls several of them on one value computes the exponential once.
 pub const INV_LOGIT: &str = "
 inline REAL inv_logit_F(REAL x) {
-  if (x < 0) {
-    REAL exp_x = exp(x);
-    return exp_x / (1 + exp_x);
-  }
-  return 1 / (1 + exp(-x));
+  REAL e = exp(-fabs(x));
+  return x < 0 ? e / (1 + e) : 1 / (1 + e);
 }";
 
 pub const LOGIT: &str = "
@@ -72,26 +72,17 @@ inline REAL logit_F(REAL x) {
 
 pub const LOG1P_EXP: &str = "
 inline REAL log1p_exp_F(REAL x) {
-  if (x > 0) {
-    return x + log1p(exp(-x));
-  }
-  return log1p(exp(x));
+  return fmax(x, 0.0) + log1p(exp(-fabs(x)));
 }";
 
 pub const LOG_INV_LOGIT: &str = "
 inline REAL log_inv_logit_F(REAL x) {
-  if (x < 0) {
-    return x - log1p(exp(x));
-  }
-  return -log1p(exp(-x));
+  return fmin(x, 0.0) - log1p(exp(-fabs(x)));
 }";
 
 pub const LOG1M_INV_LOGIT: &str = "
 inline REAL log1m_inv_logit_F(REAL x) {
-  if (x > 0) {
-    return -x - log1p(exp(-x));
-  }
-  return -log1p(exp(x));
+  return -fmax(x, 0.0) - log1p(exp(-fabs(x)));
 }";
 
 pub const LOG1M_EXP: &str = "

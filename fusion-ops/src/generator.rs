@@ -80,10 +80,6 @@ pub struct StageLayout {
     /// Whether the next block is fetched while the current one is used
     /// (twice the registers; hides latency where barriers would expose it).
     pub prefetch: bool,
-    /// Whether nothing is held: each use reads the element again (the
-    /// second read of a row comes from cache, not memory), which leaves the
-    /// registers to more work items in flight.
-    pub reload: bool,
 }
 
 impl StageLayout {
@@ -95,10 +91,7 @@ impl StageLayout {
     /// The layout as a number for the kernel cache key (the team size
     /// follows from the work-group size and `block_rows`, which are bound).
     pub fn code(&self) -> u32 {
-        (self.per_item as u32) << 3
-            | u32::from(self.reload) << 2
-            | u32::from(self.shares_rows()) << 1
-            | u32::from(self.prefetch)
+        (self.per_item as u32) << 2 | u32::from(self.shares_rows()) << 1 | u32::from(self.prefetch)
     }
 }
 
@@ -108,11 +101,8 @@ impl StageLayout {
 #[derive(Debug, Clone)]
 pub struct StagedMatrix {
     identity: Identity,
-    /// The register array holding this work item's elements of the current
-    /// block (unused when the layout reloads).
+    /// The register array holding this work item's elements of the current block.
     held: String,
-    /// The matrix's parameters' base name.
-    base: String,
     /// The kernel parameter with the matrix's column count.
     pub cols: String,
     /// How the block is spread over the work-group.
@@ -123,14 +113,7 @@ impl StagedMatrix {
     /// This work item's `k`-th element of its row of the current block
     /// (an OpenCL C expression; 0 outside the matrix or its view).
     pub fn element(&self, k: &str) -> String {
-        if !self.layout.reload {
-            return format!("{}[{k}]", self.held);
-        }
-        let Self { base, cols, .. } = self;
-        let col = format!("(tile_col + tile_col_step * {k})");
-        format!(
-            "((staged_row < rows && {col} < {cols} && in_view(staged_row, {col}, {base}_view)) ? {base}_global[staged_row + {base}_rows * {col}] : 0)"
-        )
+        format!("{}[{k}]", self.held)
     }
 }
 
@@ -508,14 +491,8 @@ impl Generator {
             self.statement("const int tile_col = lid / block_rows;");
             self.statement("const int tile_col_step = lsize / block_rows;");
         }
-        if layout.reload {
-            // Each use reads its element (see `StagedMatrix::element`).
-            if !self.staged.iter().any(|s| s.layout.reload) {
-                self.set_section(Section::Prologue);
-                self.statement("const int staged_row = block + tile_row;");
-            }
-        } else if layout.prefetch {
-            self.statement(&format!("{cl_type} {held}[{per_item}];"));
+        self.statement(&format!("{cl_type} {held}[{per_item}];"));
+        if layout.prefetch {
             self.statement(&format!("{cl_type} {next}[{per_item}];"));
             fetch(self, &next, "get_group_id(0) * block_rows");
             self.set_section(Section::Prologue);
@@ -528,7 +505,6 @@ impl Generator {
             ));
             fetch(self, &next, &next_block);
         } else {
-            self.statement(&format!("{cl_type} {held}[{per_item}];"));
             self.set_section(Section::Prologue);
             fetch(self, &held, "block");
         }
@@ -536,7 +512,6 @@ impl Generator {
         self.staged.push(StagedMatrix {
             identity,
             held,
-            base,
             cols: cols_param.to_string(),
             layout,
         });

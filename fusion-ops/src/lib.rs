@@ -62,7 +62,7 @@ pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{
     AsTarget, AssignExt, Assignable, Assignment, ColwiseAssignment, FullReduction, FusedKernel,
     LaunchShape, Optional, OutputList, cached_kernels, eval_colwise, full_reduction, fuse,
-    fuse_then, max, min, optional, output, prod, run, source_of, stages_columns, sum,
+    fuse_then, max, min, optional, output, prod, run, source_of, staged_row_team, sum,
 };
 pub use binder::{Binder, Identity};
 pub use checks::{

@@ -330,7 +330,7 @@ where
 
     /// Declares, in `section`, this work item's part of its row's product:
     /// its elements times the vector's matching entries (fetched once,
-    /// before the first block, unless the layout reloads).
+    /// before the first block).
     fn staged_partial_sum(
         &self,
         g: &mut Generator,
@@ -341,21 +341,6 @@ where
         let per_item = staged.layout.per_item;
         let (weights, col) = (g.fresh(), g.fresh());
         let column = format!("const int {col} = tile_col + tile_col_step * k;");
-        if staged.layout.reload {
-            g.set_section(section);
-            let acc = g.declare(t, "0");
-            g.statement("#pragma unroll");
-            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-            g.statement(&column);
-            g.statement(&format!("if ({col} < {}) {{", staged.cols));
-            g.open_scope();
-            let v = self.1.generate(g, &Index::new(col, "0"));
-            g.statement(&format!("{acc} += {} * {v};", staged.element("k")));
-            g.close_scope();
-            g.statement("}");
-            g.statement("}");
-            return acc;
-        }
         g.set_section(Section::Before);
         g.statement(&format!("{t} {weights}[{per_item}];"));
         g.statement("#pragma unroll");

@@ -155,15 +155,17 @@ pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<
 }
 
 /// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
-/// reading `x` once for the linear predictor and the gradient: when the
-/// kernel can hold rows of `x` in registers (see `transpose_vector_multiply`)
-/// and `FUSION_GLM_ONE_PASS` is not `0`. Otherwise the row-vector leaf reads
-/// `x` a second time after the kernel.
+/// reading `x` once for the linear predictor and the gradient: when one
+/// work item holds a whole row of `x` in registers (see
+/// `transpose_vector_multiply`; up to 16 columns), unless
+/// `FUSION_GLM_ONE_PASS=0`. Otherwise the row-vector leaf reads `x` a
+/// second time after the kernel: on an H200 that measured faster than one
+/// kernel whose rows are shared by several work items (BENCHMARKS.md).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let enabled =
         *ENABLED.get_or_init(|| std::env::var("FUSION_GLM_ONE_PASS").as_deref() != Ok("0"));
-    Ok(enabled && fusion_ops::stages_columns(x.cols())?)
+    Ok(enabled && fusion_ops::staged_row_team(x.cols())? == Some(1))
 }
 
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.

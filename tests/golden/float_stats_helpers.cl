@@ -4,18 +4,12 @@ inline bool in_view(int i, int j, int view) {
 }
 
 inline float log1p_expf(float x) {
-  if (x > 0) {
-    return x + log1p(exp(-x));
-  }
-  return log1p(exp(x));
+  return fmax(x, 0.0f) + log1p(exp(-fabs(x)));
 }
 
 inline float inv_logitf(float x) {
-  if (x < 0) {
-    float exp_x = exp(x);
-    return exp_x / (1 + exp_x);
-  }
-  return 1 / (1 + exp(-x));
+  float e = exp(-fabs(x));
+  return x < 0 ? e / (1 + e) : 1 / (1 + e);
 }
 
 inline float log_sum_expf(float a, float b) {

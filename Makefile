@@ -15,6 +15,10 @@ test: opencl
 	FUSION_GEMM=32,8,32 cargo test --test gemm --test cholesky --test triangular --test adjoints
 	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
 	FUSION_TRANSFER_QUEUE=1 cargo test --test glm --test glm_errors --test ops_reductions --test buffer_pool
+	# The other staging layouts: the GLMs' xᵀ·d always in their kernel (rows
+	# shared by work items, blocks prefetched) or never; rows split finer.
+	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 cargo test --test glm --test ops_transpose_product
+	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 cargo test --test glm --test ops_transpose_product
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --release --example bench_report -- --quick --out target/bench-quick

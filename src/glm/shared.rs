@@ -155,17 +155,26 @@ pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<
 }
 
 /// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
-/// reading `x` once for the linear predictor and the gradient: when one
-/// work item holds a whole row of `x` in registers (see
-/// `transpose_vector_multiply`; up to 16 columns), unless
-/// `FUSION_GLM_ONE_PASS=0`. Otherwise the row-vector leaf reads `x` a
-/// second time after the kernel: on an H200 that measured faster than one
-/// kernel whose rows are shared by several work items (BENCHMARKS.md).
+/// reading `x` once for the linear predictor and the gradient. By default
+/// (`FUSION_GLM_ONE_PASS=1`) when one work item holds a whole row of `x` in
+/// registers (see `transpose_vector_multiply`; up to 16 columns); with `2`
+/// whenever `x` is staged (rows shared by several work items); with `0`
+/// never. Otherwise the row-vector leaf reads `x` a second time after the
+/// kernel: on an H200 that measured faster than one kernel whose rows are
+/// shared (BENCHMARKS.md).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let enabled =
-        *ENABLED.get_or_init(|| std::env::var("FUSION_GLM_ONE_PASS").as_deref() != Ok("0"));
-    Ok(enabled && fusion_ops::staged_row_team(x.cols())? == Some(1))
+    static MODE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let mode = *MODE.get_or_init(|| match std::env::var("FUSION_GLM_ONE_PASS").as_deref() {
+        Ok("0") => 0,
+        Ok("2") => 2,
+        _ => 1,
+    });
+    let team = fusion_ops::staged_row_team(x.cols())?;
+    Ok(match mode {
+        0 => false,
+        1 => team == Some(1),
+        _ => team.is_some(),
+    })
 }
 
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.

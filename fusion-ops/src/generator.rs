@@ -5,8 +5,10 @@
 //! indices to their operands). The generator names variables (`var1`, ...),
 //! declares each distinct buffer's parameters once, remembers values already
 //! computed in the current scope, collects device helper functions once each,
-//! and assembles the kernel from three sections: before the bounds guard,
-//! inside it, and after it (where reductions combine work-group results).
+//! and assembles the kernel from three parts: before the bounds guard,
+//! inside it (the values, then the outputs' side effects), and after it
+//! (where reductions combine work-group results); row-block kernels add
+//! per-block sections around the body (see [`Section`]).
 
 use crate::binder::Identity;
 
@@ -437,10 +439,13 @@ impl Generator {
 
     /// Switches the kernel to row blocks: each work-group walks blocks of
     /// `block_rows` rows (a kernel argument); per block, every work item runs
-    /// the [`Section::Prologue`], work item `lid < block_rows` computes row
-    /// `i = block + lid` (the [`Section::Body`]), and after a barrier every
-    /// work item runs the [`Section::Epilogue`]. Outputs that combine the
-    /// rows of a block (`transpose_vector_multiply`) need this.
+    /// the [`Section::Prologue`] and [`Section::Prepare`], row
+    /// `i = block + r` is computed (the [`Section::Body`]) by work item
+    /// `r` — or, when a staged matrix's rows are shared, by every work item of
+    /// the row's team, the first of them running the [`Section::Outputs`] —
+    /// and, when there is one, after a barrier every work item runs the
+    /// [`Section::Epilogue`]. Outputs that combine the rows of a block
+    /// (`transpose_vector_multiply`) need this.
     pub fn use_row_blocks(&mut self) {
         self.needs_local_size = true;
         self.row_blocks = true;

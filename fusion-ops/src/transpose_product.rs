@@ -7,10 +7,11 @@
 //! `x` is read once. Each work-group writes its sums; the column-wise
 //! reduction over the groups finishes the job.
 //!
-//! Measured on an H200 (BENCHMARKS.md): a pass with light per-row work is
-//! faster in one kernel than as two; with a GLM's per-row work the two-pass
-//! form (value kernel, then the row-vector leaf) is faster, so the GLMs use
-//! that.
+//! Measured on an H200 (BENCHMARKS.md): when one work item holds a whole
+//! row (up to 16 columns) the kernel needs no barrier and a GLM reads `x`
+//! once faster than in two passes, so the GLMs use it there; when several
+//! work items share each row, a GLM's two passes (value kernel, then the
+//! row-vector leaf) are faster.
 
 use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
@@ -32,8 +33,8 @@ pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
 /// `xᵀ·v` (`x` is `n x p`, `v` is `n x 1`, the result `p x 1`), computed by
 /// the kernel that computes `v`: assign it with [`output`](crate::output)
 /// beside other outputs over the same `n` rows, or `.eval()` it. When `x` is
-/// a matrix of at most 2048 columns its blocks of rows are staged in
-/// registers, and `matrix_vector_multiply(&x, &beta)` inside `v` reads the
+/// a matrix of at most 4096 columns (16 per work item of a 256-item group)
+/// its blocks of rows are staged in registers, and `matrix_vector_multiply(&x, &beta)` inside `v` reads the
 /// same elements, so `x` leaves global memory once; otherwise `x` is read
 /// where it is used.
 ///

@@ -240,6 +240,41 @@ fn bernoulli_logit() {
     }
 }
 
+/// More predictors than a work-group can stage (16 per work item): the
+/// beta gradient's second pass is the row-vector leaf instead of the fused
+/// `xᵀ·d`. Against the analytic gradient on the host.
+#[test]
+fn wide_designs_take_the_row_vector_leaf() -> Result<()> {
+    let (n, p) = (5, 4500);
+    assert_eq!(fusion::fusion_ops::staged_row_team(p)?, None);
+    let x: Vec<f64> = (0..n * p)
+        .map(|k| ((k * 13) % 17) as f64 / 17.0 - 0.5)
+        .collect();
+    let beta: Vec<f64> = (0..p).map(|k| ((k * 7) % 11) as f64 / 1100.0).collect();
+    let y = [1, 0, 0, 1, 1];
+    let device_x = MatrixCl::from_slice(n, p, &x)?;
+    let device_beta = MatrixCl::from_slice(p, 1, &beta)?;
+    let options = GlmOptions::gradients(Wrt::BETA);
+    let out = bernoulli_logit_glm_lpmf(&y[..], &device_x, 0.2, &device_beta, &options)?;
+    let d_beta = out
+        .d_beta
+        .map(|m| m.to_vec())
+        .transpose()?
+        .unwrap_or_default();
+    let d_eta: Vec<f64> = (0..n)
+        .map(|i| {
+            let eta = 0.2 + (0..p).map(|j| x[i + n * j] * beta[j]).sum::<f64>();
+            let s = 2.0 * y[i] as f64 - 1.0;
+            s / (1.0 + (s * eta).exp())
+        })
+        .collect();
+    for j in 0..p {
+        let want: f64 = (0..n).map(|i| x[i + n * j] * d_eta[i]).sum();
+        close(&format!("d_beta[{j}]"), d_beta[j], want, 1e-12);
+    }
+    Ok(())
+}
+
 #[test]
 fn poisson_log() {
     for (case, (n, p)) in SHAPES.into_iter().enumerate() {

@@ -222,10 +222,12 @@ fn row_block_group_size() -> usize {
 }
 
 /// Work-groups per compute unit for row-block kernels:
-/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 8 (best of 2, 4, 8, 16 on an H200).
+/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 2 (best of 2, 3, 4, 8 on an H200:
+/// about as many as are resident at once, so each group's closing
+/// reductions run once per compute unit's share, not per wave).
 fn row_block_groups_per_compute_unit() -> usize {
     static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_GROUPS_PER_CU", 8))
+    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_GROUPS_PER_CU", 2))
 }
 
 /// Work-groups per compute unit for reductions: `FUSION_REDUCTION_GROUPS_PER_CU`

@@ -148,9 +148,16 @@ pub(crate) fn diagnose(
     error
 }
 
-/// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: the
-/// row-vector × matrix leaf (which takes the column as the row `dᵀ`).
+/// `xᵀ·d` for a derivative column `d` (`n x 1`), as a `p x 1` column: a
+/// second pass over `x`, by the fused `transpose_vector_multiply` when the
+/// kernel can stage rows of `x` in registers (faster than the leaf on an
+/// H200), else by the row-vector × matrix leaf (which takes the column as
+/// the row `dᵀ`).
 pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    let _scope = fusion_core::profile_scope("glm: xᵀ·d_eta");
+    if fusion_ops::staged_row_team(x.cols())?.is_some() {
+        return transpose_vector_multiply(x, d).eval();
+    }
     k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
 }
 
@@ -159,9 +166,9 @@ pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<
 /// (`FUSION_GLM_ONE_PASS=1`) when one work item holds a whole row of `x` in
 /// registers (see `transpose_vector_multiply`; up to 16 columns); with `2`
 /// whenever `x` is staged (rows shared by several work items); with `0`
-/// never. Otherwise the row-vector leaf reads `x` a second time after the
-/// kernel: on an H200 that measured faster than one kernel whose rows are
-/// shared (BENCHMARKS.md).
+/// never. Otherwise a second pass reads `x` again after the kernel (see
+/// [`x_transpose_times`]): on an H200 that measured faster than one kernel
+/// whose rows are shared (BENCHMARKS.md).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
     static MODE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let mode = *MODE.get_or_init(|| match std::env::var("FUSION_GLM_ONE_PASS").as_deref() {

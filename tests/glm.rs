@@ -1,7 +1,7 @@
 //! GLM likelihoods against a straightforward CPU reference (value, with
 //! Stan's `propto` rules) and every gradient against central finite
 //! differences of that reference. Sizes N ∈ {0, 1, 7, 1000, 100000},
-//! P ∈ {1, 3, 50}, K ∈ {2, 5}; scalar and vector alpha/sigma/phi.
+//! P ∈ {0, 1, 3, 50}, K ∈ {2, 5}; scalar and vector alpha/sigma/phi.
 //! Bounds: value 1e-10 relative; gradients 1e-5 relative to max(|fd|, 1)
 //! plus the finite difference's rounding (1e-13·|value|/h).
 
@@ -214,7 +214,15 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
     }
 }
 
-const SHAPES: [(usize, usize); 6] = [(0, 3), (1, 1), (7, 3), (1000, 50), (100_000, 3), (1000, 1)];
+const SHAPES: [(usize, usize); 7] = [
+    (0, 3),
+    (1, 1),
+    (7, 3),
+    (1000, 50),
+    (100_000, 3),
+    (1000, 1),
+    (7, 0),
+];
 
 fn lgamma(v: f64) -> f64 {
     libm::lgamma(v)

@@ -135,7 +135,8 @@ fn full_reductions_are_one_kernel_plus_a_host_step() -> Result<()> {
 
 #[test]
 fn matrix_vector_multiply_fuses_with_a_glm_link() -> Result<()> {
-    for (n, p) in [(1, 1), (65, 3), (1000, 50), (3, 200)] {
+    // (7, 0): no columns, an empty matrix operand in a kernel over 7 rows.
+    for (n, p) in [(1, 1), (65, 3), (1000, 50), (3, 200), (7, 0)] {
         let x = host(n, p, 5);
         let beta = host(p, 1, 6) / 10.0;
         let (dx, db) = (MatrixCl::try_from(&x)?, MatrixCl::try_from(&beta)?);

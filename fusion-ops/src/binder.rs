@@ -1,6 +1,19 @@
 //! Collecting the kernel arguments of an expression, and which leaves alias.
 
+use fusion_core::opencl3::types::cl_mem;
 use fusion_core::{Access, ClType, KernelArg, MatrixCl};
+use std::sync::OnceLock;
+
+/// The buffer bound for an empty matrix (an `n x 0` design, say): OpenCL
+/// has no empty buffers, yet every buffer parameter needs one. A kernel
+/// never touches it: the matrix has no elements to read or write.
+fn placeholder() -> Option<cl_mem> {
+    static PLACEHOLDER: OnceLock<Option<MatrixCl<i32>>> = OnceLock::new();
+    PLACEHOLDER
+        .get_or_init(|| MatrixCl::zeros(1, 1).ok())
+        .as_ref()
+        .map(MatrixCl::raw_mem)
+}
 
 /// What identifies a leaf: a device buffer or a shared sub-expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,7 +68,14 @@ impl<'a> Binder<'a> {
     pub fn matrix<T: ClType>(&mut self, m: &'a MatrixCl<T>, access: Access, with_view: bool) {
         let identity = Identity::Buffer(m.buffer_id());
         if self.first_use(identity) {
-            self.args.push(KernelArg::buffer(m, access));
+            let mut arg = KernelArg::buffer(m, access);
+            if m.is_empty()
+                && let (KernelArg::Buffer { mem, .. }, Some(placeholder)) =
+                    (&mut arg, placeholder())
+            {
+                *mem = placeholder;
+            }
+            self.args.push(arg);
             self.args.push(KernelArg::Int(m.rows() as i32));
             if with_view {
                 self.args.push(KernelArg::Int(m.view().bits()));

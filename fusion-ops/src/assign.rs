@@ -83,8 +83,7 @@ impl LaunchShape {
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
         if let Some(staged_columns) = row_block {
-            let group = group.min(row_block_group_size());
-            return Self::row_blocks(rows, cols, staged_columns, group, device);
+            return Self::row_blocks(rows, cols, staged_columns, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
@@ -125,10 +124,9 @@ impl LaunchShape {
         rows: usize,
         cols: usize,
         staged_columns: usize,
-        group: usize,
         device: &fusion_core::DeviceInfo,
     ) -> Self {
-        let l0 = 1 << group.ilog2();
+        let l0 = row_block_local_size(device);
         let staged = stage_layout(staged_columns, l0);
         let block_rows = l0 / staged.map_or(1, |s| s.team);
         let wanted = row_block_groups_per_compute_unit() * (device.compute_units as usize).max(1);
@@ -183,11 +181,15 @@ fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
 pub fn staged_row_team(columns: usize) -> Result<Option<usize>> {
-    let group = Runtime::get()?
-        .device_info()
-        .max_work_group_size
-        .clamp(1, row_block_group_size());
-    Ok(stage_layout(columns, 1 << group.ilog2()).map(|layout| layout.team))
+    let l0 = row_block_local_size(Runtime::get()?.device_info());
+    Ok(stage_layout(columns, l0).map(|layout| layout.team))
+}
+
+/// Work items per work-group of a row-block kernel on `device`: a power of
+/// two, at most [`row_block_group_size`].
+fn row_block_local_size(device: &fusion_core::DeviceInfo) -> usize {
+    let group = device.max_work_group_size.clamp(1, row_block_group_size());
+    1 << group.ilog2()
 }
 
 /// Elements of a staged row one work item holds at most:

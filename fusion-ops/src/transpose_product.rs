@@ -8,10 +8,10 @@
 //! reduction over the groups finishes the job.
 //!
 //! Measured on an H200 (BENCHMARKS.md): when one work item holds a whole
-//! row (up to 16 columns) the kernel needs no barrier and a GLM reads `x`
-//! once faster than in two passes, so the GLMs use it there; when several
-//! work items share each row, a GLM's two passes (value kernel, then the
-//! row-vector leaf) are faster.
+//! row (up to 16 columns) the kernel needs no barrier and a GLM reading `x`
+//! once is faster than two passes, so the GLMs put `xᵀ·d` in their kernel
+//! there; when several work items share each row, a GLM's two passes (the
+//! value kernel, then `xᵀ·d` alone in this kernel) are faster.
 
 use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
@@ -34,9 +34,9 @@ pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
 /// the kernel that computes `v`: assign it with [`output`](crate::output)
 /// beside other outputs over the same `n` rows, or `.eval()` it. When `x` is
 /// a matrix of at most 4096 columns (16 per work item of a 256-item group)
-/// its blocks of rows are staged in registers, and `matrix_vector_multiply(&x, &beta)` inside `v` reads the
-/// same elements, so `x` leaves global memory once; otherwise `x` is read
-/// where it is used.
+/// its blocks of rows are staged in registers, and
+/// `matrix_vector_multiply(&x, &beta)` inside `v` reads the same elements,
+/// so `x` leaves global memory once; otherwise `x` is read where it is used.
 ///
 /// ```
 /// use fusion_ops::prelude::*;

@@ -348,7 +348,8 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         D: IntoOperand + Copy + 's,
         D::Operand: Operation<Scalar = f64> + Assignable<&'s MatrixCl<f64>>,
     {
-        let empty = &self.d_alpha_sum;
+        // A disabled output's target is never bound: any matrix serves.
+        let unused = &self.d_alpha_sum;
         (
             optional(output(&self.d_eta, d_eta), self.writes_d_eta()),
             optional(
@@ -357,7 +358,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
             ),
             optional(
                 output(
-                    self.d_beta.as_ref().unwrap_or(empty),
+                    self.d_beta.as_ref().unwrap_or(unused),
                     transpose_vector_multiply(self.finish.x, d_eta),
                 ),
                 self.d_beta.is_some(),

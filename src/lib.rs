@@ -25,9 +25,9 @@ pub use fusion_ops;
 
 pub use fusion_core::{
     ClType, DeviceInfo, Error, Expr, KernelStats, MatrixCl, PendingRead, Profile, ProfileScope,
-    QueueMode, Result, Runtime, RuntimeConfig, View, cached_buffer_bytes, configure, kernel_stats,
-    list_devices, profile_scope, release_cached_buffers, select_device, take_profile,
-    thread_kernel_stats,
+    QueueMode, Result, Runtime, RuntimeConfig, TimelineEntry, View, cached_buffer_bytes, configure,
+    kernel_stats, list_devices, profile_mark, profile_scope, release_cached_buffers, select_device,
+    take_profile, thread_kernel_stats,
 };
 
 /// Everything a user of fusion needs: `use fusion::prelude::*;`.

@@ -26,6 +26,25 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
     assert!(table.contains("| calculate | 2 |"), "{table}");
     assert!(fusion::take_profile()?.kernels.is_empty());
 
+    // The timeline lists transfers and marks beside kernels, in queue order.
+    fusion::profile_mark("before")?;
+    let b = MatrixCl::from_slice(1, 1, &[2.0f64])?;
+    let read = (&b * 3.0f64).eval()?.read_later()?;
+    assert_eq!(read.wait()?, vec![6.0]);
+    let timeline = fusion::take_profile()?.timeline;
+    let names: Vec<&str> = timeline.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["before", "fill", "calculate", "read"],
+        "{timeline:?}"
+    );
+    assert!(timeline.iter().all(|c| c.start_ns <= c.end_ns));
+    assert!(
+        timeline
+            .windows(2)
+            .all(|w| w[0].queued_ns <= w[1].queued_ns)
+    );
+
     // Labels name the step a launch belongs to, nest, and end with their guard.
     {
         let _outer = fusion::profile_scope("outer");

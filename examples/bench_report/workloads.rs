@@ -47,7 +47,9 @@ impl Ctx {
         }
         rt.finish()?;
         fusion::fusion_core::take_profile()?;
+        fusion::fusion_core::profile_mark("(host: call starts)")?;
         f()?;
+        fusion::fusion_core::profile_mark("(host: call returned)")?;
         rt.finish()?;
         let profile = fusion::fusion_core::take_profile()?;
         self.profiles.push((title, profile.to_string()));

@@ -48,6 +48,22 @@ impl ClEvent {
             .map_or(0, |(start, end)| end.saturating_sub(start)))
     }
 
+    /// When the host queued the command, and when the device started and
+    /// ended it (ns, the device's clock) on a profiling queue, after waiting
+    /// for it; `None` for an empty event.
+    pub fn profiling_times(&self) -> Result<Option<[u64; 3]>> {
+        let Some(e) = &self.0 else { return Ok(None) };
+        e.wait().call("clWaitForEvents")?;
+        let queued = e
+            .profiling_command_queued()
+            .call("clGetEventProfilingInfo")?;
+        let start = e
+            .profiling_command_start()
+            .call("clGetEventProfilingInfo")?;
+        let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
+        Ok(Some([queued, start, end]))
+    }
+
     /// Start and end timestamps (ns) of the command on a profiling queue,
     /// after waiting for it; `None` for an empty event.
     pub fn profiling_interval(&self) -> Result<Option<(u64, u64)>> {

@@ -53,6 +53,7 @@ mod matrix;
 #[cfg(feature = "nalgebra")]
 mod nalgebra_conv;
 mod pending_read;
+mod pinned;
 mod profile;
 mod runtime;
 mod tuning;
@@ -68,7 +69,9 @@ pub use expr::{Expr, IntoOperand};
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
-pub use profile::{KernelTime, Profile, ProfileScope, profile_scope, take_profile};
+pub use profile::{
+    KernelTime, Profile, ProfileScope, TimelineEntry, profile_mark, profile_scope, take_profile,
+};
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };

@@ -192,6 +192,7 @@ impl<T: ClType> MatrixCl<T> {
         }
         .call("clEnqueueFillBuffer")?;
         let event = ClEvent::new(event);
+        crate::profile::record_transfer("fill", &event);
         self.events.add_write(event);
         Ok(())
     }
@@ -223,7 +224,9 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueWriteBuffer")?;
-        self.events.add_write(ClEvent::new(event));
+        let event = ClEvent::new(event);
+        crate::profile::record_transfer("write", &event);
+        self.events.add_write(event);
         Ok(())
     }
 
@@ -256,7 +259,9 @@ impl<T: ClType> MatrixCl<T> {
                 .enqueue_read_buffer(buffer, CL_BLOCKING, 0, out, &raw_handles(&wait))
         }
         .call("clEnqueueReadBuffer")?;
-        self.events.add_read(ClEvent::new(event));
+        let event = ClEvent::new(event);
+        crate::profile::record_transfer("read", &event);
+        self.events.add_read(event);
         Ok(())
     }
 
@@ -272,7 +277,7 @@ impl<T: ClType> MatrixCl<T> {
     pub fn read_later(&self) -> Result<PendingRead<T>> {
         let mut data = vec![T::default(); self.len()];
         let Some(buffer) = &self.buffer else {
-            return Ok(PendingRead::new(data, None));
+            return Ok(PendingRead::new(data, None, None));
         };
         let rt = Runtime::get()?;
         let mut wait = Vec::new();
@@ -286,21 +291,41 @@ impl<T: ClType> MatrixCl<T> {
             }
             None => rt.queue(),
         };
-        // SAFETY: a non-blocking read into `data`'s heap block, whose length
-        // matches the buffer; the `PendingRead` owns `data` and waits for the
-        // event before handing it out or freeing it (a leaked `PendingRead`
-        // leaks `data` too, so the block is never freed early).
+        // Into page-locked memory when a slot is free and suitably aligned
+        // (see `pinned`), else straight into `data`.
+        let slot = match crate::pinned::take(self.len() * std::mem::size_of::<T>()) {
+            Some(slot) if slot.ptr().align_offset(std::mem::align_of::<T>()) == 0 => Some(slot),
+            Some(slot) => {
+                crate::pinned::give(slot);
+                None
+            }
+            None => None,
+        };
+        let destination: &mut [T] = match &slot {
+            // SAFETY: the slot holds at least `len` elements' bytes at an
+            // address aligned for `T`, and belongs to this read alone.
+            Some(slot) => unsafe {
+                std::slice::from_raw_parts_mut(slot.ptr().cast::<T>(), self.len())
+            },
+            None => &mut data,
+        };
+        // SAFETY: a non-blocking read into `destination` (the slot's
+        // page-locked memory or `data`'s heap block), whose length matches
+        // the buffer; the `PendingRead` owns both and waits for the event
+        // before handing the data out or freeing them (a leaked
+        // `PendingRead` leaks them too, so neither is freed early).
         let event = unsafe {
             queue.enqueue_read_buffer(
                 buffer,
                 opencl3::types::CL_NON_BLOCKING,
                 0,
-                &mut data,
+                destination,
                 &raw_handles(&wait),
             )
         }
         .call("clEnqueueReadBuffer")?;
         let event = ClEvent::new(event);
+        crate::profile::record_transfer("read", &event);
         if rt.transfer_queue().is_some() {
             // Later commands of the main queue may wait for this copy (a
             // write to the buffer): OpenCL requires the copy's queue to be
@@ -308,7 +333,7 @@ impl<T: ClType> MatrixCl<T> {
             queue.flush().call("clFlush")?;
         }
         self.events.add_read(event.clone());
-        Ok(PendingRead::new(data, Some(event)))
+        Ok(PendingRead::new(data, slot, Some(event)))
     }
 
     /// The same buffer seen as `rows x cols` (column-major order kept; the
@@ -425,6 +450,7 @@ impl<T: ClType> MatrixCl<T> {
         }
         .call("clEnqueueCopyBuffer")?;
         let event = ClEvent::new(event);
+        crate::profile::record_transfer("copy", &event);
         other.events.add_read(event.clone());
         self.events.add_write(event);
         self.set_view(other.view());

@@ -5,6 +5,7 @@
 use crate::cl_type::ClType;
 use crate::error::{ClResultExt, Result};
 use crate::events::ClEvent;
+use crate::pinned::PinnedSlot;
 use crate::runtime::Runtime;
 
 /// The host copy of a matrix that [`MatrixCl::read_later`](crate::MatrixCl::read_later)
@@ -20,15 +21,18 @@ use crate::runtime::Runtime;
 /// ```
 #[derive(Debug)]
 pub struct PendingRead<T: ClType> {
-    /// Written by the device until `event` completes; its heap block never
-    /// moves while `self` lives.
+    /// Written by the device until `event` completes (unless `slot` is the
+    /// destination); its heap block never moves while `self` lives.
     data: Vec<T>,
+    /// Page-locked memory the device writes instead, copied into `data` by
+    /// `wait`.
+    slot: Option<PinnedSlot>,
     event: Option<ClEvent>,
 }
 
 impl<T: ClType> PendingRead<T> {
-    pub(crate) fn new(data: Vec<T>, event: Option<ClEvent>) -> Self {
-        PendingRead { data, event }
+    pub(crate) fn new(data: Vec<T>, slot: Option<PinnedSlot>, event: Option<ClEvent>) -> Self {
+        PendingRead { data, slot, event }
     }
 
     /// Waits for the copy and returns the column-major host data.
@@ -39,7 +43,26 @@ impl<T: ClType> PendingRead<T> {
             if rt.transfer_queue().is_none() && !event.is_complete() {
                 rt.queue().flush().call("clFlush")?;
             }
-            event.wait()?;
+            if let Err(e) = event.wait() {
+                // The device may still write into the slot: never reuse it.
+                if let Some(slot) = self.slot.take() {
+                    std::mem::forget(slot);
+                }
+                return Err(e);
+            }
+        }
+        if let Some(slot) = self.slot.take() {
+            let bytes = std::mem::size_of_val(self.data.as_slice());
+            // SAFETY: the read into the slot has completed; the slot holds at
+            // least `bytes` bytes and `data` exactly `bytes`; they do not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    slot.ptr(),
+                    self.data.as_mut_ptr().cast::<u8>(),
+                    bytes.min(slot.bytes()),
+                );
+            }
+            crate::pinned::give(slot);
         }
         Ok(std::mem::take(&mut self.data))
     }
@@ -48,8 +71,17 @@ impl<T: ClType> PendingRead<T> {
 impl<T: ClType> Drop for PendingRead<T> {
     fn drop(&mut self) {
         // The device may still be writing into `data`: it must not be freed first.
-        if let Some(event) = self.event.take() {
-            let _ = event.wait();
+        if let Some(event) = self.event.take()
+            && event.wait().is_err()
+        {
+            // The device may still write into the slot: never reuse it.
+            if let Some(slot) = self.slot.take() {
+                std::mem::forget(slot);
+            }
+            return;
+        }
+        if let Some(slot) = self.slot.take() {
+            crate::pinned::give(slot);
         }
     }
 }

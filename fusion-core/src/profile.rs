@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 
-static LAUNCHES: Mutex<Vec<(String, ClEvent)>> = Mutex::new(Vec::new());
+/// Every profiled command: its name, its event, and whether it is a kernel
+/// (the kernel table counts only those; the timeline shows all).
+static LAUNCHES: Mutex<Vec<(String, ClEvent, bool)>> = Mutex::new(Vec::new());
 
 thread_local! {
     static SCOPE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
@@ -20,12 +22,68 @@ thread_local! {
 
 /// Keeps a launch's event for the profile (called by `enqueue` on a profiling queue).
 pub(crate) fn record(kernel: &str, event: &ClEvent) {
+    push(kernel, event, true);
+}
+
+/// Keeps a transfer's event (a read, write, fill or copy) for the timeline.
+pub(crate) fn record_transfer(what: &str, event: &ClEvent) {
+    if crate::Runtime::get().is_ok_and(|rt| rt.profiling()) {
+        push(what, event, false);
+    }
+}
+
+fn push(what: &str, event: &ClEvent, kernel: bool) {
     let name = match SCOPE.with(std::cell::Cell::get) {
-        Some(scope) => format!("{scope}: {kernel}"),
-        None => kernel.to_string(),
+        Some(scope) => format!("{scope}: {what}"),
+        None => what.to_string(),
     };
     let mut launches = LAUNCHES.lock().unwrap_or_else(|p| p.into_inner());
-    launches.push((name, event.clone()));
+    launches.push((name, event.clone(), kernel));
+}
+
+/// On a profiling queue, queues a marker named `label` whose timeline entry
+/// says when the host reached this point (its "queued" time); a no-op
+/// otherwise. Benchmarks mark where a call starts and returns.
+///
+/// ```
+/// fusion_core::profile_mark("call starts")?;
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn profile_mark(label: &str) -> Result<()> {
+    static MARK: std::sync::OnceLock<crate::MatrixCl<i32>> = std::sync::OnceLock::new();
+    let rt = crate::Runtime::get()?;
+    if !rt.profiling() {
+        return Ok(());
+    }
+    // A one-element fill: markers carry no timestamps on some drivers (NVIDIA).
+    let mark = match MARK.get() {
+        Some(m) => m,
+        None => {
+            let m = crate::MatrixCl::uninitialized(1, 1)?;
+            MARK.get_or_init(|| m)
+        }
+    };
+    mark.fill(0)?;
+    // The fill recorded itself last: name it after the mark.
+    let mut launches = LAUNCHES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(last) = launches.last_mut() {
+        last.0 = label.to_string();
+    }
+    Ok(())
+}
+
+/// One command of a [`Profile`]'s timeline, in nanoseconds from the first
+/// command's queueing (the device's clock).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEntry {
+    /// The kernel's or transfer's name, with its profile scope.
+    pub name: String,
+    /// When the host queued it.
+    pub queued_ns: u64,
+    /// When the device started it.
+    pub start_ns: u64,
+    /// When the device finished it.
+    pub end_ns: u64,
 }
 
 /// While the returned guard lives, this thread's launches are profiled as
@@ -74,6 +132,8 @@ pub struct Profile {
     pub span_ns: u64,
     /// Time at least one kernel was running within the span, in nanoseconds.
     pub busy_ns: u64,
+    /// Every command (kernels, transfers, marks) in the order queued.
+    pub timeline: Vec<TimelineEntry>,
 }
 
 impl Profile {
@@ -100,10 +160,22 @@ pub fn take_profile() -> Result<Profile> {
     let launches = std::mem::take(&mut *LAUNCHES.lock().unwrap_or_else(|p| p.into_inner()));
     let mut profile = Profile::default();
     let mut intervals = Vec::with_capacity(launches.len());
-    for (name, event) in &launches {
-        let Some((start, end)) = event.profiling_interval()? else {
+    let mut origin = None;
+    for (name, event, kernel) in &launches {
+        // A command without timestamps (some drivers' markers) is left out.
+        let Ok(Some([queued, start, end])) = event.profiling_times() else {
             continue;
         };
+        let origin = *origin.get_or_insert(queued);
+        profile.timeline.push(TimelineEntry {
+            name: name.clone(),
+            queued_ns: queued.saturating_sub(origin),
+            start_ns: start.saturating_sub(origin),
+            end_ns: end.saturating_sub(origin),
+        });
+        if !kernel {
+            continue;
+        }
         let entry = profile.kernels.entry(name.clone()).or_default();
         entry.launches += 1;
         entry.total_ns += end.saturating_sub(start);
@@ -151,6 +223,23 @@ impl fmt::Display for Profile {
             self.span_ns as f64 * 1e-6,
             self.busy_ns as f64 * 1e-6,
             self.idle_ns() as f64 * 1e-6
-        )
+        )?;
+        if self.timeline.is_empty() || self.timeline.len() > 64 {
+            return Ok(());
+        }
+        writeln!(f, "\n| command | queued | start | end |")?;
+        writeln!(f, "|---|---|---|---|")?;
+        let us = |ns: u64| ns as f64 * 1e-3;
+        for c in &self.timeline {
+            writeln!(
+                f,
+                "| {} | {:.1} µs | {:.1} µs | {:.1} µs |",
+                c.name,
+                us(c.queued_ns),
+                us(c.start_ns),
+                us(c.end_ns)
+            )?;
+        }
+        Ok(())
     }
 }

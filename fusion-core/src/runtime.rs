@@ -338,10 +338,16 @@ impl Runtime {
         // events, so only when commands carry them.
         let tracks_events = out_of_order || settle_on_drop;
         let transfer_queue = if tracks_events && cfg.transfer_queue.unwrap_or(found.info.is_gpu) {
+            let properties = if cfg.profiling {
+                CL_QUEUE_PROFILING_ENABLE
+            } else {
+                0
+            };
             // SAFETY: as for the main queue.
-            let queue =
-                unsafe { CommandQueue::create_with_properties(&context, found.device.id(), 0, 0) }
-                    .call("clCreateCommandQueueWithProperties")?;
+            let queue = unsafe {
+                CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
+            }
+            .call("clCreateCommandQueueWithProperties")?;
             Some(queue)
         } else {
             None

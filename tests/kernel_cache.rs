@@ -29,6 +29,22 @@ fn cache_behaviour() -> Result<()> {
     );
     assert_eq!(d2.to_vec()?, vec![-4.5; 10]);
 
+    // A scalar-or-column operand: scalar and column are different kernels;
+    // another scalar value or column reuses its kernel.
+    let shift = MatrixCl::from_slice(3, 1, &[0.25, 0.5, 0.75])?;
+    let before = kernel_stats();
+    for (value, expected) in [
+        (ScalarOrColumn::Scalar(1.0), vec![2.0, 3.0, 4.0]),
+        (ScalarOrColumn::Column(&shift), vec![1.25, 2.5, 3.75]),
+        (ScalarOrColumn::Scalar(-1.0), vec![0.0, 1.0, 2.0]),
+        (ScalarOrColumn::Column(&b), vec![5.0, 7.0, 9.0]),
+    ] {
+        d.assign(&a + scalar_or_column(value))?;
+        assert_eq!(d.to_vec()?, expected);
+    }
+    let delta = kernel_stats() - before;
+    assert_eq!((delta.compiled, delta.launched), (2, 4));
+
     // a + a and a + b must not share a kernel, in either order.
     let x = MatrixCl::from_slice(2, 1, &[1.0, 10.0])?;
     let y = MatrixCl::from_slice(2, 1, &[100.0, 1000.0])?;

@@ -250,6 +250,12 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = &self.buffer else {
             return Ok(());
         };
+        if std::mem::size_of_val(out) <= crate::pinned::MAX_BYTES {
+            // Small: through page-locked memory, which some drivers (NVIDIA)
+            // complete sooner than a read into pageable memory.
+            out.copy_from_slice(&self.read_later()?.wait()?);
+            return Ok(());
+        }
         let rt = Runtime::get()?;
         let mut wait = Vec::new();
         self.events.wait_list_for_read(&mut wait);

@@ -452,7 +452,7 @@ fn generate_group_reduction<R: ReduceOp>(
     g.statement("}");
     g.statement("if (lid == 0 && j < cols) {");
     g.statement(&format!(
-        "{base}_global[get_group_id(0) + {base}_rows * j] = {local}[0];"
+        "{base}_global[get_group_id(0) + get_num_groups(0) * j] = {local}[0];"
     ));
     g.statement("}");
     g.set_section(Section::Outputs);
@@ -468,7 +468,10 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
             reason: "needs a matrix operand, not a scalar".into(),
         })?;
         let target = (self.target.rows(), self.target.cols());
-        if target != (1, shape.1) {
+        // A last step (one work-group) writes element j of its target, so
+        // a column serves as well as a row.
+        let column = self.last_step && target == (shape.1, 1);
+        if target != (1, shape.1) && !column {
             return Err(Error::DimensionMismatch {
                 operation: format!("colwise_{} (target must be 1 x cols)", R::NAME),
                 lhs: target,
@@ -585,8 +588,9 @@ impl<'t, T: ClType, R: ReduceOp, E: Operation> ColwiseAssignment<'t, T, R, E> {
     }
 
     /// The last step of a reduction: one work-group reduces `expr` (partial
-    /// results, never the target) and writes the target directly.
-    fn last_step(target: &'t MatrixCl<T>, expr: E) -> Self {
+    /// results, never the target) and writes the target (`1 x cols` or
+    /// `cols x 1`) directly.
+    pub(crate) fn last_step(target: &'t MatrixCl<T>, expr: E) -> Self {
         ColwiseAssignment {
             last_step: true,
             ..Self::new(target, expr)

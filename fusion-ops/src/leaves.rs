@@ -3,6 +3,7 @@
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use fusion_core::expr::MatrixRef;
 use fusion_core::expr::{Load, Scalar, Shared};
 use fusion_core::{Access, ClType, Expr, MatrixCl, Result, View};
 
@@ -214,3 +215,77 @@ macro_rules! index_leaf {
 }
 index_leaf!(RowIndex, i);
 index_leaf!(ColIndex, j);
+
+/// One value per row that is either the same for every row, passed as a
+/// kernel argument (no buffer, no upload), or a column read per row: a
+/// model parameter given as a scalar or per observation. Which one is part
+/// of the kernel's structure; the scalar's value is not.
+#[derive(Debug)]
+pub enum ScalarOrColumn<'a, T: ClType> {
+    /// Every row's value (shape: a scalar, broadcast like one).
+    Scalar(T),
+    /// An `n x 1` column, one value per row.
+    Column(&'a MatrixCl<T>),
+}
+
+/// A lazy scalar-or-column value; see [`ScalarOrColumn`].
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
+/// let shift = MatrixCl::from_slice(3, 1, &[10.0f64, 20.0, 30.0])?;
+/// let same = (&x + scalar_or_column(ScalarOrColumn::Scalar(0.5))).eval()?;
+/// let per_row = (&x + scalar_or_column(ScalarOrColumn::Column(&shift))).eval()?;
+/// assert_eq!(same.to_vec()?, vec![1.5, 2.5, 3.5]);
+/// assert_eq!(per_row.to_vec()?, vec![11.0, 22.0, 33.0]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
+pub fn scalar_or_column<T: ClType>(value: ScalarOrColumn<'_, T>) -> Expr<ScalarOrColumn<'_, T>> {
+    Expr(value)
+}
+
+impl<T: ClType> Operation for ScalarOrColumn<'_, T> {
+    type Scalar = T;
+    type Key = ScalarOrColumn<'static, T>;
+
+    fn shape(&self) -> Result<Shape> {
+        Ok(match self {
+            ScalarOrColumn::Scalar(_) => None,
+            ScalarOrColumn::Column(m) => Some((m.rows(), m.cols())),
+        })
+    }
+
+    fn view(&self) -> View {
+        match self {
+            ScalarOrColumn::Scalar(_) => View::Entire,
+            ScalarOrColumn::Column(m) => m.view(),
+        }
+    }
+
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        match self {
+            ScalarOrColumn::Scalar(_) => g.value_param(T::CL_NAME),
+            ScalarOrColumn::Column(m) => Load(MatrixRef::Borrowed(m)).generate(g, at),
+        }
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        match self {
+            ScalarOrColumn::Scalar(v) => {
+                b.structure(0);
+                b.scalar(*v);
+            }
+            ScalarOrColumn::Column(m) => {
+                b.structure(1);
+                b.matrix(m, Access::Read, true);
+            }
+        }
+    }
+
+    fn matrix(&self) -> Option<&MatrixCl<T>> {
+        match self {
+            ScalarOrColumn::Scalar(_) => None,
+            ScalarOrColumn::Column(m) => Some(m),
+        }
+    }
+}

@@ -73,7 +73,9 @@ pub use device_functions::instantiate;
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
-pub use leaves::{ColIndex, Constant, RowIndex, col_index, constant, row_index};
+pub use leaves::{
+    ColIndex, Constant, RowIndex, ScalarOrColumn, col_index, constant, row_index, scalar_or_column,
+};
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};
 pub use operation::{Operation, Shape, combine_shapes};
@@ -108,9 +110,9 @@ pub mod prelude {
     };
     pub use crate::transpose_product::transpose_vector_multiply;
     pub use crate::{
-        AssignExt, CustomCode, ElementwiseMethods, ExprMethods, ReductionMethods, boxed, col_index,
-        constant, elt_divide, elt_multiply, fuse, max, min, optional, output, prod, results,
-        row_index, sum,
+        AssignExt, CustomCode, ElementwiseMethods, ExprMethods, ReductionMethods, ScalarOrColumn,
+        boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output,
+        prod, results, row_index, scalar_or_column, sum,
     };
     pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};
 }

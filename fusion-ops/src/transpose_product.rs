@@ -388,14 +388,11 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
                 self.target.fill(T::default())?;
             } else {
                 // The second step: each column's sums over the work-groups,
-                // by the (parallel) column-wise reduction, as a row turned column.
-                let row = MatrixCl::<T>::uninitialized(1, self.target.rows())?;
-                run_direct(&ColwiseAssignment::<T, SumOp, _>::new(
-                    &row,
+                // one work-group per column, written straight into the target.
+                run_direct(&ColwiseAssignment::<T, SumOp, _>::last_step(
+                    self.target,
                     Load(MatrixRef::Borrowed(partial)),
                 ))?;
-                self.target
-                    .copy_from(&row.reshape(self.target.rows(), 1)?)?;
             }
         }
         self.target.set_view(View::Entire);

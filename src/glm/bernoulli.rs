@@ -27,11 +27,10 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
     options: &GlmOptions,
 ) -> Result<GlmOutput> {
     const F: &str = "bernoulli_logit_glm_lpmf";
-    let n = x.rows();
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let (total, d_beta) = {
-        let (y, alpha) = (&*glm.y, &*glm.alpha);
-        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let (y, alpha) = (&*glm.y, &glm.alpha);
+        let eta = matrix_vector_multiply(x, beta) + alpha;
         let eta = &eta;
         let sign = 2 * y - 1;
         let signed_eta = elt_multiply(&sign, eta);

@@ -41,11 +41,10 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let wrt = options.wrt;
     let d_phi = target(if phi_vector { n } else { 1 }, 1, wrt.aux)?;
     let (total, d_beta) = {
-        let (y, alpha, phi) = (&*glm.y, &*glm.alpha, &*phi);
-        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let (y, alpha, phi) = (&*glm.y, &glm.alpha, &phi);
+        let eta = matrix_vector_multiply(x, beta) + alpha;
         let eta = &eta;
-        let precision = optional_broadcast(phi, n, 1);
-        let precision = &precision;
+        let precision = phi;
         let log_phi = log(precision);
         let log_phi = &log_phi;
         let log_mean_plus_phi = log_sum_exp(eta, log_phi);

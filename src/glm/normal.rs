@@ -40,11 +40,10 @@ pub fn normal_id_glm_lpdf<'a>(
     let wrt = options.wrt;
     let d_sigma = target(if sigma_vector { n } else { 1 }, 1, wrt.aux)?;
     let (total, d_beta) = {
-        let (y, alpha, sigma) = (&*glm.y, &*glm.alpha, &*sigma);
-        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let (y, alpha, sigma) = (&*glm.y, &glm.alpha, &sigma);
+        let eta = matrix_vector_multiply(x, beta) + alpha;
         let eta = &eta;
-        let scale = optional_broadcast(sigma, n, 1);
-        let scale = &scale;
+        let scale = sigma;
         let z = elt_divide(y - eta, scale);
         let z = &z;
         let d_eta = elt_divide(z, scale);

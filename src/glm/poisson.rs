@@ -28,11 +28,10 @@ pub fn poisson_log_glm_lpmf<'a>(
     options: &GlmOptions,
 ) -> Result<GlmOutput> {
     const F: &str = "poisson_log_glm_lpmf";
-    let n = x.rows();
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let (total, d_beta) = {
-        let (y, alpha) = (&*glm.y, &*glm.alpha);
-        let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+        let (y, alpha) = (&*glm.y, &glm.alpha);
+        let eta = matrix_vector_multiply(x, beta) + alpha;
         let eta = &eta;
         let rate = exp(eta);
         let rate = &rate;

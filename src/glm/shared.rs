@@ -59,15 +59,15 @@ pub(crate) enum Requirement {
     PositiveFinite,
 }
 
-/// A parameter as a device column: `1 x 1` for a scalar (checked here),
-/// `len x 1` for a vector (checked in the GLM's kernel).
+/// A parameter as a kernel operand: a scalar is a kernel argument (checked
+/// here), a vector a `len x 1` column (checked in the GLM's kernel).
 pub(crate) fn parameter<'a>(
     function: &'static str,
     argument: &'static str,
     p: Param<'a>,
     len: usize,
     requirement: Requirement,
-) -> Result<MatrixRef<'a, f64>> {
+) -> Result<Expr<ScalarOrColumn<'a, f64>>> {
     match p {
         Param::Scalar(v) => {
             let ok = v.is_finite() && (requirement == Requirement::Finite || v > 0.0);
@@ -86,11 +86,11 @@ pub(crate) fn parameter<'a>(
                     .to_string(),
                 });
             }
-            Ok(MatrixRef::Owned(MatrixCl::from_slice(1, 1, &[v])?))
+            Ok(scalar_or_column(ScalarOrColumn::Scalar(v)))
         }
         Param::Vector(m) => {
             column(function, argument, m, len)?;
-            Ok(MatrixRef::Borrowed(m))
+            Ok(scalar_or_column(ScalarOrColumn::Column(m)))
         }
     }
 }
@@ -284,7 +284,7 @@ pub(crate) fn value(total: Option<f64>, options: &super::GlmOptions, constant: f
 /// checked and uploaded outcomes and intercept, and the kernel's targets.
 pub(crate) struct LinearGlm<'a, T: ClType> {
     pub y: MatrixRef<'a, T>,
-    pub alpha: MatrixRef<'a, f64>,
+    pub alpha: Expr<ScalarOrColumn<'a, f64>>,
     pub alpha_is_vector: bool,
     /// d/dη (`n x 1`), when a gradient goes through it.
     pub d_eta: MatrixCl<f64>,

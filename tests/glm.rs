@@ -8,6 +8,7 @@
 mod common;
 use common::linalg::Rng;
 use common::reference::log1p_exp;
+use fusion::fusion_ops::RowBlockKind;
 use fusion::glm::*;
 use fusion::prelude::*;
 
@@ -248,13 +249,15 @@ fn bernoulli_logit() {
     }
 }
 
-/// More predictors than a work-group can stage (16 per work item): the
+/// More predictors than a work-group can stage (16 or 32 per work item): the
 /// beta gradient's second pass is the row-vector leaf instead of the fused
 /// `xᵀ·d`. Against the analytic gradient on the host.
 #[test]
 fn wide_designs_take_the_row_vector_leaf() -> Result<()> {
     let (n, p) = (5, 4500);
-    assert_eq!(fusion::fusion_ops::staged_row_team(p)?, None);
+    for kind in [RowBlockKind::ProductAlone, RowBlockKind::WithRowWork] {
+        assert_eq!(fusion::fusion_ops::staged_row_team(p, kind)?, None);
+    }
     let x: Vec<f64> = (0..n * p)
         .map(|k| ((k * 13) % 17) as f64 / 17.0 - 0.5)
         .collect();

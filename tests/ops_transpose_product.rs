@@ -99,7 +99,7 @@ fn stages_x_once_and_reads_it_only_through_the_staging_fetches() -> Result<()> {
     let src = source_of(&output(&g, transpose_vector_multiply(&x, &v)))?;
     // x is read only by the staging fetches (each block, or with
     // prefetching the first block and then each next one).
-    let staged_read = |l: &str| l.contains("[k] = (");
+    let staged_read = |l: &str| l.contains("] = (row < rows");
     let fetch = src
         .lines()
         .find(|l| staged_read(l) && l.contains("_global["))

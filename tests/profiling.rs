@@ -61,12 +61,24 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
     assert_eq!(labelled.kernels["inner: calculate"].launches, 1);
     assert_eq!(labelled.kernels["calculate"].launches, 1);
 
-    // A GLM whose rows of x fit one work item computes xᵀ·d_eta in its own
-    // kernel (x read once); wider x takes a second pass
-    // (FUSION_GLM_ONE_PASS: 0 never in the kernel, 2 whenever x is staged).
+    // A GLM whose rows of x are held by at most 8 work items (32 elements
+    // each) computes xᵀ·d_eta in its own kernel (x read once); wider x
+    // takes a second pass (FUSION_GLM_ONE_PASS: 0 never in the kernel, 2
+    // whenever x is staged). The knob that sets elements per work item
+    // moves the boundary.
     let mode = std::env::var("FUSION_GLM_ONE_PASS").unwrap_or_default();
     let n = 1000;
-    for (p, in_kernel) in [(3, mode != "0"), (50, mode == "2")] {
+    for p in [3, 50, 300] {
+        let team =
+            fusion::fusion_ops::staged_row_team(p, fusion::fusion_ops::RowBlockKind::WithRowWork)?;
+        if std::env::var_os("FUSION_STAGED_PER_WORK_ITEM").is_none() {
+            assert_eq!(team, Some(p.div_ceil(32).next_power_of_two()), "p = {p}");
+        }
+        let in_kernel = match mode.as_str() {
+            "0" => false,
+            "2" => team.is_some(),
+            _ => team.is_some_and(|t| t <= 8),
+        };
         let x = MatrixCl::from_slice(n, p, &vec![0.01f64; n * p])?;
         let beta = MatrixCl::from_slice(p, 1, &vec![0.5f64; p])?;
         let y: Vec<i32> = (0..n as i32).map(|i| i % 2).collect();

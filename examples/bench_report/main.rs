@@ -33,6 +33,21 @@ struct Args {
     out: PathBuf,
     max_n: Option<usize>,
     reps: usize,
+    /// GLM shapes (N, P) instead of the standard ones.
+    glm_shapes: Option<Vec<(usize, usize)>>,
+}
+
+/// `1e6x100,1e7x10` as (N, P) pairs.
+fn parse_shapes(text: &str) -> Option<Vec<(usize, usize)>> {
+    text.split(',')
+        .map(|shape| {
+            let (n, p) = shape.split_once('x')?;
+            Some((
+                n.parse::<f64>().ok()? as usize,
+                p.parse::<f64>().ok()? as usize,
+            ))
+        })
+        .collect()
 }
 
 fn parse() -> Result<Args, String> {
@@ -44,6 +59,7 @@ fn parse() -> Result<Args, String> {
         out: PathBuf::from("bench-out"),
         max_n: None,
         reps: 9,
+        glm_shapes: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -75,9 +91,17 @@ fn parse() -> Result<Args, String> {
                     .and_then(|v| v.parse().ok())
                     .ok_or("--reps needs a number")?
             }
+            "--glm-shapes" => {
+                args.glm_shapes = Some(
+                    it.next()
+                        .as_deref()
+                        .and_then(parse_shapes)
+                        .ok_or("--glm-shapes needs shapes like 1e6x100,1e7x10")?,
+                )
+            }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench_report [--quick] [--suite all|fusion|linalg|gemm|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R]".into(),
+                    "usage: bench_report [--quick] [--suite all|fusion|linalg|gemm|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R] [--glm-shapes NxP,...]".into(),
                 );
             }
             other => return Err(format!("unknown argument {other}")),
@@ -175,7 +199,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         if !fusion_suite {
             workloads::copy_bandwidth(&mut ctx, if gpu { 100_000_000 } else { 10_000_000 })?;
         }
-        let shapes: &[(usize, usize)] = if args.quick {
+        let shapes: &[(usize, usize)] = if let Some(shapes) = &args.glm_shapes {
+            shapes
+        } else if args.quick {
             &[(10_000, 10), (100_000, 10)]
         } else {
             &glm::SHAPES

@@ -75,7 +75,7 @@ pub use profile::{
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };
-pub use tuning::tuning_knob;
+pub use tuning::{tuning_knob, tuning_override};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 

@@ -19,7 +19,7 @@ use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
     Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
-    View, compile_kernel, enqueue, tuning_knob,
+    View, compile_kernel, enqueue, tuning_knob, tuning_override,
 };
 use once_cell::sync::Lazy;
 use std::any::{Any, TypeId};
@@ -83,7 +83,8 @@ impl LaunchShape {
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
         if let Some(staged_columns) = row_block {
-            return Self::row_blocks(rows, cols, staged_columns, device);
+            let kind = RowBlockKind::of(list.outputs());
+            return Self::row_blocks(rows, cols, staged_columns, kind, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
         if !reduces {
@@ -124,12 +125,14 @@ impl LaunchShape {
         rows: usize,
         cols: usize,
         staged_columns: usize,
+        kind: RowBlockKind,
         device: &fusion_core::DeviceInfo,
     ) -> Self {
-        let l0 = row_block_local_size(device);
-        let staged = stage_layout(staged_columns, l0);
+        let l0 = row_block_local_size(kind, device);
+        let staged = stage_layout(staged_columns, kind, l0);
         let block_rows = l0 / staged.map_or(1, |s| s.team);
-        let wanted = row_block_groups_per_compute_unit() * (device.compute_units as usize).max(1);
+        let wanted =
+            row_block_groups_per_compute_unit(kind) * (device.compute_units as usize).max(1);
         LaunchShape {
             rows,
             cols,
@@ -158,11 +161,13 @@ impl LaunchShape {
 /// power of two) work items: spread over the fewest work items (a power of
 /// two, the row's team) holding at most [`staged_per_work_item`] each;
 /// `None` when the team would exceed the group (or there is nothing to stage).
-fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
+fn stage_layout(columns: usize, kind: RowBlockKind, l0: usize) -> Option<StageLayout> {
     if columns == 0 {
         return None;
     }
-    let team = columns.div_ceil(staged_per_work_item()).next_power_of_two();
+    let team = columns
+        .div_ceil(staged_per_work_item(kind))
+        .next_power_of_two();
     (team <= l0).then(|| StageLayout {
         per_item: columns.div_ceil(team),
         team,
@@ -170,33 +175,67 @@ fn stage_layout(columns: usize, l0: usize) -> Option<StageLayout> {
     })
 }
 
-/// How many work items of a row-block kernel on this device share each row
-/// of a staged matrix of `columns` columns (a power of two), or `None` when
-/// such a matrix is not staged (then `transpose_vector_multiply` reads it
-/// where it is used). With one, the kernel needs no barrier per block.
+/// What a row-block kernel computes besides `xᵀ·v`, which decides how it
+/// spreads rows over work items: measured on an H200 (BENCHMARKS.md), the
+/// product alone runs fastest with rows shared by more work items holding
+/// fewer elements each, and a kernel that also does per-row work (a GLM's
+/// terms, checks and sums, which every work item sharing a row repeats)
+/// with fewer work items per row holding more, in smaller work-groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowBlockKind {
+    /// `xᵀ·v` is the kernel's only output.
+    ProductAlone,
+    /// Other outputs share the kernel.
+    WithRowWork,
+}
+
+impl RowBlockKind {
+    /// The kind of a kernel with `outputs` outputs, one of them `xᵀ·v`.
+    pub fn of(outputs: usize) -> Self {
+        if outputs > 1 {
+            RowBlockKind::WithRowWork
+        } else {
+            RowBlockKind::ProductAlone
+        }
+    }
+}
+
+/// How many work items of a row-block kernel of `kind` on this device share
+/// each row of a staged matrix of `columns` columns (a power of two), or
+/// `None` when such a matrix is not staged (then `transpose_vector_multiply`
+/// reads it where it is used). With one, the kernel needs no barrier per block.
 ///
 /// ```
-/// assert_eq!(fusion_ops::staged_row_team(10)?, Some(1));
-/// assert_eq!(fusion_ops::staged_row_team(1 << 20)?, None);
+/// use fusion_ops::{RowBlockKind, staged_row_team};
+/// assert_eq!(staged_row_team(10, RowBlockKind::ProductAlone)?, Some(1));
+/// assert_eq!(staged_row_team(1 << 20, RowBlockKind::WithRowWork)?, None);
 /// # Ok::<(), fusion_ops::Error>(())
 /// ```
-pub fn staged_row_team(columns: usize) -> Result<Option<usize>> {
-    let l0 = row_block_local_size(Runtime::get()?.device_info());
-    Ok(stage_layout(columns, l0).map(|layout| layout.team))
+pub fn staged_row_team(columns: usize, kind: RowBlockKind) -> Result<Option<usize>> {
+    let l0 = row_block_local_size(kind, Runtime::get()?.device_info());
+    Ok(stage_layout(columns, kind, l0).map(|layout| layout.team))
 }
 
 /// Work items per work-group of a row-block kernel on `device`: a power of
 /// two, at most [`row_block_group_size`].
-fn row_block_local_size(device: &fusion_core::DeviceInfo) -> usize {
-    let group = device.max_work_group_size.clamp(1, row_block_group_size());
+fn row_block_local_size(kind: RowBlockKind, device: &fusion_core::DeviceInfo) -> usize {
+    let group = device
+        .max_work_group_size
+        .clamp(1, row_block_group_size(kind));
     1 << group.ilog2()
 }
 
 /// Elements of a staged row one work item holds at most:
-/// `FUSION_STAGED_PER_WORK_ITEM` (a tuning knob, read once; at most 64), else 16.
-fn staged_per_work_item() -> usize {
-    static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| tuning_knob("FUSION_STAGED_PER_WORK_ITEM", 16).min(64))
+/// `FUSION_STAGED_PER_WORK_ITEM` (a tuning knob, read once; at most 64),
+/// else 16 for the product alone and 32 with per-row work.
+fn staged_per_work_item(kind: RowBlockKind) -> usize {
+    static VALUE: OnceLock<Option<usize>> = OnceLock::new();
+    let knob =
+        *VALUE.get_or_init(|| tuning_override("FUSION_STAGED_PER_WORK_ITEM").map(|v| v.min(64)));
+    knob.unwrap_or(match kind {
+        RowBlockKind::ProductAlone => 16,
+        RowBlockKind::WithRowWork => 32,
+    })
 }
 
 /// Whether staged blocks are prefetched: `FUSION_ROW_BLOCK_PREFETCH=0|1`
@@ -214,22 +253,31 @@ fn row_block_prefetch() -> Option<bool> {
 }
 
 /// Work items per row-block work-group: `FUSION_ROW_BLOCK_GROUP_SIZE`
-/// (a power of two, read once; at most 256), else 256.
-fn row_block_group_size() -> usize {
-    static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| {
-        let size = tuning_knob("FUSION_ROW_BLOCK_GROUP_SIZE", 256).min(256);
-        1 << size.ilog2()
-    })
+/// (a power of two, read once; at most 256), else 256 for the product alone
+/// and 128 with per-row work.
+fn row_block_group_size(kind: RowBlockKind) -> usize {
+    static VALUE: OnceLock<Option<usize>> = OnceLock::new();
+    let knob =
+        *VALUE.get_or_init(|| tuning_override("FUSION_ROW_BLOCK_GROUP_SIZE").map(|v| v.min(256)));
+    let size = knob.unwrap_or(match kind {
+        RowBlockKind::ProductAlone => 256,
+        RowBlockKind::WithRowWork => 128,
+    });
+    1 << size.ilog2()
 }
 
 /// Work-groups per compute unit for row-block kernels:
-/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 2 (best of 2, 3, 4, 8 on an H200:
-/// about as many as are resident at once, so each group's closing
-/// reductions run once per compute unit's share, not per wave).
-fn row_block_groups_per_compute_unit() -> usize {
-    static VALUE: OnceLock<usize> = OnceLock::new();
-    *VALUE.get_or_init(|| tuning_knob("FUSION_ROW_BLOCK_GROUPS_PER_CU", 2))
+/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 2 for the product alone and 4
+/// (of half the size) with per-row work: on an H200 about as many as are
+/// resident at once, so each group's closing reductions run once per
+/// compute unit's share, not per wave.
+fn row_block_groups_per_compute_unit(kind: RowBlockKind) -> usize {
+    static VALUE: OnceLock<Option<usize>> = OnceLock::new();
+    let knob = *VALUE.get_or_init(|| tuning_override("FUSION_ROW_BLOCK_GROUPS_PER_CU"));
+    knob.unwrap_or(match kind {
+        RowBlockKind::ProductAlone => 2,
+        RowBlockKind::WithRowWork => 4,
+    })
 }
 
 /// Work-groups per compute unit for reductions: `FUSION_REDUCTION_GROUPS_PER_CU`
@@ -277,6 +325,12 @@ pub trait OutputList {
     /// nothing is staged). The kernel then walks row blocks.
     fn row_block(&self) -> Option<usize> {
         None
+    }
+    /// How many outputs the kernel computes (a row-block kernel with other
+    /// outputs beside `xᵀ·v` does per-row work that favours fewer work items
+    /// per row; see [`staged_row_team`]).
+    fn outputs(&self) -> usize {
+        1
     }
     /// Before any expression is generated: declares the staged matrices of a
     /// row-block kernel (when `launch.staged`), so that the operations able
@@ -796,6 +850,13 @@ impl<O: OutputList> OutputList for Optional<O> {
     fn row_block(&self) -> Option<usize> {
         self.inner.row_block().filter(|_| self.enabled)
     }
+    fn outputs(&self) -> usize {
+        if self.enabled {
+            self.inner.outputs()
+        } else {
+            0
+        }
+    }
     fn max_row_groups(&self) -> usize {
         if self.enabled {
             self.inner.max_row_groups()
@@ -872,6 +933,9 @@ impl<O: OutputList> OutputList for &O {
     fn row_block(&self) -> Option<usize> {
         (**self).row_block()
     }
+    fn outputs(&self) -> usize {
+        (**self).outputs()
+    }
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
         (**self).plan(g, launch);
     }
@@ -938,6 +1002,9 @@ macro_rules! output_tuple {
             fn row_block(&self) -> Option<usize> {
                 let blocks = [$(self.$index.row_block()),+];
                 blocks.iter().any(Option::is_some).then(|| blocks.iter().flatten().sum())
+            }
+            fn outputs(&self) -> usize {
+                0 $(+ self.$index.outputs())+
             }
             fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
                 $(self.$index.plan(g, launch);)+

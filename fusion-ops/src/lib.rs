@@ -61,8 +61,8 @@ mod transpose_product;
 pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::{
     AsTarget, AssignExt, Assignable, Assignment, ColwiseAssignment, FullReduction, FusedKernel,
-    LaunchShape, Optional, OutputList, cached_kernels, eval_colwise, full_reduction, fuse,
-    fuse_then, max, min, optional, output, prod, run, source_of, staged_row_team, sum,
+    LaunchShape, Optional, OutputList, RowBlockKind, cached_kernels, eval_colwise, full_reduction,
+    fuse, fuse_then, max, min, optional, output, prod, run, source_of, staged_row_team, sum,
 };
 pub use binder::{Binder, Identity};
 pub use checks::{

@@ -7,11 +7,13 @@
 //! `x` is read once. Each work-group writes its sums; the column-wise
 //! reduction over the groups finishes the job.
 //!
-//! Measured on an H200 (BENCHMARKS.md): when one work item holds a whole
-//! row (up to 16 columns) the kernel needs no barrier and a GLM reading `x`
-//! once is faster than two passes, so the GLMs put `xᵀ·d` in their kernel
-//! there; when several work items share each row, a GLM's two passes (the
-//! value kernel, then `xᵀ·d` alone in this kernel) are faster.
+//! How rows are spread over work items depends on what else the kernel
+//! computes (`RowBlockKind`): alone, up to 16 elements per work item in
+//! groups of 256; beside per-row work such as a GLM's terms and checks, up
+//! to 32 in groups of 128, so that fewer work items repeat each row's work.
+//! Measured on an H200 (BENCHMARKS.md), a GLM reading `x` once this way is
+//! faster than two passes up to 8 work items per row (256 columns), so the
+//! GLMs put `xᵀ·d` in their kernel there.
 
 use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
@@ -33,8 +35,9 @@ pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
 /// `xᵀ·v` (`x` is `n x p`, `v` is `n x 1`, the result `p x 1`), computed by
 /// the kernel that computes `v`: assign it with [`output`](crate::output)
 /// beside other outputs over the same `n` rows, or `.eval()` it. When `x` is
-/// a matrix of at most 4096 columns (16 per work item of a 256-item group)
-/// its blocks of rows are staged in registers, and
+/// a matrix of at most 4096 columns (16 per work item of a 256-item group;
+/// 4096 with other outputs too, 32 per work item of 128) its blocks of rows
+/// are staged in registers, and
 /// `matrix_vector_multiply(&x, &beta)` inside `v` reads the same elements,
 /// so `x` leaves global memory once; otherwise `x` is read where it is used.
 ///

@@ -6,7 +6,7 @@ use fusion_core::expr::MatrixRef;
 use fusion_core::{ClType, Error, MatrixCl, Result};
 use fusion_kernels::{self as k, Op};
 use fusion_ops::prelude::*;
-use fusion_ops::{Assignable, IntoOperand, Operation, OutputList, fuse_then};
+use fusion_ops::{Assignable, IntoOperand, Operation, OutputList, RowBlockKind, fuse_then};
 
 /// Name of the derived quantity checked inside each GLM kernel.
 pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
@@ -155,20 +155,24 @@ pub(crate) fn diagnose(
 /// the row `dᵀ`).
 pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
     let _scope = fusion_core::profile_scope("glm: xᵀ·d_eta");
-    if fusion_ops::staged_row_team(x.cols())?.is_some() {
+    if fusion_ops::staged_row_team(x.cols(), RowBlockKind::ProductAlone)?.is_some() {
         return transpose_vector_multiply(x, d).eval();
     }
     k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
 }
 
+/// Most work items sharing a row of `x` for which the GLM's kernel computes
+/// `xᵀ·d_eta` itself by default: with more, a second pass measured faster
+/// on an H200 (BENCHMARKS.md).
+const ONE_PASS_MAX_TEAM: usize = 8;
+
 /// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
 /// reading `x` once for the linear predictor and the gradient. By default
-/// (`FUSION_GLM_ONE_PASS=1`) when one work item holds a whole row of `x` in
-/// registers (see `transpose_vector_multiply`; up to 16 columns); with `2`
-/// whenever `x` is staged (rows shared by several work items); with `0`
-/// never. Otherwise a second pass reads `x` again after the kernel (see
-/// [`x_transpose_times`]): on an H200 that measured faster than one kernel
-/// whose rows are shared (BENCHMARKS.md).
+/// (`FUSION_GLM_ONE_PASS=1`) when at most [`ONE_PASS_MAX_TEAM`] work items
+/// share each row of `x` held in registers (see `transpose_vector_multiply`;
+/// 32 elements each); with `2` whenever `x` is staged; with `0` never.
+/// Otherwise a second pass reads `x` again after the kernel (see
+/// [`x_transpose_times`]).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
     static MODE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let mode = *MODE.get_or_init(|| match std::env::var("FUSION_GLM_ONE_PASS").as_deref() {
@@ -176,10 +180,10 @@ pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
         Ok("2") => 2,
         _ => 1,
     });
-    let team = fusion_ops::staged_row_team(x.cols())?;
+    let team = fusion_ops::staged_row_team(x.cols(), RowBlockKind::WithRowWork)?;
     Ok(match mode {
         0 => false,
-        1 => team == Some(1),
+        1 => team.is_some_and(|t| t <= ONE_PASS_MAX_TEAM),
         _ => team.is_some(),
     })
 }

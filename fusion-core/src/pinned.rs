@@ -12,7 +12,7 @@
 use crate::error::{ClResultExt, Result};
 use crate::runtime::Runtime;
 use opencl3::memory::{
-    Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+    Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE, ClMem,
 };
 use opencl3::types::{CL_BLOCKING, cl_mem};
 use std::sync::Mutex;
@@ -27,14 +27,28 @@ const MIN_BYTES: usize = 4096;
 /// Slots kept per size for reuse (a kernel reads back a handful at a time).
 const KEEP_PER_SIZE: usize = 16;
 
-/// Page-locked host memory of `bytes` bytes, mapped for the process's life.
+/// Page-locked host memory of `bytes` bytes, mapped while the slot lives
+/// (pooled slots live as long as the process).
 #[derive(Debug)]
 pub(crate) struct PinnedSlot {
-    // Held so the allocation stays alive; never unmapped (the pointer is
-    // valid until the buffer is released).
-    _buffer: Buffer<u8>,
+    buffer: Buffer<u8>,
     ptr: *mut u8,
     bytes: usize,
+}
+
+impl Drop for PinnedSlot {
+    /// A slot the pool does not keep is unmapped before its buffer goes.
+    fn drop(&mut self) {
+        if let Ok(rt) = Runtime::get() {
+            // SAFETY: `ptr` is this buffer's live mapping, and no read
+            // targets it any more (a slot is dropped only after its read
+            // completed); the driver releases the buffer once the unmap ran.
+            let _ = unsafe {
+                rt.queue()
+                    .enqueue_unmap_mem_object(self.buffer.get(), self.ptr.cast(), &[])
+            };
+        }
+    }
 }
 
 // SAFETY: the slot owns its mapping exclusively (the pool hands it to one
@@ -112,7 +126,7 @@ fn create(bytes: usize) -> Result<PinnedSlot> {
     }
     .call("clEnqueueMapBuffer")?;
     Ok(PinnedSlot {
-        _buffer: buffer,
+        buffer,
         ptr: mapped.cast::<u8>(),
         bytes,
     })

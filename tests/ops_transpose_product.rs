@@ -169,3 +169,30 @@ fn shape_errors_write_nothing() -> Result<()> {
     assert_eq!(g.to_vec()?, vec![7.0, 7.0, 7.0]);
     Ok(())
 }
+
+/// A product whose `v` reads `x` (here through `x·beta`) does per-row work,
+/// so its rows are spread over fewer work items holding more elements each
+/// than for a `v` that does not: 100 columns are 4 x 25 in one case and
+/// 8 x 13 in the other (without tuning knobs).
+#[test]
+fn rows_are_spread_by_the_work_done_per_row() -> Result<()> {
+    use fusion::fusion_ops::{RowBlockKind, staged_row_team};
+    let knobs = ["FUSION_STAGED_PER_WORK_ITEM", "FUSION_ROW_BLOCK_GROUP_SIZE"];
+    if knobs.iter().any(|k| std::env::var_os(k).is_some()) {
+        return Ok(());
+    }
+    assert_eq!(staged_row_team(100, RowBlockKind::ProductAlone)?, Some(8));
+    assert_eq!(staged_row_team(100, RowBlockKind::WithRowWork)?, Some(4));
+    let x = MatrixCl::try_from(&host(50, 100, 5))?;
+    let beta = MatrixCl::from_slice(100, 1, &[0.01; 100])?;
+    let d = MatrixCl::from_slice(50, 1, &[0.5; 50])?;
+    let g = MatrixCl::<f64>::zeros(100, 1)?;
+    let alone = source_of(&output(&g, transpose_vector_multiply(&x, &d)))?;
+    let with_row_work = source_of(&output(
+        &g,
+        transpose_vector_multiply(&x, inv_logit(matrix_vector_multiply(&x, &beta))),
+    ))?;
+    assert!(alone.contains("k < 13;"), "{alone}");
+    assert!(with_row_work.contains("k < 25;"), "{with_row_work}");
+    Ok(())
+}

@@ -83,7 +83,11 @@ impl LaunchShape {
         let compute_units = device.compute_units as usize;
         let group = device.max_work_group_size.clamp(1, 256);
         if let Some(staged_columns) = row_block {
-            let kind = RowBlockKind::of(list.outputs());
+            let kind = if list.row_work() {
+                RowBlockKind::WithRowWork
+            } else {
+                RowBlockKind::ProductAlone
+            };
             return Self::row_blocks(rows, cols, staged_columns, kind, device);
         }
         let l0 = rows.max(1).next_power_of_two().min(group);
@@ -178,26 +182,16 @@ fn stage_layout(columns: usize, kind: RowBlockKind, l0: usize) -> Option<StageLa
 /// What a row-block kernel computes besides `xᵀ·v`, which decides how it
 /// spreads rows over work items: measured on an H200 (BENCHMARKS.md), the
 /// product alone runs fastest with rows shared by more work items holding
-/// fewer elements each, and a kernel that also does per-row work (a GLM's
-/// terms, checks and sums, which every work item sharing a row repeats)
-/// with fewer work items per row holding more, in smaller work-groups.
+/// fewer elements each, and a kernel that also does per-row work (`x·β`
+/// inside `v`, a GLM's terms, checks and sums — which every work item
+/// sharing a row repeats) with fewer work items per row holding more, in
+/// smaller work-groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowBlockKind {
-    /// `xᵀ·v` is the kernel's only output.
+    /// `xᵀ·v` alone, with a `v` that does not read `x`.
     ProductAlone,
-    /// Other outputs share the kernel.
+    /// Per-row work besides the product.
     WithRowWork,
-}
-
-impl RowBlockKind {
-    /// The kind of a kernel with `outputs` outputs, one of them `xᵀ·v`.
-    pub fn of(outputs: usize) -> Self {
-        if outputs > 1 {
-            RowBlockKind::WithRowWork
-        } else {
-            RowBlockKind::ProductAlone
-        }
-    }
 }
 
 /// How many work items of a row-block kernel of `kind` on this device share
@@ -326,11 +320,12 @@ pub trait OutputList {
     fn row_block(&self) -> Option<usize> {
         None
     }
-    /// How many outputs the kernel computes (a row-block kernel with other
-    /// outputs beside `xᵀ·v` does per-row work that favours fewer work items
-    /// per row; see [`staged_row_team`]).
-    fn outputs(&self) -> usize {
-        1
+    /// Whether the output does work per row beyond `xᵀ·v`'s running sums
+    /// (a store, a check, a reduction; for `xᵀ·v`, a `v` that reads `x`):
+    /// a row-block kernel that does favours fewer work items per row (see
+    /// [`RowBlockKind`]).
+    fn row_work(&self) -> bool {
+        true
     }
     /// Before any expression is generated: declares the staged matrices of a
     /// row-block kernel (when `launch.staged`), so that the operations able
@@ -850,12 +845,8 @@ impl<O: OutputList> OutputList for Optional<O> {
     fn row_block(&self) -> Option<usize> {
         self.inner.row_block().filter(|_| self.enabled)
     }
-    fn outputs(&self) -> usize {
-        if self.enabled {
-            self.inner.outputs()
-        } else {
-            0
-        }
+    fn row_work(&self) -> bool {
+        self.enabled && self.inner.row_work()
     }
     fn max_row_groups(&self) -> usize {
         if self.enabled {
@@ -933,8 +924,8 @@ impl<O: OutputList> OutputList for &O {
     fn row_block(&self) -> Option<usize> {
         (**self).row_block()
     }
-    fn outputs(&self) -> usize {
-        (**self).outputs()
+    fn row_work(&self) -> bool {
+        (**self).row_work()
     }
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
         (**self).plan(g, launch);
@@ -1003,8 +994,8 @@ macro_rules! output_tuple {
                 let blocks = [$(self.$index.row_block()),+];
                 blocks.iter().any(Option::is_some).then(|| blocks.iter().flatten().sum())
             }
-            fn outputs(&self) -> usize {
-                0 $(+ self.$index.outputs())+
+            fn row_work(&self) -> bool {
+                false $(|| self.$index.row_work())+
             }
             fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
                 $(self.$index.plan(g, launch);)+

@@ -63,6 +63,14 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Whether `identity` was recorded more than once.
+    pub fn bound_again(&self, identity: Identity) -> bool {
+        self.seen
+            .iter()
+            .position(|(id, _)| *id == identity)
+            .is_some_and(|index| self.pattern.iter().filter(|&&p| p == index as u32).count() > 1)
+    }
+
     /// Binds a matrix leaf: its buffer, row count and view on first use; on
     /// later uses only widens the buffer's access (a read buffer also written).
     pub fn matrix<T: ClType>(&mut self, m: &'a MatrixCl<T>, access: Access, with_view: bool) {

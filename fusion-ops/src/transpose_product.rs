@@ -298,6 +298,18 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         Some(if staged { self.x_cols() } else { 0 })
     }
 
+    fn row_work(&self) -> bool {
+        // Whether `v` reads `x` (its row-wise product, say): binding `v`
+        // after `x` finds `x` already bound.
+        let Some(x) = self.product.0.matrix() else {
+            return true;
+        };
+        let mut b = Binder::new();
+        b.first_use(Identity::Buffer(x.buffer_id()));
+        self.product.1.bind(&mut b);
+        b.bound_again(Identity::Buffer(x.buffer_id()))
+    }
+
     fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
         if let Some(x) = self.staged_matrix(launch)
             && g.staged(Identity::Buffer(x.buffer_id())).is_none()

@@ -74,6 +74,14 @@ pub fn profile_mark(label: &str) -> Result<()> {
 
 /// One command of a [`Profile`]'s timeline, in nanoseconds from the first
 /// command's queueing (the device's clock).
+///
+/// ```
+/// let profile = fusion_core::take_profile()?;
+/// for c in &profile.timeline {
+///     assert!(c.start_ns <= c.end_ns, "{}", c.name);
+/// }
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineEntry {
     /// The kernel's or transfer's name, with its profile scope.

@@ -186,6 +186,15 @@ fn stage_layout(columns: usize, kind: RowBlockKind, l0: usize) -> Option<StageLa
 /// inside `v`, a GLM's terms, checks and sums — which every work item
 /// sharing a row repeats) with fewer work items per row holding more, in
 /// smaller work-groups.
+///
+/// ```
+/// use fusion_ops::{RowBlockKind, staged_row_team};
+/// // 100 columns: 8 work items of 13 elements alone, 4 of 25 with row work.
+/// let alone = staged_row_team(100, RowBlockKind::ProductAlone)?;
+/// let with_work = staged_row_team(100, RowBlockKind::WithRowWork)?;
+/// assert!(with_work <= alone);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowBlockKind {
     /// `xᵀ·v` alone, with a `v` that does not read `x`.

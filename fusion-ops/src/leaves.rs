@@ -220,6 +220,14 @@ index_leaf!(ColIndex, j);
 /// kernel argument (no buffer, no upload), or a column read per row: a
 /// model parameter given as a scalar or per observation. Which one is part
 /// of the kernel's structure; the scalar's value is not.
+///
+/// ```
+/// use fusion_ops::prelude::*;
+/// let x = MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?;
+/// let doubled = elt_multiply(&x, scalar_or_column(ScalarOrColumn::Scalar(2.0))).eval()?;
+/// assert_eq!(doubled.to_vec()?, vec![2.0, 4.0]);
+/// # Ok::<(), fusion_ops::Error>(())
+/// ```
 #[derive(Debug)]
 pub enum ScalarOrColumn<'a, T: ClType> {
     /// Every row's value (shape: a scalar, broadcast like one).

@@ -171,6 +171,11 @@ impl<T: ClType> MatrixCl<T> {
 
     /// Sets every element to `value` on the device (after pending reads and writes).
     pub fn fill(&self, value: T) -> Result<()> {
+        self.fill_labelled(value, "fill")
+    }
+
+    /// [`fill`](Self::fill), named `label` in a profile's timeline.
+    pub(crate) fn fill_labelled(&self, value: T, label: &str) -> Result<()> {
         let Some(buffer) = &self.buffer else {
             return Ok(());
         };
@@ -192,7 +197,7 @@ impl<T: ClType> MatrixCl<T> {
         }
         .call("clEnqueueFillBuffer")?;
         let event = ClEvent::new(event);
-        crate::profile::record_transfer("fill", &event);
+        crate::profile::record_transfer(label, &event);
         self.events.add_write(event);
         Ok(())
     }

@@ -41,9 +41,9 @@ fn push(what: &str, event: &ClEvent, kernel: bool) {
     launches.push((name, event.clone(), kernel));
 }
 
-/// On a profiling queue, queues a marker named `label` whose timeline entry
-/// says when the host reached this point (its "queued" time); a no-op
-/// otherwise. Benchmarks mark where a call starts and returns.
+/// On a profiling queue, queues a one-element fill named `label` whose
+/// timeline entry says when the host reached this point (its "queued"
+/// time); a no-op otherwise. Benchmarks mark where a call starts and returns.
 ///
 /// ```
 /// fusion_core::profile_mark("call starts")?;
@@ -63,13 +63,7 @@ pub fn profile_mark(label: &str) -> Result<()> {
             MARK.get_or_init(|| m)
         }
     };
-    mark.fill(0)?;
-    // The fill recorded itself last: name it after the mark.
-    let mut launches = LAUNCHES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(last) = launches.last_mut() {
-        last.0 = label.to_string();
-    }
-    Ok(())
+    mark.fill_labelled(0, label)
 }
 
 /// One command of a [`Profile`]'s timeline, in nanoseconds from the first

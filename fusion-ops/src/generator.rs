@@ -259,6 +259,14 @@ impl Generator {
         }
     }
 
+    /// Opens `for (int k = 0; k < count; k++) {`, unrolled: a loop over the
+    /// elements each work item holds of a staged row. The caller closes it
+    /// with a `}` statement.
+    pub fn open_unrolled_loop(&mut self, count: usize) {
+        self.statement("#pragma unroll");
+        self.statement(&format!("for (int k = 0; k < {count}; k++) {{"));
+    }
+
     /// Opens a scope (a loop or branch body): values computed inside are
     /// forgotten when it closes.
     pub fn open_scope(&mut self) {
@@ -481,8 +489,7 @@ impl Generator {
         let (held, next, next_block) = (self.fresh(), self.fresh(), self.fresh());
         let section = self.section;
         let fetch = |g: &mut Generator, into: &str, block: &str| {
-            g.statement("#pragma unroll");
-            g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+            g.open_unrolled_loop(per_item);
             g.statement(&format!("const int row = {block} + tile_row;"));
             g.statement("const int col = tile_col + tile_col_step * k;");
             g.statement(&format!(
@@ -501,8 +508,7 @@ impl Generator {
             self.statement(&format!("{cl_type} {next}[{per_item}];"));
             fetch(self, &next, "get_group_id(0) * block_rows");
             self.set_section(Section::Prologue);
-            self.statement("#pragma unroll");
-            self.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+            self.open_unrolled_loop(per_item);
             self.statement(&format!("{held}[k] = {next}[k];"));
             self.statement("}");
             self.statement(&format!(

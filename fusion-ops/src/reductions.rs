@@ -340,12 +340,10 @@ where
         let t = <Self as Operation>::Scalar::CL_NAME;
         let per_item = staged.layout.per_item;
         let (weights, col) = (g.fresh(), g.fresh());
-        let column = format!("const int {col} = tile_col + tile_col_step * k;");
         g.set_section(Section::Before);
         g.statement(&format!("{t} {weights}[{per_item}];"));
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
-        g.statement(&column);
+        g.open_unrolled_loop(per_item);
+        g.statement(&format!("const int {col} = tile_col + tile_col_step * k;"));
         g.statement(&format!("{weights}[k] = 0;"));
         g.statement(&format!("if ({col} < {}) {{", staged.cols));
         g.open_scope();
@@ -356,8 +354,7 @@ where
         g.statement("}");
         g.set_section(section);
         let acc = g.declare(t, "0");
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+        g.open_unrolled_loop(per_item);
         g.statement(&format!("{acc} += {} * {weights}[k];", staged.element("k")));
         g.statement("}");
         acc

@@ -133,13 +133,11 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         let (acc, col, step) = (g.fresh(), g.fresh(), g.fresh());
         g.set_section(Section::Before);
         g.statement(&format!("{t} {acc}[{per_item}];"));
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+        g.open_unrolled_loop(per_item);
         g.statement(&format!("{acc}[k] = 0;"));
         g.statement("}");
         g.set_section(Section::Body);
-        g.statement("#pragma unroll");
-        g.statement(&format!("for (int k = 0; k < {per_item}; k++) {{"));
+        g.open_unrolled_loop(per_item);
         let held = convert::<X::Scalar, T>(&staged.element("k"));
         g.statement(&format!("{acc}[k] += {held} * {v};"));
         g.statement("}");

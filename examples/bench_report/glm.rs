@@ -204,11 +204,21 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         );
         (value, d_alpha)
     };
-    let (value, _) = cpu();
+    let (value, d_alpha) = cpu();
     assert!(
         (value - reference.value).abs() <= 1e-9 * value.abs().max(1.0),
         "CPU disagrees: {value} vs {}",
         reference.value
+    );
+    // The gradients too: a faster kernel that sums the wrong rows must not pass.
+    let close = |cpu: f64, gpu: f64| (cpu - gpu).abs() <= 1e-9 * cpu.abs().max(1.0);
+    let fused_alpha = match &reference.d_alpha {
+        Some(m) => m.to_vec()?,
+        None => Vec::new(),
+    };
+    assert!(
+        fused_alpha.len() == 1 && close(d_alpha, fused_alpha[0]),
+        "d_alpha disagrees: CPU {d_alpha} vs fused {fused_alpha:?}"
     );
     let mut times = Vec::new();
     for _ in 0..ctx.reps.min(5) {
@@ -216,6 +226,14 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         std::hint::black_box(cpu());
         times.push(start.elapsed().as_secs_f64());
     }
+    let fused_beta = match &reference.d_beta {
+        Some(m) => m.to_vec()?,
+        None => Vec::new(),
+    };
+    assert!(
+        fused_beta.len() == p && (0..p).all(|k| close(d_beta[(k, 0)], fused_beta[k])),
+        "d_beta disagrees with the CPU"
+    );
     times.sort_by(f64::total_cmp);
     ctx.push(
         &w,

@@ -113,11 +113,15 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 ///
 /// A build failure returns [`Error::Build`] carrying the compiler log. When
 /// `FUSION_DUMP_KERNELS=<dir>` is set, the source is written to
-/// `<dir>/<dump_name>.cl` first (so a failing kernel can be inspected too).
+/// `<dir>/<dump_name>.cl` first (so a failing kernel can be inspected too),
+/// and the built program's binary to `<dir>/<dump_name>.bin` (PTX on NVIDIA).
 /// `FUSION_CL_OPTIONS` is appended to every build's options (for instance
 /// `-cl-nv-verbose`, which makes NVIDIA's compiler report registers and
 /// spills), and `FUSION_BUILD_LOG=<dir>` appends each successful build's
-/// options and compiler log to `<dir>/<dump_name>.log`.
+/// options and compiler log to `<dir>/<dump_name>.log`. When
+/// `FUSION_KERNEL_OVERRIDE=<dir>` is set and `<dir>/<dump_name>.cl` exists,
+/// that file is built instead of `source`: a hand-edited variant of a
+/// generated kernel (same name and arguments) can be timed in place.
 ///
 /// ```
 /// let k = fusion_core::compile_kernel("twice", "__kernel void twice(__global int* x) { x[get_global_id(0)] *= 2; }", "", "twice")?;
@@ -138,6 +142,10 @@ pub fn compile_kernel(
         _ => options.to_string(),
     };
     let options = options.as_str();
+    let replacement = std::env::var_os("FUSION_KERNEL_OVERRIDE").and_then(|dir| {
+        std::fs::read_to_string(std::path::Path::new(&dir).join(format!("{dump_name}.cl"))).ok()
+    });
+    let source = replacement.as_deref().unwrap_or(source);
     if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.cl"));
         // Dumping is a debugging aid; failing to write must not fail the build.
@@ -174,6 +182,14 @@ pub fn compile_kernel(
                 .open(path)?;
             writeln!(file, "options: {options}\n{log}")
         });
+    }
+    if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
+        // The device's binary beside the source (PTX on NVIDIA): where the
+        // compiler put arrays and spills. A debugging aid like the source dump.
+        if let Ok(binaries) = program.get_binaries() {
+            let path = std::path::Path::new(&dir).join(format!("{dump_name}.bin"));
+            let _ = std::fs::write(path, binaries.concat());
+        }
     }
     let kernel = Kernel::create(&program, name).map_err(|e| Error::Build {
         kernel: name.to_string(),

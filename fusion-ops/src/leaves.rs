@@ -26,6 +26,12 @@ impl<T: ClType> Operation for Load<'_, T> {
             return var;
         }
         let base = g.buffer(identity, T::CL_NAME, true);
+        if *at == Index::work_item()
+            && let Some(var) = g.prefetched_row_load(identity, &base, T::CL_NAME)
+        {
+            g.remember(identity, at, &var);
+            return var;
+        }
         // The first read at the work item's own position is named after the
         // buffer (`var1` from `var1_global`), as a person would write it.
         let var = if *at == Index::work_item() && !g.is_declared(&base) {

@@ -135,8 +135,9 @@ impl LaunchShape {
         let l0 = row_block_local_size(kind, device);
         let staged = stage_layout(staged_columns, kind, l0);
         let block_rows = l0 / staged.map_or(1, |s| s.team);
-        let wanted =
-            row_block_groups_per_compute_unit(kind) * (device.compute_units as usize).max(1);
+        let prefetch = staged.is_some_and(|s| s.prefetch);
+        let wanted = row_block_groups_per_compute_unit(kind, prefetch)
+            * (device.compute_units as usize).max(1);
         LaunchShape {
             rows,
             cols,
@@ -270,15 +271,17 @@ fn row_block_group_size(kind: RowBlockKind) -> usize {
 }
 
 /// Work-groups per compute unit for row-block kernels:
-/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 2 for the product alone and 4
-/// (of half the size) with per-row work: on an H200 about as many as are
-/// resident at once, so each group's closing reductions run once per
-/// compute unit's share, not per wave.
-fn row_block_groups_per_compute_unit(kind: RowBlockKind) -> usize {
+/// `FUSION_ROW_BLOCK_GROUPS_PER_CU`, else 2 for the product alone and, with
+/// per-row work, 4 (of half the size), or 2 where blocks are prefetched
+/// (twice the registers): on an H200 about as many as are resident at once,
+/// so that the groups run in one wave and each group's closing reductions
+/// run once per compute unit's share.
+fn row_block_groups_per_compute_unit(kind: RowBlockKind, prefetch: bool) -> usize {
     static VALUE: OnceLock<Option<usize>> = OnceLock::new();
     let knob = *VALUE.get_or_init(|| tuning_override("FUSION_ROW_BLOCK_GROUPS_PER_CU"));
     knob.unwrap_or(match kind {
         RowBlockKind::ProductAlone => 2,
+        RowBlockKind::WithRowWork if prefetch => 2,
         RowBlockKind::WithRowWork => 4,
     })
 }

@@ -212,10 +212,12 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     );
     // The gradients too: a faster kernel that sums the wrong rows must not pass.
     let close = |cpu: f64, gpu: f64| (cpu - gpu).abs() <= 1e-9 * cpu.abs().max(1.0);
-    let fused_alpha = match &reference.d_alpha {
-        Some(m) => m.to_vec()?,
-        None => Vec::new(),
-    };
+    let fused_alpha = reference
+        .d_alpha
+        .as_ref()
+        .map(MatrixCl::to_vec)
+        .transpose()?;
+    let fused_alpha = fused_alpha.unwrap_or_default();
     assert!(
         fused_alpha.len() == 1 && close(d_alpha, fused_alpha[0]),
         "d_alpha disagrees: CPU {d_alpha} vs fused {fused_alpha:?}"
@@ -226,10 +228,12 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         std::hint::black_box(cpu());
         times.push(start.elapsed().as_secs_f64());
     }
-    let fused_beta = match &reference.d_beta {
-        Some(m) => m.to_vec()?,
-        None => Vec::new(),
-    };
+    let fused_beta = reference
+        .d_beta
+        .as_ref()
+        .map(MatrixCl::to_vec)
+        .transpose()?;
+    let fused_beta = fused_beta.unwrap_or_default();
     assert!(
         fused_beta.len() == p && (0..p).all(|k| close(d_beta[(k, 0)], fused_beta[k])),
         "d_beta disagrees with the CPU"

@@ -35,6 +35,14 @@ impl<T: ClType> PendingRead<T> {
         PendingRead { data, slot, event }
     }
 
+    /// After a failed wait the device may still write into the slot: it is
+    /// never unmapped nor reused.
+    fn abandon_slot(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            std::mem::forget(slot);
+        }
+    }
+
     /// Waits for the copy and returns the column-major host data.
     pub fn wait(mut self) -> Result<Vec<T>> {
         if let Some(event) = self.event.take() {
@@ -44,10 +52,7 @@ impl<T: ClType> PendingRead<T> {
                 rt.queue().flush().call("clFlush")?;
             }
             if let Err(e) = event.wait() {
-                // The device may still write into the slot: never reuse it.
-                if let Some(slot) = self.slot.take() {
-                    std::mem::forget(slot);
-                }
+                self.abandon_slot();
                 return Err(e);
             }
         }
@@ -74,10 +79,7 @@ impl<T: ClType> Drop for PendingRead<T> {
         if let Some(event) = self.event.take()
             && event.wait().is_err()
         {
-            // The device may still write into the slot: never reuse it.
-            if let Some(slot) = self.slot.take() {
-                std::mem::forget(slot);
-            }
+            self.abandon_slot();
             return;
         }
         if let Some(slot) = self.slot.take() {

@@ -18,6 +18,15 @@ inline bool in_view(int i, int j, int view) {
   return i == j || ((i > j ? view & 1 : view & 2) != 0);
 }";
 
+/// Element (`row`, `col`) of buffer `base`, or 0 outside the rows, the first
+/// `cols` columns or the buffer's view: how staged blocks and rows fetched
+/// ahead are read (every work item runs it, in range or not).
+fn guarded_element(base: &str, row: &str, col: &str, cols: &str) -> String {
+    format!(
+        "({row} < rows && {col} < {cols} && in_view({row}, {col}, {base}_view)) ? {base}_global[{row} + {base}_rows * {col}] : 0"
+    )
+}
+
 /// The position an operation computes: OpenCL C expressions for the row and column.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Index {
@@ -496,7 +505,8 @@ impl Generator {
             g.statement(&format!("const int row = {block} + tile_row;"));
             g.statement("const int col = tile_col + tile_col_step * k;");
             g.statement(&format!(
-                "{into}[k] = (row < rows && col < {cols_param} && in_view(row, col, {base}_view)) ? {base}_global[row + {base}_rows * col] : 0;"
+                "{into}[k] = {};",
+                guarded_element(&base, "row", "col", cols_param)
             ));
             g.statement("}");
         };
@@ -521,7 +531,8 @@ impl Generator {
                     self.statement("col += tile_col_step;");
                 }
                 self.statement(&format!(
-                    "{next}[{k}] = (row < rows && col < {cols_param} && in_view(row, col, {base}_view)) ? {base}_global[row + {base}_rows * col] : 0;"
+                    "{next}[{k}] = {};",
+                    guarded_element(&base, "row", "col", cols_param)
                 ));
             }
             self.statement("}");
@@ -572,11 +583,7 @@ impl Generator {
         };
         self.mark_declared(&var);
         let next = format!("{var}_next");
-        let fetch = |row: &str| {
-            format!(
-                "({row} < rows && j < cols && in_view({row}, j, {base}_view)) ? {base}_global[{row} + {base}_rows * j] : 0"
-            )
-        };
+        let fetch = |row: &str| guarded_element(base, row, "j", "cols");
         let section = self.section;
         // The rows fetched, named once for every buffer fetched ahead.
         let first_declaration = !self.is_declared("next_row");

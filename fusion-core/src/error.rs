@@ -119,6 +119,37 @@ pub enum Error {
         /// What it must satisfy.
         requirement: String,
     },
+    /// An assignment target reaches outside the matrix it writes: nothing
+    /// was written.
+    #[error(
+        "{function}: the {target} target ({region}) lies outside its {rows} x {cols} matrix; nothing was written"
+    )]
+    TargetOutOfRange {
+        /// Function called.
+        function: &'static str,
+        /// Kind of target (`block`, `scatter`, ...).
+        target: &'static str,
+        /// The region or index that does not fit.
+        region: String,
+        /// Rows of the matrix written.
+        rows: usize,
+        /// Columns of the matrix written.
+        cols: usize,
+    },
+    /// A value that must be finite is NaN or infinite.
+    #[error("{function}: {argument}[{row}, {col}] is {value}, but must be finite")]
+    NotFinite {
+        /// Function called.
+        function: &'static str,
+        /// Argument name.
+        argument: &'static str,
+        /// Row of the first non-finite element (0-based).
+        row: usize,
+        /// Column of the first non-finite element (0-based).
+        col: usize,
+        /// Its value (NaN, inf or -inf).
+        value: f64,
+    },
     /// A matrix that must be positive definite is not (Cholesky).
     #[error(
         "{function}: argument `{argument}` is not positive definite (pivot {index} is not positive)"

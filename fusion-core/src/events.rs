@@ -4,6 +4,12 @@
 //! writes waits for its pending reads and writes; a host read waits for the
 //! writes. Completed events are pruned so that a matrix that is only ever
 //! read (data) does not accumulate events forever.
+//!
+//! Gathering a command's wait list, enqueueing it and recording its event are
+//! one step with respect to other threads ([`ordered`]): otherwise a read
+//! could gather the write list just before another thread records a write,
+//! run beside that write on an out-of-order queue and return a mix of the
+//! old and new contents.
 
 use crate::error::{ClResultExt, Result};
 use opencl3::event::Event;
@@ -91,6 +97,18 @@ impl Clone for ClEvent {
             Err(_) => ClEvent(None),
         }
     }
+}
+
+/// Held while a command's wait list is gathered, the command enqueued and
+/// its event recorded, so that every thread sees those three as one step.
+static ORDERING: Mutex<()> = Mutex::new(());
+
+/// Takes the ordering lock for one enqueue (see the module docs). Nothing
+/// that blocks on the device may run while it is held: enqueue
+/// non-blocking, release, then wait.
+pub(crate) fn ordered() -> std::sync::MutexGuard<'static, ()> {
+    // The guarded data is `()`: a panic elsewhere cannot leave it invalid.
+    ORDERING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Prune completed read events once the list holds this many; after a prune

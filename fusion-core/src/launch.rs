@@ -130,6 +130,8 @@ pub fn enqueue(
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
     // matrices settle their commands when dropped).
     let track = rt.tracks_events();
+    // Held until the event is recorded on every buffer (see `events`).
+    let _ordering = track.then(crate::events::ordered);
     let mut wait = Vec::new();
     for arg in args {
         if let KernelArg::Buffer {

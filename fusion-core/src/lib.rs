@@ -43,6 +43,7 @@ pub mod __macros {
 }
 
 mod buffer_pool;
+mod build_once;
 mod cl_type;
 mod compile;
 mod error;
@@ -61,6 +62,7 @@ mod typed_kernel;
 mod view;
 
 pub use buffer_pool::{cached_buffer_bytes, release_cached_buffers};
+pub use build_once::BuildOnce;
 pub use cl_type::{ClFloat, ClType, Promote};
 pub use compile::{CompiledKernel, KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use error::{Error, Result};

@@ -9,7 +9,7 @@ use crate::pending_read::PendingRead;
 use crate::runtime::Runtime;
 use crate::view::View;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
-use opencl3::types::{CL_BLOCKING, cl_mem};
+use opencl3::types::{CL_NON_BLOCKING, cl_mem};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -180,6 +180,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         };
         let rt = Runtime::get()?;
+        let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_write(&mut wait);
         let pattern = [value];
@@ -216,23 +217,28 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         };
         let rt = Runtime::get()?;
-        let mut wait = Vec::new();
-        self.events.wait_list_for_write(&mut wait);
-        // SAFETY: blocking write: `data` is fully read before the call returns.
-        let event = unsafe {
-            rt.queue().enqueue_write_buffer(
-                &mut buffer_alias(buffer),
-                CL_BLOCKING,
-                0,
-                data,
-                &raw_handles(&wait),
-            )
-        }
-        .call("clEnqueueWriteBuffer")?;
-        let event = ClEvent::new(event);
-        crate::profile::record_transfer("write", &event);
-        self.events.add_write(event);
-        Ok(())
+        let event = {
+            let _ordering = crate::events::ordered();
+            let mut wait = Vec::new();
+            self.events.wait_list_for_write(&mut wait);
+            // SAFETY: `data` stays borrowed until `settle` below has seen the
+            // copy end, so the device reads live memory of the right length.
+            let event = unsafe {
+                rt.queue().enqueue_write_buffer(
+                    &mut buffer_alias(buffer),
+                    CL_NON_BLOCKING,
+                    0,
+                    data,
+                    &raw_handles(&wait),
+                )
+            }
+            .call("clEnqueueWriteBuffer")?;
+            let event = ClEvent::new(event);
+            crate::profile::record_transfer("write", &event);
+            self.events.add_write(event.clone());
+            event
+        };
+        settle(rt, &event)
     }
 
     /// Copies the matrix to the host, column-major (waits for pending writes).
@@ -262,18 +268,23 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         }
         let rt = Runtime::get()?;
-        let mut wait = Vec::new();
-        self.events.wait_list_for_read(&mut wait);
-        // SAFETY: blocking read into `out`, whose length matches the buffer.
-        let event = unsafe {
-            rt.queue()
-                .enqueue_read_buffer(buffer, CL_BLOCKING, 0, out, &raw_handles(&wait))
-        }
-        .call("clEnqueueReadBuffer")?;
-        let event = ClEvent::new(event);
-        crate::profile::record_transfer("read", &event);
-        self.events.add_read(event);
-        Ok(())
+        let event = {
+            let _ordering = crate::events::ordered();
+            let mut wait = Vec::new();
+            self.events.wait_list_for_read(&mut wait);
+            // SAFETY: `out`, whose length matches the buffer, stays borrowed
+            // until `settle` below has seen the copy end.
+            let event = unsafe {
+                rt.queue()
+                    .enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, out, &raw_handles(&wait))
+            }
+            .call("clEnqueueReadBuffer")?;
+            let event = ClEvent::new(event);
+            crate::profile::record_transfer("read", &event);
+            self.events.add_read(event.clone());
+            event
+        };
+        settle(rt, &event)
     }
 
     /// Queues a copy of the matrix to the host and returns at once; the
@@ -291,6 +302,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(PendingRead::new(data, None, None));
         };
         let rt = Runtime::get()?;
+        let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_read(&mut wait);
         let queue = match rt.transfer_queue() {
@@ -445,6 +457,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         }
         let rt = Runtime::get()?;
+        let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_write(&mut wait);
         other.events.wait_list_for_read(&mut wait);
@@ -491,6 +504,21 @@ impl<T: ClType> Drop for MatrixCl<T> {
             buffer_pool::give(mem, class, std::mem::take(&mut self.events));
         }
     }
+}
+
+/// Waits for a copy between the host and the device that borrows host
+/// memory. Should the wait fail, the queue is drained before returning, so
+/// that the device no longer touches memory the caller may free.
+fn settle(rt: &Runtime, event: &ClEvent) -> Result<()> {
+    let waited = rt
+        .queue()
+        .flush()
+        .call("clFlush")
+        .and_then(|()| event.wait());
+    if waited.is_err() {
+        let _ = rt.finish();
+    }
+    waited
 }
 
 /// A second `Buffer` value for the same `cl_mem`, for opencl3 calls that take

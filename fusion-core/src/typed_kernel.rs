@@ -10,11 +10,10 @@ use crate::error::Result;
 use crate::events::ClEvent;
 use crate::launch::{Access, KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
-use dashmap::DashMap;
-use once_cell::sync::Lazy;
+use crate::build_once::BuildOnce;
 use std::any::TypeId;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// A buffer the kernel only reads (`const __global T*`).
 pub struct In<T>(PhantomData<T>);
@@ -132,9 +131,7 @@ arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P);
 
 type CacheKey = (usize, &'static str, TypeId, String);
-type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
-static CACHE: Lazy<DashMap<CacheKey, Arc<CompiledKernel>, FxBuild>> =
-    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
+static CACHE: LazyLock<BuildOnce<CacheKey, Arc<CompiledKernel>>> = LazyLock::new(BuildOnce::new);
 
 /// A hand-written kernel with a typed argument list `A`.
 ///
@@ -188,9 +185,11 @@ impl<A: ArgList> TypedKernel<A> {
             TypeId::of::<A>(),
             extra_options.to_string(),
         );
-        if let Some(k) = CACHE.get(&key) {
-            return Ok(k.clone());
-        }
+        // Threads asking for the same new kernel at once share one compile.
+        CACHE.get_or_build(&key, || self.compile(extra_options))
+    }
+
+    fn compile(&self, extra_options: &str) -> Result<Arc<CompiledKernel>> {
         if A::NEEDS_FP64 {
             crate::Runtime::get()?.require::<f64>(self.name)?;
         }
@@ -211,17 +210,12 @@ impl<A: ArgList> TypedKernel<A> {
         } else {
             self.source.to_string()
         };
-        let compiled = Arc::new(compile_kernel(
+        Ok(Arc::new(compile_kernel(
             self.name,
             &source,
             options.trim(),
             &dump_name,
-        )?);
-        // Another thread may have built the same kernel meanwhile: every
-        // caller gets the first one stored, and a duplicate is dropped
-        // before it launches anything (replacing the stored kernel would
-        // release one whose launches may still be queued).
-        Ok(CACHE.entry(key).or_insert(compiled).clone())
+        )?))
     }
 
     /// Launches over `range` with `args`, ordering it after what its buffers wait for.

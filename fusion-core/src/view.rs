@@ -2,6 +2,14 @@
 
 /// Which part of a matrix may be non-zero; code may skip the rest.
 ///
+/// Elements outside a matrix's view are *structural zeros*: zero whatever
+/// its buffer holds there. They are strong zeros, as in BLAS's triangular
+/// routines: an element-wise product keeps only the intersection of its
+/// operands' views, so a structural zero times inf or NaN stays 0. Values
+/// never make structural zeros: a scalar or `constant` 0 has view `Entire`,
+/// so `0.0 * x` follows IEEE (0 × inf is NaN) and reductions see every
+/// element of it. Non-finite values inside a view are always computed with.
+///
 /// Encoded as two bits (lower part, upper part) so that unions and
 /// intersections are bit operations, on the host and in generated kernels.
 ///

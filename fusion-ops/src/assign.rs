@@ -15,16 +15,15 @@ use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::structural::{Block, Diagonal, Indexing, Transpose};
 use crate::targets::Target;
 use crate::templates::convert;
-use dashmap::DashMap;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
     Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
     View, compile_kernel, enqueue, tuning_knob, tuning_override,
 };
-use once_cell::sync::Lazy;
+use fusion_core::BuildOnce;
 use std::any::{Any, TypeId};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 /// A compiled fused kernel and its source.
 #[derive(Debug)]
@@ -51,9 +50,8 @@ enum Plan {
 }
 
 type CacheKey = (TypeId, Vec<u32>);
-type FxBuild = std::hash::BuildHasherDefault<rustc_hash::FxHasher>;
-static CACHE: Lazy<DashMap<CacheKey, Plan, FxBuild>> =
-    Lazy::new(|| DashMap::with_hasher(FxBuild::default()));
+/// Threads meeting one new structure at once share its one compile.
+static CACHE: LazyLock<BuildOnce<CacheKey, Plan>> = LazyLock::new(BuildOnce::new);
 
 /// The work-item grid of a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,7 +375,7 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
     type Key = (Tg::Key, E::Key);
 
     fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
-        let target = self.target.shape();
+        let target = self.target.shape()?;
         if let Some(shape) = self.expr.shape()?
             && shape != target
         {
@@ -426,7 +424,7 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
     }
 
     fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-        let (rows, cols) = self.target.shape();
+        let (rows, cols) = self.target.shape()?;
         let temp = MatrixCl::<E::Scalar>::uninitialized(rows, cols)?;
         run_direct(&Assignment::new(&temp, &self.expr))?;
         temps.push(Box::new(temp));
@@ -1082,6 +1080,18 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     let mut grid = None;
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));
+    // Generated kernels index with `int`: a larger grid (a broadcast of a
+    // huge size) would wrap around.
+    if rows.checked_mul(cols).is_none_or(|n| n > fusion_core::MAX_ELEMENTS) {
+        return Err(Error::InvalidArgument {
+            function: "assign",
+            argument: "expr",
+            reason: format!(
+                "a {rows} x {cols} result exceeds the limit of {} elements",
+                fusion_core::MAX_ELEMENTS
+            ),
+        });
+    }
     let mut ids = Vec::new();
     list.target_ids(&mut ids);
     for (k, id) in ids.iter().enumerate().skip(1) {
@@ -1111,23 +1121,18 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     }
     let (args, pattern) = binder.finish();
     let key: CacheKey = (TypeId::of::<L::Key>(), pattern);
-    let plan = match CACHE.get(&key) {
-        Some(p) => p.clone(),
-        None => {
-            let g = generate(list, &launch);
-            let plan = if g.reads_target_elsewhere() {
-                Plan::ViaTemporaries
-            } else {
-                if g.uses_fp64() {
-                    rt.require::<f64>("assign")?;
-                }
-                let source = g.kernel_source();
-                let compiled = compile_kernel("calculate", &source, "", &dump_name(&key))?;
-                Plan::Direct(Arc::new(FusedKernel { compiled, source }))
-            };
-            CACHE.entry(key).or_insert(plan).clone()
+    let plan = CACHE.get_or_build(&key, || {
+        let g = generate(list, &launch);
+        if g.reads_target_elsewhere() {
+            return Ok(Plan::ViaTemporaries);
         }
-    };
+        if g.uses_fp64() {
+            rt.require::<f64>("assign")?;
+        }
+        let source = g.kernel_source();
+        let compiled = compile_kernel("calculate", &source, "", &dump_name(&key))?;
+        Ok(Plan::Direct(Arc::new(FusedKernel { compiled, source })))
+    })?;
     match plan {
         Plan::Direct(kernel) => {
             if rows > 0 && cols > 0 {

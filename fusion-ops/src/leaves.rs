@@ -67,11 +67,9 @@ impl<T: ClType> Operation for Scalar<T> {
     }
 
     fn view(&self) -> View {
-        if self.0 == T::default() {
-            View::Diagonal
-        } else {
-            View::Entire
-        }
+        // A value is never a structural zero: `0.0 * x` must keep x's NaN
+        // and inf (IEEE), so nothing may be skipped because of it.
+        View::Entire
     }
 
     fn generate(&self, g: &mut Generator, _at: &Index) -> String {
@@ -145,11 +143,8 @@ impl<T: ClType> Operation for Constant<T> {
     }
 
     fn view(&self) -> View {
-        if self.value == T::default() {
-            View::Diagonal
-        } else {
-            View::Entire
-        }
+        // As for `Scalar`: a zero value is not a structural zero.
+        View::Entire
     }
 
     fn generate(&self, g: &mut Generator, _at: &Index) -> String {

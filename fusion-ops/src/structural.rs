@@ -7,6 +7,21 @@ use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
 use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 
+/// Whether `start .. start + len` lies inside `0 .. limit` (checked: an
+/// offset near `usize::MAX` does not wrap around).
+pub(crate) fn fits(start: usize, len: usize, limit: usize) -> bool {
+    start.checked_add(len).is_some_and(|end| end <= limit)
+}
+
+/// `a + b` for a concatenation's size, or an error instead of wrapping.
+fn concatenated(function: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_add(b).ok_or_else(|| Error::InvalidArgument {
+        function,
+        argument: "a, b",
+        reason: format!("{a} + {b} overflows"),
+    })
+}
+
 fn shape_or_err(function: &'static str, s: Shape, what: &str) -> Result<(usize, usize)> {
     s.ok_or_else(|| Error::InvalidArgument {
         function,
@@ -61,7 +76,7 @@ impl<E: Operation> Operation for Block<E> {
 
     fn shape(&self) -> Result<Shape> {
         if let Some((r, c)) = self.inner.shape()?
-            && (self.row + self.rows > r || self.col + self.cols > c)
+            && !(fits(self.row, self.rows, r) && fits(self.col, self.cols, c))
         {
             return Err(Error::InvalidArgument {
                 function: "block",
@@ -447,7 +462,7 @@ where
                 rhs: b,
             });
         }
-        Ok(Some((a.0 + b.0, a.1)))
+        Ok(Some((concatenated("append_row", a.0, b.0)?, a.1)))
     }
 
     fn view(&self) -> View {
@@ -490,7 +505,7 @@ where
                 rhs: b,
             });
         }
-        Ok(Some((a.0, a.1 + b.1)))
+        Ok(Some((a.0, concatenated("append_col", a.1, b.1)?)))
     }
 
     fn view(&self) -> View {

@@ -2,10 +2,12 @@
 
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
-use crate::operation::Operation;
-use crate::structural::{Block, Diagonal, Indexing, Transpose};
+use crate::checks::check;
+use crate::logic::{and, ge, lt};
+use crate::operation::{Operation, combine_shapes};
+use crate::structural::{Block, Diagonal, Indexing, Transpose, fits};
 use fusion_core::expr::{Load, MatrixRef};
-use fusion_core::{Access, ClType, MatrixCl, Result, View};
+use fusion_core::{Access, ClType, Error, Expr, MatrixCl, Result, View};
 
 /// Where an assignment writes.
 pub trait Target: Copy {
@@ -15,16 +17,20 @@ pub trait Target: Copy {
     type Key: 'static;
     /// The operation reading the target's current values at the positions it writes.
     type Current: Operation<Scalar = Self::Scalar>;
-    /// Rows and columns written.
-    fn shape(&self) -> (usize, usize);
+    /// Rows and columns written, after checking that the written region
+    /// lies inside the matrix (`Err(TargetOutOfRange)` otherwise: no safe
+    /// call may write outside a buffer).
+    fn shape(&self) -> Result<(usize, usize)>;
     /// The matrix written.
     fn matrix(&self) -> &MatrixCl<Self::Scalar>;
     /// Binds the buffer and any offsets.
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
     /// Emits the store of `value` for the element at `at`.
     fn store(&self, g: &mut Generator, at: &Index, value: &str);
-    /// Runs before the kernel: when the written part makes the matrix's view
-    /// grow, materialises zeros outside the old view so they stay zeros.
+    /// Runs before the kernel, and before anything else is written: checks
+    /// what can only be checked on the device (scatter indices); then, when
+    /// the written part makes the matrix's view grow, materialises zeros
+    /// outside the old view so they stay zeros.
     fn prepare(&self, written_view: View) -> Result<()>;
     /// Runs after the kernel: the matrix's new view.
     fn finish(&self, written_view: View);
@@ -54,8 +60,8 @@ impl<'t, T: ClType> Target for &'t MatrixCl<T> {
     type Key = MatrixCl<T>;
     type Current = Load<'t, T>;
 
-    fn shape(&self) -> (usize, usize) {
-        (self.rows(), self.cols())
+    fn shape(&self) -> Result<(usize, usize)> {
+        Ok((self.rows(), self.cols()))
     }
 
     fn matrix(&self) -> &MatrixCl<T> {
@@ -83,6 +89,38 @@ impl<'t, T: ClType> Target for &'t MatrixCl<T> {
     }
 }
 
+/// Fails with `TargetOutOfRange` at the first element of `index` (a
+/// scatter's row or column indices, over the assignment's `shape`) outside
+/// `0 .. limit`. Run on the device before the scatter writes anything.
+fn check_scatter_indices<I: Operation<Scalar = i32>>(
+    index: &I,
+    shape: (usize, usize),
+    limit: usize,
+    which: &'static str,
+    matrix: (usize, usize),
+) -> Result<()> {
+    if shape.0 == 0 || shape.1 == 0 {
+        return Ok(());
+    }
+    let bound = i32::try_from(limit).unwrap_or(i32::MAX);
+    // A scalar index is checked once, on a 1 x 1 grid.
+    let in_range = and(ge(Expr(index), 0), lt(Expr(index), bound));
+    match check(Expr(index), "assign", "scatter index", in_range).run() {
+        Err(Error::CheckFailed {
+            row, col, value, ..
+        }) => Err(Error::TargetOutOfRange {
+            function: "assign",
+            target: "scatter",
+            region: format!(
+                "{which} index {value} at position ({row}, {col}) of the indices, which must be in 0..{limit}"
+            ),
+            rows: matrix.0,
+            cols: matrix.1,
+        }),
+        other => other,
+    }
+}
+
 /// The parent-matrix view bits that writing `view`-shaped values into the
 /// block at (`row`, `col`) of size `rows x cols` can make non-zero.
 fn block_view(row: usize, col: usize, rows: usize, cols: usize, view: View) -> View {
@@ -102,8 +140,21 @@ impl<'t, 'a, T: ClType> Target for &'t Block<Load<'a, T>> {
     type Key = Block<MatrixCl<T>>;
     type Current = Block<Load<'t, T>>;
 
-    fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
+    fn shape(&self) -> Result<(usize, usize)> {
+        let m: &MatrixCl<T> = &self.inner.0;
+        if !(fits(self.row, self.rows, m.rows()) && fits(self.col, self.cols, m.cols())) {
+            return Err(Error::TargetOutOfRange {
+                function: "assign",
+                target: "block",
+                region: format!(
+                    "{} x {} at ({}, {})",
+                    self.rows, self.cols, self.row, self.col
+                ),
+                rows: m.rows(),
+                cols: m.cols(),
+            });
+        }
+        Ok((self.rows, self.cols))
     }
 
     fn matrix(&self) -> &MatrixCl<T> {
@@ -169,8 +220,8 @@ impl<'t, 'a, T: ClType> Target for &'t Transpose<Load<'a, T>> {
     type Key = Transpose<MatrixCl<T>>;
     type Current = Transpose<Load<'t, T>>;
 
-    fn shape(&self) -> (usize, usize) {
-        (self.0.0.cols(), self.0.0.rows())
+    fn shape(&self) -> Result<(usize, usize)> {
+        Ok((self.0.0.cols(), self.0.0.rows()))
     }
 
     fn matrix(&self) -> &MatrixCl<T> {
@@ -208,8 +259,8 @@ impl<'t, 'a, T: ClType> Target for &'t Diagonal<Load<'a, T>> {
     type Key = Diagonal<MatrixCl<T>>;
     type Current = Diagonal<Load<'t, T>>;
 
-    fn shape(&self) -> (usize, usize) {
-        (self.0.0.rows().min(self.0.0.cols()), 1)
+    fn shape(&self) -> Result<(usize, usize)> {
+        Ok((self.0.0.rows().min(self.0.0.cols()), 1))
     }
 
     fn matrix(&self) -> &MatrixCl<T> {
@@ -250,10 +301,13 @@ where
     type Key = Indexing<MatrixCl<T>, R::Key, C::Key>;
     type Current = Indexing<Load<'t, T>, &'t R, &'t C>;
 
-    fn shape(&self) -> (usize, usize) {
-        let r = self.row_index.shape().ok().flatten();
-        let c = self.col_index.shape().ok().flatten();
-        r.or(c).unwrap_or((1, 1))
+    fn shape(&self) -> Result<(usize, usize)> {
+        let shape = combine_shapes(
+            "assign (scatter indices)",
+            self.row_index.shape()?,
+            self.col_index.shape()?,
+        )?;
+        Ok(shape.unwrap_or((1, 1)))
     }
 
     fn matrix(&self) -> &MatrixCl<T> {
@@ -286,7 +340,11 @@ where
     }
 
     fn prepare(&self, _written_view: View) -> Result<()> {
-        materialise_zeros(&self.matrix.0, View::Entire)
+        let m: &MatrixCl<T> = &self.matrix.0;
+        let shape = Target::shape(self)?;
+        check_scatter_indices(&self.row_index, shape, m.rows(), "row", (m.rows(), m.cols()))?;
+        check_scatter_indices(&self.col_index, shape, m.cols(), "column", (m.rows(), m.cols()))?;
+        materialise_zeros(m, View::Entire)
     }
 
     fn finish(&self, _written_view: View) {

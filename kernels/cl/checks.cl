@@ -41,3 +41,31 @@ __kernel void check_diagonal_zeros(const __global T* a, __global int* first, int
     atomic_min(first, i + rows * i);
   }
 }
+
+// NaN, inf or -inf inside the view.
+__kernel void check_finite(const __global T* a, __global int* first, int rows, int cols, int view_a) {
+  const int i = get_global_id(0);
+  const int j = get_global_id(1);
+  if (i >= rows || j >= cols || !IN_VIEW(i, j, view_a)) {
+    return;
+  }
+  if (!isfinite(a[i + rows * j])) {
+    atomic_min(first, i + rows * j);
+  }
+}
+
+// out = a, element by element, checking the part inside `view_checked` for
+// NaN and inf on the way: a leaf that copies its input anyway checks it
+// with no pass of its own.
+__kernel void copy_check_finite(const __global T* a, __global T* out, __global int* first, int rows, int cols, int view_checked) {
+  const int i = get_global_id(0);
+  const int j = get_global_id(1);
+  if (i >= rows || j >= cols) {
+    return;
+  }
+  const T value = a[i + rows * j];
+  out[i + rows * j] = value;
+  if (IN_VIEW(i, j, view_checked) && !isfinite(value)) {
+    atomic_min(first, i + rows * j);
+  }
+}

@@ -6,7 +6,11 @@ use crate::basic::{
     zeros,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
-use crate::triangular::tri_inverse;
+use crate::checks::{
+    copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite, first_flagged_all,
+    not_finite, require_finite,
+};
+use crate::triangular::checked_inverse;
 use fusion_core::{ClFloat, Error, MatrixCl, Result, View};
 
 /// Adjoints of both operands of a product (or of a solve's matrix and
@@ -84,7 +88,10 @@ pub fn mdivide_left_tri_adjoint<T: ClFloat>(
             rhs: (adj_c.rows(), adj_c.cols()),
         });
     }
-    let inverse = tri_inverse(a)?;
+    const F: &str = "mdivide_left_tri_adjoint";
+    let inverse = checked_inverse(F, "a", a)?;
+    require_finite(F, "b", b, b.view())?;
+    require_finite(F, "adj_c", adj_c, adj_c.view())?;
     let c = multiply(&inverse, b)?;
     let adj_b = multiply_transposed(&inverse, Op::T, adj_c, Op::N)?;
     let adj_a = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
@@ -139,7 +146,32 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
             rhs: (adj_l.rows(), adj_l.cols()),
         });
     }
-    let adj = adj_l.try_clone()?;
+    // Both inputs are checked up front, in one round trip: the lower
+    // triangles (all the algorithm reads) finite, and no zero on l's
+    // diagonal (its blocks are inverted). The check of `adj_l` rides on the
+    // copy the algorithm works in.
+    let lower = View::Lower;
+    let l_finite = enqueue_check_finite(F, l, l.view().intersection(lower))?;
+    let l_zero = enqueue_check_diagonal_zeros(l)?;
+    let (adj, adj_finite) = copy_checking_finite(F, adj_l, adj_l.view().intersection(lower))?;
+    let [l_bad, l_singular, adj_bad] = first_flagged_all([&l_finite, &l_zero, &adj_finite])?;
+    if let Some(index) = l_bad {
+        return Err(not_finite(F, "l", l, index, false));
+    }
+    if let Some(index) = adj_bad {
+        return Err(not_finite(F, "adj_l", adj_l, index, false));
+    }
+    if let Some(index) = l_singular {
+        let i = index % n.max(1);
+        return Err(Error::CheckFailed {
+            function: F.to_string(),
+            argument: "l".to_string(),
+            row: i,
+            col: i,
+            value: 0.0,
+            requirement: "non-zero (l must be a Cholesky factor)".to_string(),
+        });
+    }
     adj.set_view(View::Entire);
     zeros(&adj, Part::StrictlyUpper)?;
     let full = MultiplyOptions::default();
@@ -157,7 +189,7 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         let c = Operand::block(l, c_block, View::Entire);
         let diagonal = copy_block(l, d_block)?;
         zeros(&diagonal, Part::StrictlyUpper)?;
-        let diagonal_inverse = tri_inverse(&diagonal)?;
+        let diagonal_inverse = checked_inverse(F, "l", &diagonal)?;
         let r_adj = copy_block(&adj, r_block)?;
         let d_adj = copy_block(&adj, d_block)?;
         let b_adj = copy_block(&adj, b_block)?;

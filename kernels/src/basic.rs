@@ -351,7 +351,10 @@ impl Block {
         argument: &'static str,
         m: &MatrixCl<T>,
     ) -> Result<()> {
-        if self.row + self.rows > m.rows() || self.col + self.cols > m.cols() {
+        let fits = |start: usize, len: usize, limit: usize| {
+            start.checked_add(len).is_some_and(|end| end <= limit)
+        };
+        if !(fits(self.row, self.rows, m.rows()) && fits(self.col, self.cols, m.cols())) {
             return Err(Error::InvalidArgument {
                 function,
                 argument,
@@ -477,6 +480,24 @@ pub fn check_nan<T: ClFloat>(
         }),
         None => Ok(()),
     }
+}
+
+/// Fails with `NotFinite { row, col, value }` at the first NaN, inf or -inf
+/// inside `a`'s view (column-major order), as Stan's `check_finite`.
+///
+/// ```
+/// use fusion_core::{Error, MatrixCl};
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::INFINITY, 4.0])?;
+/// let err = fusion_kernels::check_finite("my_function", "a", &a).unwrap_err();
+/// assert_eq!(err.to_string(), "my_function: a[0, 1] is inf, but must be finite");
+/// # Ok::<(), fusion_core::Error>(())
+/// ```
+pub fn check_finite<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
+    crate::checks::require_finite(function, argument, a, a.view())
 }
 
 /// Fails with `NotSymmetric { row, col }` (row > col) at the first pair with

@@ -2,9 +2,9 @@
 //! `atomic_min`s a linear index into a one-element flag, so a check costs one
 //! launch and one 4-byte read, and several checks can share one read.
 
-use crate::basic::{int, square};
+use crate::basic::{Block, copy_block, int, square};
 use crate::launchers as cl;
-use fusion_core::{ClFloat, MatrixCl, NdRange, Result};
+use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// A flag that no element has tripped yet (`i32::MAX`).
 pub(crate) fn new_flag() -> Result<MatrixCl<i32>> {
@@ -15,6 +15,110 @@ pub(crate) fn new_flag() -> Result<MatrixCl<i32>> {
 pub(crate) fn first_flagged(flag: &MatrixCl<i32>) -> Result<Option<usize>> {
     let value = flag.to_vec()?.first().copied().unwrap_or(i32::MAX);
     Ok((value != i32::MAX).then_some(value as usize))
+}
+
+/// The indices recorded in several flags, read back together (one round
+/// trip to the device instead of one per flag).
+pub(crate) fn first_flagged_all<const N: usize>(
+    flags: [&MatrixCl<i32>; N],
+) -> Result<[Option<usize>; N]> {
+    let mut reads = Vec::with_capacity(N);
+    for flag in flags {
+        reads.push(flag.read_later()?);
+    }
+    let mut found = [None; N];
+    for (slot, read) in found.iter_mut().zip(reads) {
+        let value = read.wait()?.first().copied().unwrap_or(i32::MAX);
+        *slot = (value != i32::MAX).then_some(value as usize);
+    }
+    Ok(found)
+}
+
+/// Queues a check that every element of `a` inside `view` is finite.
+pub(crate) fn enqueue_check_finite<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    view: View,
+) -> Result<MatrixCl<i32>> {
+    let flag = new_flag()?;
+    cl::check_finite::<T>().launch(
+        NdRange::d2([a.rows(), a.cols()]),
+        (
+            a,
+            &flag,
+            int(function, "a", a.rows())?,
+            int(function, "a", a.cols())?,
+            view.bits(),
+        ),
+    )?;
+    Ok(flag)
+}
+
+/// A copy of `a`, whose part inside `view` is checked for NaN and inf on the
+/// way (for leaves that copy their input anyway: the check costs no pass of
+/// its own). Returns the copy and the check's flag.
+pub(crate) fn copy_checking_finite<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    view: View,
+) -> Result<(MatrixCl<T>, MatrixCl<i32>)> {
+    let flag = new_flag()?;
+    let copy = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
+    cl::copy_check_finite::<T>().launch(
+        NdRange::d2([a.rows(), a.cols()]),
+        (
+            a,
+            &copy,
+            &flag,
+            int(function, "a", a.rows())?,
+            int(function, "a", a.cols())?,
+            view.bits(),
+        ),
+    )?;
+    copy.set_view(a.view());
+    Ok((copy, flag))
+}
+
+/// The `NotFinite` error for the element at column-major `index` of `a`
+/// (its value is read back: this runs only when a check failed). With
+/// `transposed`, `a` is the transpose of the argument the user passed, and
+/// the position is reported in the user's matrix.
+pub(crate) fn not_finite<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+    index: usize,
+    transposed: bool,
+) -> Error {
+    let rows = a.rows().max(1);
+    let (row, col) = (index % rows, index / rows);
+    let value = copy_block(a, Block::new(row, col, 1, 1))
+        .and_then(|element| element.to_vec())
+        .ok()
+        .and_then(|v| v.first().map(|x| x.to_f64()))
+        .unwrap_or(f64::NAN);
+    let (row, col) = if transposed { (col, row) } else { (row, col) };
+    Error::NotFinite {
+        function,
+        argument,
+        row,
+        col,
+        value,
+    }
+}
+
+/// Fails with `NotFinite` at the first NaN or inf of `a` inside `view`.
+pub(crate) fn require_finite<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+    view: View,
+) -> Result<()> {
+    let flag = enqueue_check_finite(function, a, view)?;
+    match first_flagged(&flag)? {
+        Some(index) => Err(not_finite(function, argument, a, index, false)),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn enqueue_check_nan<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<i32>> {

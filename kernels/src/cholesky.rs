@@ -3,7 +3,10 @@
 //! factor.
 
 use crate::basic::{Block, Part, copy_block, int, square, sub_block, zeros};
-use crate::checks::{enqueue_check_nan, enqueue_check_symmetric, first_flagged, new_flag};
+use crate::checks::{
+    copy_checking_finite, enqueue_check_finite, enqueue_check_symmetric, first_flagged,
+    first_flagged_all, new_flag, not_finite,
+};
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
 use crate::triangular::invert_lower_in_place;
@@ -136,8 +139,9 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     };
     // `work` is `a` as the factorization updates it (lower triangle only);
     // the factor goes to a matrix of its own, so that no product has to
-    // overwrite its own operand.
-    let work = a.try_clone()?;
+    // overwrite its own operand. The copy checks the lower triangle, which
+    // is all the factorization reads, for NaN and inf.
+    let (work, non_finite) = copy_checking_finite(F, a, a.view().intersection(View::Lower))?;
     let factor = MatrixCl::<T>::uninitialized(n, n)?;
     let panels = Panels {
         work: &work,
@@ -150,25 +154,24 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     if !panels.upper_zeroed.get() {
         zeros(&factor, Part::StrictlyUpper)?;
     }
-    let asymmetric = match asymmetry {
-        Some(flag) => first_flagged(&flag)?,
-        None => None,
+    let (non_finite, failed, asymmetric) = match &asymmetry {
+        Some(asymmetry) => {
+            let [x, f, s] = first_flagged_all([&non_finite, panels.failure, asymmetry])?;
+            (x, f, s)
+        }
+        None => {
+            let [x, f] = first_flagged_all([&non_finite, panels.failure])?;
+            (x, f, None)
+        }
     };
-    let failed = first_flagged(panels.failure)?;
-    // A NaN in `a` always shows as one of these (it is unequal to its
-    // mirror, and one in the lower triangle reaches its row's pivot), so
-    // the NaN check, which names it, runs only then.
-    if (asymmetric.is_some() || failed.is_some())
-        && let Some(index) = first_flagged(&enqueue_check_nan(a)?)?
-    {
-        return Err(Error::NaN {
-            function: F,
-            argument: "a",
-            row: index % n,
-            col: index / n,
-        });
+    if let Some(index) = non_finite {
+        return Err(not_finite(F, "a", a, index, false));
     }
     if let Some(index) = asymmetric {
+        // NaN or inf above the diagonal shows as asymmetry: name it as what it is.
+        if let Some(index) = first_flagged(&enqueue_check_finite(F, a, View::Entire)?)? {
+            return Err(not_finite(F, "a", a, index, false));
+        }
         return Err(Error::NotSymmetric {
             function: F,
             argument: "a",

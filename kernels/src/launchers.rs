@@ -44,6 +44,12 @@ fusion_core::kernel! {
     pub(crate) fn check_nan<T>(in a: T, inout first: i32, rows: i32, cols: i32, view_a: i32) = file "cl/checks.cl";
 }
 fusion_core::kernel! {
+    pub(crate) fn check_finite<T>(in a: T, inout first: i32, rows: i32, cols: i32, view_a: i32) = file "cl/checks.cl";
+}
+fusion_core::kernel! {
+    pub(crate) fn copy_check_finite<T>(in a: T, out b: T, inout first: i32, rows: i32, cols: i32, view_checked: i32) = file "cl/checks.cl";
+}
+fusion_core::kernel! {
     pub(crate) fn check_symmetric<T>(in a: T, inout first: i32, n: i32, tolerance: T) = file "cl/checks.cl";
 }
 fusion_core::kernel! {

@@ -1,7 +1,11 @@
 //! Triangular inverse (paper §3.2, seed "OpenCL kernels") and the triangular
 //! solves built on it.
 
-use crate::basic::{Part, batch_identity, check_diagonal_zeros, int, square, transpose, zeros};
+use crate::basic::{Part, batch_identity, int, square, transpose, zeros};
+use crate::checks::{
+    copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
+    require_finite,
+};
 use crate::launchers as cl;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
@@ -40,30 +44,53 @@ fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Resul
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
 pub fn tri_inverse<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
-    const F: &str = "tri_inverse";
-    let n = square(F, "a", a)?;
-    let view = triangular_view(F, a)?;
-    check_diagonal_zeros(F, "a", a)?;
-    if view == View::Upper {
-        let lower = transpose(a)?;
-        return transpose(&lower_inverse(&lower, n)?);
-    }
-    let inv = lower_inverse(a, n)?;
-    if view == View::Diagonal {
-        inv.set_view(View::Diagonal);
-    }
-    Ok(inv)
+    checked_inverse("tri_inverse", "a", a)
 }
 
-/// The batched lower inverse of a lower-triangular `a` (diagonal checked).
-fn lower_inverse<T: ClFloat>(a: &MatrixCl<T>, n: usize) -> Result<MatrixCl<T>> {
-    let result = a.try_clone()?;
-    let diagonal_only = a.view() == View::Diagonal;
-    invert_lower_in_place(&result, n)?;
-    if diagonal_only {
-        zeros(&result, Part::StrictlyLower)?;
+/// [`tri_inverse`] for `function`, whose errors it names: `a` must be
+/// triangular, finite and have no zero on its diagonal. Both checks are read
+/// back in one round trip after the inverse is queued; the finite check
+/// rides on the copy the inverse is computed in.
+pub(crate) fn checked_inverse<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
+    let n = square(function, argument, a)?;
+    let view = triangular_view(function, a)?;
+    let zero_on_diagonal = enqueue_check_diagonal_zeros(a)?;
+    // An upper matrix is inverted through its transpose, whose positions
+    // are swapped back in errors.
+    let lower = match view {
+        View::Upper => Some(transpose(a)?),
+        _ => None,
+    };
+    let source = lower.as_ref().unwrap_or(a);
+    let (inverse, non_finite) = copy_checking_finite(function, source, source.view())?;
+    invert_lower_in_place(&inverse, n)?;
+    if view == View::Diagonal {
+        zeros(&inverse, Part::StrictlyLower)?;
+        inverse.set_view(View::Diagonal);
     }
-    Ok(result)
+    let [non_finite, zero] = first_flagged_all([&non_finite, &zero_on_diagonal])?;
+    if let Some(index) = non_finite {
+        return Err(not_finite(function, argument, source, index, lower.is_some()));
+    }
+    if let Some(index) = zero {
+        let i = index % n.max(1);
+        return Err(Error::CheckFailed {
+            function: function.to_string(),
+            argument: argument.to_string(),
+            row: i,
+            col: i,
+            value: 0.0,
+            requirement: "non-zero (the matrix is singular)".to_string(),
+        });
+    }
+    match lower {
+        Some(_) => transpose(&inverse),
+        None => Ok(inverse),
+    }
 }
 
 /// Replaces the lower triangle of `result` by its inverse and zeroes the
@@ -117,7 +144,8 @@ pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<
             rhs: (b.rows(), b.cols()),
         });
     }
-    let inverse = tri_inverse(a)?;
+    let inverse = checked_inverse("mdivide_left_tri", "a", a)?;
+    require_finite("mdivide_left_tri", "b", b, b.view())?;
     crate::multiply(&inverse, b)
 }
 
@@ -131,7 +159,7 @@ pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<
 /// # Ok::<(), fusion_core::Error>(())
 /// ```
 pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
-    tri_inverse(a)
+    checked_inverse("mdivide_left_tri_identity", "a", a)
 }
 
 /// Solves `x · a = b` for triangular `a`: `x = b · a⁻¹`.
@@ -152,6 +180,7 @@ pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result
             rhs: (a.rows(), a.cols()),
         });
     }
-    let inverse = tri_inverse(a)?;
+    let inverse = checked_inverse("mdivide_right_tri", "a", a)?;
+    require_finite("mdivide_right_tri", "b", b, b.view())?;
     crate::multiply(b, &inverse)
 }

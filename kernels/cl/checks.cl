@@ -17,7 +17,8 @@ __kernel void check_nan(const __global T* a, __global int* first, int rows, int 
   }
 }
 
-// |a_ij - a_ji| must not exceed tolerance * max(|a_ij|, |a_ji|, 1).
+// |a_ij - a_ji| must not exceed tolerance * max(|a_ij|, |a_ji|, 1), and both
+// are finite or neither is.
 __kernel void check_symmetric(const __global T* a, __global int* first, int n, T tolerance) {
   const int i = get_global_id(0);
   const int j = get_global_id(1);
@@ -27,7 +28,8 @@ __kernel void check_symmetric(const __global T* a, __global int* first, int n, T
   const T lower = a[i + n * j];
   const T upper = a[j + n * i];
   const T scale = fmax(fmax(fabs(lower), fabs(upper)), (T)1);
-  if (!(fabs(lower - upper) <= tolerance * scale)) {
+  // An infinite element beside a finite mirror: the tolerance (inf) would accept it.
+  if (!(fabs(lower - upper) <= tolerance * scale) || isfinite(lower) != isfinite(upper)) {
     atomic_min(first, i + n * j);
   }
 }

@@ -20,6 +20,19 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// handle, a `MatrixCl` may be read and written by many commands, and the
 /// event lists order them. That is also what lets `a.assign(&a + &b)` compile.
 ///
+/// # Ordering across threads
+///
+/// A `MatrixCl` may be shared between threads (`Arc<MatrixCl<T>>`). Every
+/// command on it — a kernel, a fill, a copy, a write from or read to the
+/// host — is ordered after the commands already enqueued on it, whichever
+/// thread enqueued them: a command that reads the matrix waits for every
+/// earlier write; one that writes it waits for every earlier read and
+/// write. So a read-back returns the contents after some whole sequence of
+/// writes, never a mix of two. (Gathering a command's wait list, enqueueing
+/// it and recording its event happen under one process-wide lock, held for
+/// the enqueue only, never while waiting on the device.) Which of two
+/// threads' commands comes first is up to the threads.
+///
 /// ```
 /// use fusion_core::MatrixCl;
 /// let m = MatrixCl::from_slice(2, 3, &[1.0f32, 2., 3., 4., 5., 6.])?;

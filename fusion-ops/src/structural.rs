@@ -544,8 +544,13 @@ pub struct Indexing<M, R, C> {
 
 /// Gather: element `(i, j)` is `m(rows(i, j), cols(i, j))`, with `rows` and
 /// `cols` integer expressions (scalars broadcast). Out-of-range indices read 0.
-/// As an assignment target it scatters; repeated indices race (which write
-/// wins is unspecified).
+///
+/// As an assignment target it scatters. Every index is checked on the
+/// device before anything is written: one out of range (negative, or not
+/// below the matrix's rows or columns) is an `Err(TargetOutOfRange)` and the
+/// matrix is left as it was. Repeated indices race: which of the elements
+/// written to one position wins is unspecified, and a compound form
+/// (`add_assign`) adds only one of them, not their sum.
 ///
 /// ```
 /// use fusion_ops::prelude::*;

@@ -123,6 +123,10 @@ fn sizes_beyond_the_index_range_are_errors() -> Result<()> {
     assert!(err.to_string().contains("append_row"), "{err}");
     let col = MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?;
     assert!(sum(append_col(colwise_broadcast(&col, usize::MAX), &col)).is_err());
+    // An empty result with one huge dimension.
+    let empty = MatrixCl::<f64>::zeros(1, 0)?;
+    assert!(sum(rowwise_broadcast(&empty, usize::MAX)).is_err());
+    assert!(colwise_sum(rowwise_broadcast(&empty, 1 << 40)).eval().is_err());
     Ok(())
 }
 

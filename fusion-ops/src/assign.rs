@@ -1082,7 +1082,8 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     let (rows, cols) = grid.unwrap_or((0, 0));
     // Generated kernels index with `int`: a larger grid (a broadcast of a
     // huge size) would wrap around.
-    if rows.checked_mul(cols).is_none_or(|n| n > fusion_core::MAX_ELEMENTS) {
+    let limit = fusion_core::MAX_ELEMENTS;
+    if rows > limit || cols > limit || rows.checked_mul(cols).is_none_or(|n| n > limit) {
         return Err(Error::InvalidArgument {
             function: "assign",
             argument: "expr",

@@ -86,7 +86,12 @@ fn cholesky_refuses_non_finite_input() {
                 let l = k::cholesky_decompose(&to_device(&upper_only).with_view(View::Lower))
                     .expect("the lower triangle is clean");
                 let want = toeplitz(n).cholesky().expect("SPD").l();
-                assert_relative("cholesky beside inf outside the view", &to_host(&l), &want, 1e-11);
+                assert_relative(
+                    "cholesky beside inf outside the view",
+                    &to_host(&l),
+                    &want,
+                    1e-11,
+                );
             }
         }
     }
@@ -112,7 +117,12 @@ fn tri_inverse_refuses_non_finite_input() {
             }
             let inv = k::tri_inverse(&to_device(&clean).with_view(View::Lower)).unwrap();
             let want = lower(n).try_inverse().expect("invertible");
-            assert_relative("inverse beside NaN outside the view", &to_host(&inv), &want, 1e-12);
+            assert_relative(
+                "inverse beside NaN outside the view",
+                &to_host(&inv),
+                &want,
+                1e-12,
+            );
         }
     }
 }
@@ -130,7 +140,13 @@ fn solves_name_the_function_called() {
     let err = k::mdivide_right_tri(&to_device(&bt), &a_dev).unwrap_err();
     assert_not_finite(err, "mdivide_right_tri", "a", (20, 4), f64::INFINITY);
     let err = k::mdivide_left_tri_identity(&a_dev).unwrap_err();
-    assert_not_finite(err, "mdivide_left_tri_identity", "a", (20, 4), f64::INFINITY);
+    assert_not_finite(
+        err,
+        "mdivide_left_tri_identity",
+        "a",
+        (20, 4),
+        f64::INFINITY,
+    );
 
     let good_a = to_device(&lower(n)).with_view(View::Lower);
     let mut bad_b = b.clone();
@@ -159,7 +175,13 @@ fn solves_name_the_function_called() {
 fn adjoints_refuse_non_finite_input() {
     let n = 40;
     let l = toeplitz(n).cholesky().expect("SPD").l();
-    let adj_l = DMatrix::from_fn(n, n, |i, j| if i >= j { 1.0 / (1 + i + j) as f64 } else { 0.0 });
+    let adj_l = DMatrix::from_fn(n, n, |i, j| {
+        if i >= j {
+            1.0 / (1 + i + j) as f64
+        } else {
+            0.0
+        }
+    });
     let (l_dev, adj_dev) = (
         to_device(&l).with_view(View::Lower),
         to_device(&adj_l).with_view(View::Lower),
@@ -168,19 +190,21 @@ fn adjoints_refuse_non_finite_input() {
     for value in BAD {
         let mut bad = l.clone();
         bad[(30, 10)] = value;
-        let err = k::cholesky_adjoint(&to_device(&bad).with_view(View::Lower), &adj_dev)
-            .unwrap_err();
+        let err =
+            k::cholesky_adjoint(&to_device(&bad).with_view(View::Lower), &adj_dev).unwrap_err();
         assert_not_finite(err, "cholesky_adjoint", "l", (30, 10), value);
         let mut bad = adj_l.clone();
         bad[(39, 0)] = value;
-        let err = k::cholesky_adjoint(&l_dev, &to_device(&bad).with_view(View::Lower))
-            .unwrap_err();
+        let err = k::cholesky_adjoint(&l_dev, &to_device(&bad).with_view(View::Lower)).unwrap_err();
         assert_not_finite(err, "cholesky_adjoint", "adj_l", (39, 0), value);
     }
     let mut zero = l.clone();
     zero[(5, 5)] = 0.0;
     let err = k::cholesky_adjoint(&to_device(&zero).with_view(View::Lower), &adj_dev).unwrap_err();
-    assert!(matches!(err, Error::CheckFailed { row: 5, col: 5, .. }), "{err}");
+    assert!(
+        matches!(err, Error::CheckFailed { row: 5, col: 5, .. }),
+        "{err}"
+    );
 
     let a = to_device(&lower(n)).with_view(View::Lower);
     let b = to_device(&DMatrix::from_element(n, 3, 0.5));
@@ -190,7 +214,13 @@ fn adjoints_refuse_non_finite_input() {
     bad_a[(12, 11)] = f64::NEG_INFINITY;
     let err = k::mdivide_left_tri_adjoint(&to_device(&bad_a).with_view(View::Lower), &b, &adj_c)
         .unwrap_err();
-    assert_not_finite(err, "mdivide_left_tri_adjoint", "a", (12, 11), f64::NEG_INFINITY);
+    assert_not_finite(
+        err,
+        "mdivide_left_tri_adjoint",
+        "a",
+        (12, 11),
+        f64::NEG_INFINITY,
+    );
     let mut bad_adj = DMatrix::from_element(n, 3, 1.0);
     bad_adj[(0, 2)] = f64::NAN;
     let err = k::mdivide_left_tri_adjoint(&a, &b, &to_device(&bad_adj)).unwrap_err();

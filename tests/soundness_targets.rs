@@ -19,7 +19,9 @@ fn assert_untouched(m: &MatrixCl<f64>, before: &[f64], what: &str) -> Result<()>
 
 fn assert_out_of_range(result: Result<()>, what: &str) {
     match result {
-        Err(Error::TargetOutOfRange { rows, cols, .. }) => assert_eq!((rows, cols), (4, 4), "{what}"),
+        Err(Error::TargetOutOfRange { rows, cols, .. }) => {
+            assert_eq!((rows, cols), (4, 4), "{what}")
+        }
         other => panic!("{what}: expected TargetOutOfRange, got {other:?}"),
     }
 }
@@ -126,7 +128,11 @@ fn sizes_beyond_the_index_range_are_errors() -> Result<()> {
     // An empty result with one huge dimension.
     let empty = MatrixCl::<f64>::zeros(1, 0)?;
     assert!(sum(rowwise_broadcast(&empty, usize::MAX)).is_err());
-    assert!(colwise_sum(rowwise_broadcast(&empty, 1 << 40)).eval().is_err());
+    assert!(
+        colwise_sum(rowwise_broadcast(&empty, 1 << 40))
+            .eval()
+            .is_err()
+    );
     Ok(())
 }
 
@@ -136,12 +142,24 @@ fn sizes_beyond_the_index_range_are_errors() -> Result<()> {
 fn scatter_indices_outside_the_matrix_are_refused() -> Result<()> {
     let (m, before) = sixteen()?;
     let values = MatrixCl::from_slice(3, 1, &[10.0f64, 20.0, 30.0])?;
-    for bad in [[0, 1, 4], [0, -1, 2], [i32::MAX, 0, 0], [i32::MIN, 0, 0], [4, 4, 4]] {
+    for bad in [
+        [0, 1, 4],
+        [0, -1, 2],
+        [i32::MAX, 0, 0],
+        [i32::MIN, 0, 0],
+        [4, 4, 4],
+    ] {
         let rows = MatrixCl::from_slice(3, 1, &bad)?;
         let what = format!("row indices {bad:?}");
         let err = indexing(&m, &rows, 1).assign(&values).unwrap_err();
         assert!(
-            matches!(err, Error::TargetOutOfRange { target: "scatter", .. }),
+            matches!(
+                err,
+                Error::TargetOutOfRange {
+                    target: "scatter",
+                    ..
+                }
+            ),
             "{what}: {err}"
         );
         assert!(err.to_string().contains("row index"), "{err}");

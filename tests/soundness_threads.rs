@@ -72,9 +72,7 @@ fn every_read_back_is_one_whole_write() -> Result<()> {
                     start.wait();
                     for k in 0..4 {
                         let value = offset + k as f32;
-                        target
-                            .assign(&*source + value)
-                            .map_err(|e| e.to_string())?;
+                        target.assign(&*source + value).map_err(|e| e.to_string())?;
                         let v = target.to_vec().map_err(|e| e.to_string())?;
                         uniform(&v)?;
                     }
@@ -152,6 +150,9 @@ fn threads_meeting_a_new_expression_share_one_compile() -> Result<()> {
             assert!((got - want).abs() <= 1e-12 * want.abs(), "{got} vs {want}");
         }
     }
-    assert_eq!(compiles, 1, "the threads compiled the kernel {compiles} times");
+    assert_eq!(
+        compiles, 1,
+        "the threads compiled the kernel {compiles} times"
+    );
     Ok(())
 }

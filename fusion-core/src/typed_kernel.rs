@@ -4,13 +4,13 @@
 //! options and argument directions; it compiles lazily (once per element
 //! type), is cached, and each launch applies the event rules.
 
+use crate::build_once::BuildOnce;
 use crate::cl_type::ClType;
 use crate::compile::{CompiledKernel, compile_kernel};
 use crate::error::Result;
 use crate::events::ClEvent;
 use crate::launch::{Access, KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
-use crate::build_once::BuildOnce;
 use std::any::TypeId;
 use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock};

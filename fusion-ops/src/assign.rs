@@ -15,12 +15,12 @@ use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::structural::{Block, Diagonal, Indexing, Transpose};
 use crate::targets::Target;
 use crate::templates::convert;
+use fusion_core::BuildOnce;
 use fusion_core::expr::{Load, MatrixRef};
 use fusion_core::{
     Access, ClType, CompiledKernel, Error, Expr, IntoOperand, MatrixCl, NdRange, Result, Runtime,
     View, compile_kernel, enqueue, tuning_knob, tuning_override,
 };
-use fusion_core::BuildOnce;
 use std::any::{Any, TypeId};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};

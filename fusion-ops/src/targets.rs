@@ -1,8 +1,8 @@
 //! Assignment targets: a matrix, or a block, transpose, diagonal or scatter of one.
 
 use crate::binder::{Binder, Identity};
-use crate::generator::{Generator, Index};
 use crate::checks::check;
+use crate::generator::{Generator, Index};
 use crate::logic::{and, ge, lt};
 use crate::operation::{Operation, combine_shapes};
 use crate::structural::{Block, Diagonal, Indexing, Transpose, fits};
@@ -342,8 +342,20 @@ where
     fn prepare(&self, _written_view: View) -> Result<()> {
         let m: &MatrixCl<T> = &self.matrix.0;
         let shape = Target::shape(self)?;
-        check_scatter_indices(&self.row_index, shape, m.rows(), "row", (m.rows(), m.cols()))?;
-        check_scatter_indices(&self.col_index, shape, m.cols(), "column", (m.rows(), m.cols()))?;
+        check_scatter_indices(
+            &self.row_index,
+            shape,
+            m.rows(),
+            "row",
+            (m.rows(), m.cols()),
+        )?;
+        check_scatter_indices(
+            &self.col_index,
+            shape,
+            m.cols(),
+            "column",
+            (m.rows(), m.cols()),
+        )?;
         materialise_zeros(m, View::Entire)
     }
 

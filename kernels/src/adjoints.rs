@@ -5,11 +5,11 @@ use crate::basic::{
     Block, Mirror, Part, copy_block, scalar_mul_diagonal, square, sub_block, triangular_transpose,
     zeros,
 };
-use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::checks::{
     copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite, first_flagged_all,
     not_finite, require_finite,
 };
+use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::triangular::checked_inverse;
 use fusion_core::{ClFloat, Error, MatrixCl, Result, View};
 

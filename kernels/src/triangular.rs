@@ -74,7 +74,13 @@ pub(crate) fn checked_inverse<T: ClFloat>(
     }
     let [non_finite, zero] = first_flagged_all([&non_finite, &zero_on_diagonal])?;
     if let Some(index) = non_finite {
-        return Err(not_finite(function, argument, source, index, lower.is_some()));
+        return Err(not_finite(
+            function,
+            argument,
+            source,
+            index,
+            lower.is_some(),
+        ));
     }
     if let Some(index) = zero {
         let i = index % n.max(1);

@@ -125,36 +125,26 @@ fn run_target_case(c: &TargetCase) -> std::result::Result<(), TestCaseError> {
     };
     let source_values = values(src_rows * src_cols, c.seed.wrapping_add(7));
     let source = MatrixCl::from_slice(src_rows, src_cols, &source_values).map_err(fail)?;
+    // `target = 2 * source + 1`, or `target += source`.
+    macro_rules! write_into {
+        ($target:expr) => {{
+            let t = $target;
+            if c.compound {
+                t.add_assign(&source)
+            } else {
+                t.assign(2.0f64 * &source + 1.0f64)
+            }
+        }};
+    }
     let result = match &c.target {
         TargetKind::Block {
             row,
             col,
             rows,
             cols,
-        } => {
-            let t = block(&m, *row, *col, *rows, *cols);
-            if c.compound {
-                t.add_assign(&source)
-            } else {
-                t.assign(2.0f64 * &source + 1.0f64)
-            }
-        }
-        TargetKind::Transpose => {
-            let t = transpose(&m);
-            if c.compound {
-                t.add_assign(&source)
-            } else {
-                t.assign(2.0f64 * &source + 1.0f64)
-            }
-        }
-        TargetKind::Diagonal => {
-            let t = diagonal(&m);
-            if c.compound {
-                t.add_assign(&source)
-            } else {
-                t.assign(2.0f64 * &source + 1.0f64)
-            }
-        }
+        } => write_into!(block(&m, *row, *col, *rows, *cols)),
+        TargetKind::Transpose => write_into!(transpose(&m)),
+        TargetKind::Diagonal => write_into!(diagonal(&m)),
         TargetKind::Scatter(ix) => {
             let r: Vec<i32> = ix.iter().map(|p| p.0).collect();
             let q: Vec<i32> = ix.iter().map(|p| p.1).collect();

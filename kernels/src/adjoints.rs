@@ -7,7 +7,7 @@ use crate::basic::{
 };
 use crate::checks::{
     copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite, first_flagged_all,
-    not_finite, require_finite,
+    not_finite, require_finite, zero_on_diagonal,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::triangular::checked_inverse;
@@ -162,15 +162,7 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         return Err(not_finite(F, "adj_l", adj_l, index, false));
     }
     if let Some(index) = l_singular {
-        let i = index % n.max(1);
-        return Err(Error::CheckFailed {
-            function: F.to_string(),
-            argument: "l".to_string(),
-            row: i,
-            col: i,
-            value: 0.0,
-            requirement: "non-zero (l must be a Cholesky factor)".to_string(),
-        });
+        return Err(zero_on_diagonal(F, "l", n, index));
     }
     adj.set_view(View::Entire);
     zeros(&adj, Part::StrictlyUpper)?;

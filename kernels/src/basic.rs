@@ -549,17 +549,12 @@ pub fn check_diagonal_zeros<T: ClFloat>(
 ) -> Result<()> {
     let flag = crate::checks::enqueue_check_diagonal_zeros(a)?;
     match first_flagged(&flag)? {
-        Some(index) => {
-            let i = index % a.rows().max(1);
-            Err(Error::CheckFailed {
-                function: function.to_string(),
-                argument: argument.to_string(),
-                row: i,
-                col: i,
-                value: 0.0,
-                requirement: "non-zero (the matrix is singular)".to_string(),
-            })
-        }
+        Some(index) => Err(crate::checks::zero_on_diagonal(
+            function,
+            argument,
+            a.rows(),
+            index,
+        )),
         None => Ok(()),
     }
 }

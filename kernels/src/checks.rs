@@ -107,6 +107,25 @@ pub(crate) fn not_finite<T: ClFloat>(
     }
 }
 
+/// The error for a zero at column-major `index` on the diagonal of a
+/// `rows`-row matrix that must be invertible.
+pub(crate) fn zero_on_diagonal(
+    function: &'static str,
+    argument: &'static str,
+    rows: usize,
+    index: usize,
+) -> Error {
+    let i = index % rows.max(1);
+    Error::CheckFailed {
+        function: function.to_string(),
+        argument: argument.to_string(),
+        row: i,
+        col: i,
+        value: 0.0,
+        requirement: "non-zero (the matrix is singular)".to_string(),
+    }
+}
+
 /// Fails with `NotFinite` at the first NaN or inf of `a` inside `view`.
 pub(crate) fn require_finite<T: ClFloat>(
     function: &'static str,

@@ -4,7 +4,7 @@
 use crate::basic::{Part, batch_identity, int, square, transpose, zeros};
 use crate::checks::{
     copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
-    require_finite,
+    require_finite, zero_on_diagonal,
 };
 use crate::launchers as cl;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
@@ -58,7 +58,7 @@ pub(crate) fn checked_inverse<T: ClFloat>(
 ) -> Result<MatrixCl<T>> {
     let n = square(function, argument, a)?;
     let view = triangular_view(function, a)?;
-    let zero_on_diagonal = enqueue_check_diagonal_zeros(a)?;
+    let diagonal_zeros = enqueue_check_diagonal_zeros(a)?;
     // An upper matrix is inverted through its transpose, whose positions
     // are swapped back in errors.
     let lower = match view {
@@ -72,7 +72,7 @@ pub(crate) fn checked_inverse<T: ClFloat>(
         zeros(&inverse, Part::StrictlyLower)?;
         inverse.set_view(View::Diagonal);
     }
-    let [non_finite, zero] = first_flagged_all([&non_finite, &zero_on_diagonal])?;
+    let [non_finite, zero] = first_flagged_all([&non_finite, &diagonal_zeros])?;
     if let Some(index) = non_finite {
         return Err(not_finite(
             function,
@@ -83,15 +83,7 @@ pub(crate) fn checked_inverse<T: ClFloat>(
         ));
     }
     if let Some(index) = zero {
-        let i = index % n.max(1);
-        return Err(Error::CheckFailed {
-            function: function.to_string(),
-            argument: argument.to_string(),
-            row: i,
-            col: i,
-            value: 0.0,
-            requirement: "non-zero (the matrix is singular)".to_string(),
-        });
+        return Err(zero_on_diagonal(function, argument, n, index));
     }
     match lower {
         Some(_) => transpose(&inverse),

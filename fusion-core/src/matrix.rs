@@ -5,6 +5,7 @@ use crate::buffer_pool;
 use crate::cl_type::ClType;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{ClEvent, EventLists, raw_handles};
+use crate::launch::Access;
 use crate::pending_read::PendingRead;
 use crate::runtime::Runtime;
 use crate::view::View;
@@ -229,29 +230,20 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = &self.buffer else {
             return Ok(());
         };
-        let rt = Runtime::get()?;
-        let event = {
-            let _ordering = crate::events::ordered();
-            let mut wait = Vec::new();
-            self.events.wait_list_for_write(&mut wait);
-            // SAFETY: `data` stays borrowed until `settle` below has seen the
-            // copy end, so the device reads live memory of the right length.
-            let event = unsafe {
-                rt.queue().enqueue_write_buffer(
+        self.host_copy("write", Access::Write, |queue, wait| {
+            // SAFETY: `data`, whose length matches the buffer, stays borrowed
+            // until `host_copy` has seen the copy end.
+            unsafe {
+                queue.enqueue_write_buffer(
                     &mut buffer_alias(buffer),
                     CL_NON_BLOCKING,
                     0,
                     data,
-                    &raw_handles(&wait),
+                    wait,
                 )
             }
-            .call("clEnqueueWriteBuffer")?;
-            let event = ClEvent::new(event);
-            crate::profile::record_transfer("write", &event);
-            self.events.add_write(event.clone());
-            event
-        };
-        settle(rt, &event)
+            .call("clEnqueueWriteBuffer")
+        })
     }
 
     /// Copies the matrix to the host, column-major (waits for pending writes).
@@ -280,24 +272,54 @@ impl<T: ClType> MatrixCl<T> {
             out.copy_from_slice(&self.read_later()?.wait()?);
             return Ok(());
         }
+        self.host_copy("read", Access::Read, |queue, wait| {
+            // SAFETY: `out`, whose length matches the buffer, stays borrowed
+            // until `host_copy` has seen the copy end.
+            unsafe { queue.enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, out, wait) }
+                .call("clEnqueueReadBuffer")
+        })
+    }
+
+    /// Enqueues a copy between host memory and this matrix (`enqueue`, given
+    /// the queue and the wait list) under the ordering lock, records it as a
+    /// read or a write of the matrix, then waits for it outside the lock:
+    /// the host memory the copy uses stays borrowed for the whole call.
+    /// Should the wait fail, the queue is drained before returning, so that
+    /// the device no longer touches memory the caller may free.
+    fn host_copy(
+        &self,
+        label: &str,
+        access: Access,
+        enqueue: impl FnOnce(
+            &opencl3::command_queue::CommandQueue,
+            &[opencl3::types::cl_event],
+        ) -> Result<opencl3::event::Event>,
+    ) -> Result<()> {
         let rt = Runtime::get()?;
         let event = {
             let _ordering = crate::events::ordered();
             let mut wait = Vec::new();
-            self.events.wait_list_for_read(&mut wait);
-            // SAFETY: `out`, whose length matches the buffer, stays borrowed
-            // until `settle` below has seen the copy end.
-            let event = unsafe {
-                rt.queue()
-                    .enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, out, &raw_handles(&wait))
+            match access {
+                Access::Read => self.events.wait_list_for_read(&mut wait),
+                Access::Write | Access::ReadWrite => self.events.wait_list_for_write(&mut wait),
             }
-            .call("clEnqueueReadBuffer")?;
-            let event = ClEvent::new(event);
-            crate::profile::record_transfer("read", &event);
-            self.events.add_read(event.clone());
+            let event = ClEvent::new(enqueue(rt.queue(), &raw_handles(&wait))?);
+            crate::profile::record_transfer(label, &event);
+            match access {
+                Access::Read => self.events.add_read(event.clone()),
+                Access::Write | Access::ReadWrite => self.events.add_write(event.clone()),
+            }
             event
         };
-        settle(rt, &event)
+        let waited = rt
+            .queue()
+            .flush()
+            .call("clFlush")
+            .and_then(|()| event.wait());
+        if waited.is_err() {
+            let _ = rt.finish();
+        }
+        waited
     }
 
     /// Queues a copy of the matrix to the host and returns at once; the
@@ -517,21 +539,6 @@ impl<T: ClType> Drop for MatrixCl<T> {
             buffer_pool::give(mem, class, std::mem::take(&mut self.events));
         }
     }
-}
-
-/// Waits for a copy between the host and the device that borrows host
-/// memory. Should the wait fail, the queue is drained before returning, so
-/// that the device no longer touches memory the caller may free.
-fn settle(rt: &Runtime, event: &ClEvent) -> Result<()> {
-    let waited = rt
-        .queue()
-        .flush()
-        .call("clFlush")
-        .and_then(|()| event.wait());
-    if waited.is_err() {
-        let _ = rt.finish();
-    }
-    waited
 }
 
 /// A second `Buffer` value for the same `cl_mem`, for opencl3 calls that take

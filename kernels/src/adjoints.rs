@@ -6,8 +6,8 @@ use crate::basic::{
     zeros,
 };
 use crate::checks::{
-    copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite, first_flagged_all,
-    not_finite, require_finite, zero_on_diagonal,
+    FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite,
+    first_flagged_all, not_finite, zero_on_diagonal,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::triangular::checked_inverse;
@@ -89,9 +89,12 @@ pub fn mdivide_left_tri_adjoint<T: ClFloat>(
         });
     }
     const F: &str = "mdivide_left_tri_adjoint";
+    // The checks of `b` and `adj_c` complete beside the inverse's: one round trip.
+    let b_finite = FiniteCheck::start(F, "b", b)?;
+    let adj_c_finite = FiniteCheck::start(F, "adj_c", adj_c)?;
     let inverse = checked_inverse(F, "a", a)?;
-    require_finite(F, "b", b, b.view())?;
-    require_finite(F, "adj_c", adj_c, adj_c.view())?;
+    b_finite.finish()?;
+    adj_c_finite.finish()?;
     let c = multiply(&inverse, b)?;
     let adj_b = multiply_transposed(&inverse, Op::T, adj_c, Op::N)?;
     let adj_a = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
@@ -154,7 +157,8 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
     let l_finite = enqueue_check_finite(F, l, l.view().intersection(lower))?;
     let l_zero = enqueue_check_diagonal_zeros(l)?;
     let (adj, adj_finite) = copy_checking_finite(F, adj_l, adj_l.view().intersection(lower))?;
-    let [l_bad, l_singular, adj_bad] = first_flagged_all([&l_finite, &l_zero, &adj_finite])?;
+    let [l_bad, l_singular, adj_bad] =
+        first_flagged_all([Some(&l_finite), Some(&l_zero), Some(&adj_finite)])?;
     if let Some(index) = l_bad {
         return Err(not_finite(F, "l", l, index, false));
     }

@@ -497,7 +497,7 @@ pub fn check_finite<T: ClFloat>(
     argument: &'static str,
     a: &MatrixCl<T>,
 ) -> Result<()> {
-    crate::checks::require_finite(function, argument, a, a.view())
+    crate::checks::FiniteCheck::start(function, argument, a)?.finish()
 }
 
 /// Fails with `NotSymmetric { row, col }` (row > col) at the first pair with

@@ -11,27 +11,77 @@ pub(crate) fn new_flag() -> Result<MatrixCl<i32>> {
     MatrixCl::constant(1, 1, i32::MAX)
 }
 
+/// The index a flag holds, if an element tripped it.
+fn flagged(value: Option<i32>) -> Option<usize> {
+    value
+        .filter(|v| *v != i32::MAX)
+        .and_then(|v| usize::try_from(v).ok())
+}
+
 /// The index recorded in `flag`, if any (reads it back: a synchronisation point).
 pub(crate) fn first_flagged(flag: &MatrixCl<i32>) -> Result<Option<usize>> {
-    let value = flag.to_vec()?.first().copied().unwrap_or(i32::MAX);
-    Ok((value != i32::MAX).then_some(value as usize))
+    let [found] = first_flagged_all([Some(flag)])?;
+    Ok(found)
 }
 
 /// The indices recorded in several flags, read back together (one round
-/// trip to the device instead of one per flag).
+/// trip to the device instead of one per flag); a missing flag reads as
+/// nothing recorded.
 pub(crate) fn first_flagged_all<const N: usize>(
-    flags: [&MatrixCl<i32>; N],
+    flags: [Option<&MatrixCl<i32>>; N],
 ) -> Result<[Option<usize>; N]> {
     let mut reads = Vec::with_capacity(N);
     for flag in flags {
-        reads.push(flag.read_later()?);
+        reads.push(flag.map(MatrixCl::read_later).transpose()?);
     }
     let mut found = [None; N];
     for (slot, read) in found.iter_mut().zip(reads) {
-        let value = read.wait()?.first().copied().unwrap_or(i32::MAX);
-        *slot = (value != i32::MAX).then_some(value as usize);
+        if let Some(read) = read {
+            *slot = flagged(read.wait()?.first().copied());
+        }
     }
     Ok(found)
+}
+
+/// A finite check of one argument, queued with its read-back so that it
+/// completes beside the work that follows and costs no round trip of its
+/// own; [`finish`](Self::finish) reports it.
+pub(crate) struct FiniteCheck<'a, T: ClFloat> {
+    function: &'static str,
+    argument: &'static str,
+    a: &'a MatrixCl<T>,
+    flag: fusion_core::PendingRead<i32>,
+}
+
+impl<'a, T: ClFloat> FiniteCheck<'a, T> {
+    /// Queues the check of `a` inside its view, and the flag's read-back.
+    pub(crate) fn start(
+        function: &'static str,
+        argument: &'static str,
+        a: &'a MatrixCl<T>,
+    ) -> Result<Self> {
+        let flag = enqueue_check_finite(function, a, a.view())?.read_later()?;
+        Ok(FiniteCheck {
+            function,
+            argument,
+            a,
+            flag,
+        })
+    }
+
+    /// Fails with `NotFinite` at the first NaN or inf found.
+    pub(crate) fn finish(self) -> Result<()> {
+        match flagged(self.flag.wait()?.first().copied()) {
+            Some(index) => Err(not_finite(
+                self.function,
+                self.argument,
+                self.a,
+                index,
+                false,
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Queues a check that every element of `a` inside `view` is finite.
@@ -123,20 +173,6 @@ pub(crate) fn zero_on_diagonal(
         col: i,
         value: 0.0,
         requirement: "non-zero (the matrix is singular)".to_string(),
-    }
-}
-
-/// Fails with `NotFinite` at the first NaN or inf of `a` inside `view`.
-pub(crate) fn require_finite<T: ClFloat>(
-    function: &'static str,
-    argument: &'static str,
-    a: &MatrixCl<T>,
-    view: View,
-) -> Result<()> {
-    let flag = enqueue_check_finite(function, a, view)?;
-    match first_flagged(&flag)? {
-        Some(index) => Err(not_finite(function, argument, a, index, false)),
-        None => Ok(()),
     }
 }
 

@@ -154,16 +154,8 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     if !panels.upper_zeroed.get() {
         zeros(&factor, Part::StrictlyUpper)?;
     }
-    let (non_finite, failed, asymmetric) = match &asymmetry {
-        Some(asymmetry) => {
-            let [x, f, s] = first_flagged_all([&non_finite, panels.failure, asymmetry])?;
-            (x, f, s)
-        }
-        None => {
-            let [x, f] = first_flagged_all([&non_finite, panels.failure])?;
-            (x, f, None)
-        }
-    };
+    let [non_finite, failed, asymmetric] =
+        first_flagged_all([Some(&non_finite), Some(panels.failure), asymmetry.as_ref()])?;
     if let Some(index) = non_finite {
         return Err(not_finite(F, "a", a, index, false));
     }

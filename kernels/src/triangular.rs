@@ -3,8 +3,8 @@
 
 use crate::basic::{Part, batch_identity, int, square, transpose, zeros};
 use crate::checks::{
-    copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
-    require_finite, zero_on_diagonal,
+    FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
+    zero_on_diagonal,
 };
 use crate::launchers as cl;
 use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
@@ -72,7 +72,7 @@ pub(crate) fn checked_inverse<T: ClFloat>(
         zeros(&inverse, Part::StrictlyLower)?;
         inverse.set_view(View::Diagonal);
     }
-    let [non_finite, zero] = first_flagged_all([&non_finite, &diagonal_zeros])?;
+    let [non_finite, zero] = first_flagged_all([Some(&non_finite), Some(&diagonal_zeros)])?;
     if let Some(index) = non_finite {
         return Err(not_finite(
             function,
@@ -142,8 +142,9 @@ pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<
             rhs: (b.rows(), b.cols()),
         });
     }
+    let b_finite = FiniteCheck::start("mdivide_left_tri", "b", b)?;
     let inverse = checked_inverse("mdivide_left_tri", "a", a)?;
-    require_finite("mdivide_left_tri", "b", b, b.view())?;
+    b_finite.finish()?;
     crate::multiply(&inverse, b)
 }
 
@@ -178,7 +179,8 @@ pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result
             rhs: (a.rows(), a.cols()),
         });
     }
+    let b_finite = FiniteCheck::start("mdivide_right_tri", "b", b)?;
     let inverse = checked_inverse("mdivide_right_tri", "a", a)?;
-    require_finite("mdivide_right_tri", "b", b, b.view())?;
+    b_finite.finish()?;
     crate::multiply(b, &inverse)
 }

@@ -10,7 +10,12 @@ demo: opencl
 	cargo run --release --example demo
 
 test: opencl
-	cargo test --workspace
+	# The library's crates; the benchmark report's member (plotters, faer,
+	# criterion) is built once, below, for its quick run.
+	cargo test --workspace --exclude clfuse-bench
+	# Host interop with faer and ndarray (optional features, both directions).
+	cargo test --features faer,ndarray --test host_interop
+	cargo test -p clfuse-core --features faer,ndarray --doc _conv
 	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
 	FUSION_GEMM=32,8,32 cargo test --test gemm --test cholesky --test triangular --test adjoints
 	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
@@ -23,4 +28,4 @@ test: opencl
 	FUSION_QUEUE=in-order cargo test --test soundness_threads
 	cargo run --example user_function
 	cargo run --example glm_composition
-	cargo run --release --example bench_report -- --quick --out target/bench-quick
+	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

@@ -3,10 +3,11 @@
 //! Builds a lazy expression, shows the one kernel generated for it, runs it,
 //! checks it against the CPU, and shows that a second call compiles nothing.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 fn main() -> Result<()> {
-    let rt = fusion::Runtime::get()?;
+    let rt = clfuse::Runtime::get()?;
     println!(
         "device: {} ({})",
         rt.device_info().name,

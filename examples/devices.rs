@@ -1,7 +1,7 @@
 //! Lists OpenCL platforms and devices: `cargo run --example devices`.
 
 fn main() {
-    match fusion::list_devices() {
+    match clfuse::list_devices() {
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
@@ -28,7 +28,7 @@ fn main() {
                     if d.out_of_order { "yes" } else { "no" },
                 );
             }
-            match fusion::Runtime::get() {
+            match clfuse::Runtime::get() {
                 Ok(rt) => println!(
                     "\nSelected: [{}] {} (driver {})",
                     rt.device_info().index,

@@ -2,7 +2,8 @@
 //! and gradients in two fused kernels, checked against finite differences.
 //! `cargo run --example glm_composition`
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 /// log p(y | x, alpha, beta) = sum log Phi(s * (x beta + alpha)), s = 2y - 1,
 /// with d/d alpha and d/d beta (x read twice: once per kernel).

@@ -5,10 +5,11 @@
 //! library's numerically stable `log1p_exp` device helper and fuses with the
 //! rest of the expression into one kernel.
 
-use fusion::fusion_ops::device_functions::LOG1P_EXP;
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::clfuse_ops::device_functions::LOG1P_EXP;
+use clfuse::prelude::*;
 
-fusion::fusion_ops::elementwise! {
+clfuse::clfuse_ops::elementwise! {
     /// Centred softplus: `log1p_exp(x) - log(2)`.
     pub struct CentredSoftplus;
     fn centred_softplus(x) = "log1p_exp{F}({x}) - 0.6931471805599453";

@@ -1,38 +1,74 @@
-//! # fusion
+//! # clfuse
 //!
 //! Lazy matrix expressions fused into single OpenCL kernels — the Rust
 //! successor of Stan Math's OpenCL backend and kernel generator.
 //!
 //! ```
-//! use fusion::prelude::*;
+//! use clfuse::prelude::*;
 //! let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
 //! let b = MatrixCl::from_slice(2, 2, &[4.0, 3.0, 2.0, 1.0])?;
 //! let d = MatrixCl::<f64>::zeros(2, 2)?;
 //! d.assign(0.5 * (&a + &b))?; // one generated kernel, compiled once, cached
 //! assert_eq!(d.to_vec()?, vec![2.5; 4]);
-//! # Ok::<(), fusion::Error>(())
+//! # Ok::<(), clfuse::Error>(())
 //! ```
 //!
-//! Crates: [`fusion_core`] (runtime, `MatrixCl`, events, typed kernels),
-//! [`fusion_ops`] (operations and code generation), [`fusion_kernels`]
+//! - Expressions and assignment: [`prelude`] (`assign`, `eval`, `fuse`, the
+//!   element-wise functions, reductions, structural operations).
+//! - Linear algebra on the device: [`linalg`] (GEMM, triangular inverse and
+//!   solves, Cholesky, their adjoints).
+//! - Likelihoods with gradients: [`glm`].
+//! - The runtime (device choice, [`Tuning`], the [`KernelCache`]): the items
+//!   re-exported at the crate root.
+//!
+//! The building blocks are their own crates, re-exported for extension
+//! authors: [`clfuse_core`] (runtime, `MatrixCl`, events, typed kernels),
+//! [`clfuse_ops`] (operations and code generation), [`clfuse_kernels`]
 //! (hand-written kernels).
 
 pub mod glm;
 
-pub use fusion_core;
-pub use fusion_kernels;
-pub use fusion_ops;
+pub use clfuse_core;
+pub use clfuse_kernels;
+pub use clfuse_ops;
 
-pub use fusion_core::{
-    ClType, DeviceInfo, Error, Expr, KernelStats, MatrixCl, PendingRead, Profile, ProfileScope,
-    QueueMode, Result, Runtime, RuntimeConfig, TimelineEntry, View, cached_buffer_bytes, configure,
-    kernel_stats, list_devices, profile_mark, profile_scope, release_cached_buffers, select_device,
-    take_profile, thread_kernel_stats,
+pub use clfuse_core::{
+    BuildDiagnostics, ClType, DeviceInfo, Error, Expr, GemmTiling, GlmOnePass, KernelCache,
+    KernelStats, MatrixCl, PendingRead, Profile, ProfileScope, QueueMode, Result, Runtime,
+    RuntimeConfig, TimelineEntry, Tuning, View, cached_buffer_bytes, configure, kernel_stats,
+    list_devices, profile_mark, profile_scope, release_cached_buffers, select_device, take_profile,
+    thread_kernel_stats,
 };
 
-/// Everything a user of fusion needs: `use fusion::prelude::*;`.
+/// Linear algebra on the device: the hand-written, non-fusable kernels
+/// (paper §3). Each takes whole matrices and returns a new [`MatrixCl`]
+/// whose result can feed further fused expressions.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// let a = MatrixCl::from_slice(2, 2, &[4.0, 2.0, 2.0, 3.0])?;
+/// let l = cholesky_decompose(&a)?; // from `linalg`, in the prelude
+/// let back = multiply_transposed(&l, Op::N, &l, Op::T)?;
+/// assert!(back.to_vec()?.iter().zip([4.0, 2.0, 2.0, 3.0]).all(|(x, y)| (x - y).abs() < 1e-12));
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub mod linalg {
+    pub use clfuse_kernels::{
+        CholeskyOptions, GemmConfig, MultiplyOptions, Op, ProductAdjoint, cholesky_adjoint,
+        cholesky_decompose, cholesky_decompose_with, mdivide_left_tri, mdivide_left_tri_adjoint,
+        mdivide_left_tri_identity, mdivide_right_tri, multiply, multiply_adjoint,
+        multiply_transpose, multiply_transposed, multiply_with, tri_inverse,
+    };
+}
+
+/// Everything a user of clfuse needs: `use clfuse::prelude::*;`.
+///
+/// The prelude brings no `Result` alias, so `Result<T, E>` keeps meaning
+/// std's in code that imports it; write [`clfuse::Result<T>`](crate::Result)
+/// for `Result<T, clfuse::Error>`.
 pub mod prelude {
-    pub use fusion_core::{MatrixCl, Result, View, kernel_stats, thread_kernel_stats};
-    pub use fusion_kernels::prelude::*;
-    pub use fusion_ops::prelude::*;
+    pub use crate::linalg::*;
+    pub use clfuse_core::{MatrixCl, View, kernel_stats, thread_kernel_stats};
+    pub use clfuse_kernels::prelude::*;
+    pub use clfuse_ops::prelude::*;
 }

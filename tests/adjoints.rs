@@ -6,9 +6,9 @@
 //! CPU reference 1e-10 relative.
 
 mod common;
+use clfuse::clfuse_kernels as k;
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::fusion_kernels as k;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 const H: f64 = 1e-5;

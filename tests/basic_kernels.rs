@@ -2,9 +2,9 @@
 //! and tile-crossing sizes, with garbage outside views.
 
 mod common;
+use clfuse::clfuse_kernels::{self as k, Block, Mirror, Part};
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::fusion_kernels::{self as k, Block, Mirror, Part};
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 const SHAPES: [(usize, usize); 6] = [(0, 0), (1, 1), (31, 33), (33, 31), (1, 100), (257, 3)];

@@ -1,16 +1,17 @@
 //! The buffer pool: dropped matrices' buffers are reused, the reuse respects
 //! the previous owner's pending commands, and the pool can be emptied.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 #[test]
 fn a_dropped_buffer_is_reused_and_the_pool_can_be_emptied() -> Result<()> {
-    fusion::release_cached_buffers();
+    clfuse::release_cached_buffers();
     // 100 doubles: the 1024-byte class (other tests of this binary may add
     // buffers of their own, so only this class's effect is asserted).
-    let before = fusion::cached_buffer_bytes();
+    let before = clfuse::cached_buffer_bytes();
     drop(MatrixCl::<f64>::zeros(100, 1)?);
-    assert!(fusion::cached_buffer_bytes() >= before + 1024);
+    assert!(clfuse::cached_buffer_bytes() >= before + 1024);
     // 128 doubles share the class: the same buffer comes back, filled anew.
     let reused = MatrixCl::from_slice(128, 1, &vec![2.5f64; 128])?;
     assert_eq!(reused.to_vec()?, vec![2.5; 128]);
@@ -19,7 +20,7 @@ fn a_dropped_buffer_is_reused_and_the_pool_can_be_emptied() -> Result<()> {
     let ints = MatrixCl::from_slice(256, 1, &(0..256).collect::<Vec<i32>>())?;
     assert_eq!(ints.to_vec()?, (0..256).collect::<Vec<i32>>());
     drop(ints);
-    assert!(fusion::release_cached_buffers() >= 1024);
+    assert!(clfuse::release_cached_buffers() >= 1024);
     Ok(())
 }
 

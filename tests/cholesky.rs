@@ -3,9 +3,9 @@
 //! at n ≥ 1000, L·(Lᵀ·x) = A·x for random x with the same bound.
 
 mod common;
+use clfuse::clfuse_kernels::{self as k, CholeskyOptions};
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::fusion_kernels::{self as k, CholeskyOptions};
-use fusion::prelude::*;
 
 const TOL: f64 = 1e-11;
 

@@ -2,9 +2,10 @@
 
 mod common;
 
-use fusion::Error;
-use fusion::fusion_core::{NdRange, Out, TypedKernel};
-use fusion::prelude::*;
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::clfuse_core::{NdRange, Out, TypedKernel};
+use clfuse::prelude::*;
 
 fn pattern<T: ClType>(n: usize) -> Vec<T> {
     (0..n)
@@ -51,7 +52,7 @@ fn round_trips_every_type_and_shape() -> Result<()> {
 fn packed_trip<T: ClType>() -> Result<()> {
     for n in [0, 1, 2, 31, 33, 100] {
         for view in [View::Lower, View::Upper] {
-            let packed = pattern::<T>(fusion::fusion_kernels::packed_len(n));
+            let packed = pattern::<T>(clfuse::clfuse_kernels::packed_len(n));
             let m = MatrixCl::from_packed(n, view, &packed)?;
             assert_eq!(m.view(), view);
             let full = m.to_vec()?;
@@ -277,16 +278,16 @@ fn no_platform_is_an_error_not_a_panic() {
 
 #[test]
 fn device_listing_and_runtime_info() -> Result<()> {
-    let devices = fusion::list_devices()?;
+    let devices = clfuse::list_devices()?;
     assert!(!devices.is_empty());
     let rt = Runtime::get()?;
     assert!(devices.iter().any(|d| d.name == rt.device_info().name));
     assert_eq!(
-        fusion::configure(RuntimeConfig::default()),
+        clfuse::configure(RuntimeConfig::default()),
         Err(Error::AlreadyInitialized { what: "configure" })
     );
     Ok(())
 }
 
-use fusion::Runtime;
-use fusion::RuntimeConfig;
+use clfuse::Runtime;
+use clfuse::RuntimeConfig;

@@ -5,9 +5,9 @@
 //! sums of at most a few thousand terms).
 
 mod common;
+use clfuse::clfuse_kernels::{self as k, GemmConfig, MultiplyOptions, Op};
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::fusion_kernels::{self as k, GemmConfig, MultiplyOptions, Op};
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 const TOL: f64 = 1e-12;
@@ -257,4 +257,42 @@ fn star_operator_is_the_gemm_leaf_inside_fused_expressions() {
     let err = out.assign(&da * &dc).unwrap_err();
     assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
     assert_eq!(to_host(&out), before);
+}
+
+/// Asking a product for its shape or view runs nothing; the GEMM runs in
+/// the driver's leaf step, once per product, and a mismatch is reported
+/// by the query itself.
+#[test]
+fn product_queries_are_pure_and_the_leaf_step_runs_the_gemm_once() -> Result<()> {
+    use clfuse::clfuse_ops::{IntoOperand, Operation};
+    let a = MatrixCl::from_slice(3, 2, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    let b = MatrixCl::from_slice(2, 3, &[1.0f64, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+    let product = (&a * &b).into_operand();
+    let before = clfuse::thread_kernel_stats();
+    assert_eq!(product.shape()?, Some((3, 3)));
+    assert_eq!(product.view(), View::Entire);
+    assert_eq!(clfuse::thread_kernel_stats() - before, Default::default());
+    product.evaluate_leaves()?;
+    let launched = (clfuse::thread_kernel_stats() - before).launched;
+    assert!(launched >= 1);
+    product.evaluate_leaves()?; // already computed: nothing more runs
+    assert_eq!((clfuse::thread_kernel_stats() - before).launched, launched);
+    assert_eq!(product.view(), View::Entire);
+    let d = MatrixCl::<f64>::zeros(3, 3)?;
+    d.assign(Expr(product) + 1.0)?;
+    let host = d.to_vec()?;
+    // Row i of a·b is (a[i,0], a[i,1], a[i,0] + a[i,1]), plus one.
+    for i in 0..3 {
+        let (x, y) = (a.to_vec()?[i], a.to_vec()?[i + 3]);
+        assert_eq!(
+            [host[i], host[i + 3], host[i + 6]],
+            [x + 1.0, y + 1.0, x + y + 1.0]
+        );
+    }
+    let mismatch = (&a * &a).into_operand();
+    assert!(matches!(
+        mismatch.shape(),
+        Err(clfuse::Error::DimensionMismatch { .. })
+    ));
+    Ok(())
 }

@@ -6,11 +6,12 @@
 //! plus the finite difference's rounding (1e-13·|value|/h).
 
 mod common;
+use clfuse::Result;
+use clfuse::clfuse_ops::RowBlockKind;
+use clfuse::glm::*;
+use clfuse::prelude::*;
 use common::linalg::Rng;
 use common::reference::log1p_exp;
-use fusion::fusion_ops::RowBlockKind;
-use fusion::glm::*;
-use fusion::prelude::*;
 
 const H: f64 = 1e-5;
 
@@ -111,7 +112,7 @@ fn upload(inp: &Inputs) -> Device {
 }
 
 type Cpu<'a> = dyn Fn(&Inputs, Keep) -> f64 + 'a;
-type Gpu<'a> = dyn Fn(&Device, &Inputs, &GlmOptions) -> fusion::Result<GlmOutput> + 'a;
+type Gpu<'a> = dyn Fn(&Device, &Inputs, &GlmOptions) -> clfuse::Result<GlmOutput> + 'a;
 
 fn close(what: &str, got: f64, want: f64, tol: f64) {
     assert!(
@@ -156,7 +157,7 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
         1e-10 * want.abs().max(1.0),
     );
     let grad_tol = |f: f64| 1e-5 * f.abs().max(1.0) + 1e-13 * want.abs() / H;
-    let d_alpha = out.d_alpha.as_ref().unwrap().to_vec().unwrap();
+    let d_alpha = out.d_alpha().unwrap().to_vec().unwrap();
     assert_eq!(d_alpha.len(), inp.alpha.len());
     for i in sample(inp.alpha.len()) {
         let f = fd(cpu, inp, |s| &mut s.alpha, i);
@@ -167,30 +168,27 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
             grad_tol(f),
         );
     }
-    let d_beta = out.d_beta.as_ref().unwrap().to_vec().unwrap();
-    assert_eq!(
-        (out.d_beta.as_ref().unwrap().rows(), d_beta.len()),
-        (inp.p, inp.p)
-    );
+    let d_beta = out.d_beta().unwrap().to_vec().unwrap();
+    assert_eq!((out.d_beta().unwrap().rows(), d_beta.len()), (inp.p, inp.p));
     for (k, &got) in d_beta.iter().enumerate() {
         let f = fd(cpu, inp, |s| &mut s.beta, k);
         close(&format!("{label}: d_beta[{k}]"), got, f, grad_tol(f));
     }
-    let d_x = out.d_x.as_ref().unwrap().to_vec().unwrap();
+    let d_x = out.d_x().unwrap().to_vec().unwrap();
     assert_eq!(d_x.len(), inp.n * inp.p);
     for e in sample(inp.n * inp.p) {
         let f = fd(cpu, inp, |s| &mut s.x, e);
         close(&format!("{label}: d_x[{e}]"), d_x[e], f, grad_tol(f));
     }
     if has_aux {
-        let d_aux = out.d_aux.as_ref().unwrap().to_vec().unwrap();
+        let d_aux = out.d_aux().unwrap().to_vec().unwrap();
         assert_eq!(d_aux.len(), inp.aux.len());
         for i in sample(inp.aux.len()) {
             let f = fd(cpu, inp, |s| &mut s.aux, i);
             close(&format!("{label}: d_aux[{i}]"), d_aux[i], f, grad_tol(f));
         }
     } else {
-        assert!(out.d_aux.is_none());
+        assert!(out.d_aux().is_err());
     }
     // Only what is asked for is computed; propto follows Stan's rule.
     for (wrt, propto) in [
@@ -208,10 +206,10 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
             want,
             1e-10 * want.abs().max(1.0),
         );
-        assert_eq!(out.d_alpha.is_some(), wrt.alpha);
-        assert_eq!(out.d_beta.is_some(), wrt.beta);
-        assert_eq!(out.d_x.is_some(), wrt.x);
-        assert_eq!(out.d_aux.is_some(), wrt.aux && has_aux);
+        assert_eq!(out.d_alpha().is_ok(), wrt.alpha);
+        assert_eq!(out.d_beta().is_ok(), wrt.beta);
+        assert_eq!(out.d_x().is_ok(), wrt.x);
+        assert_eq!(out.d_aux().is_ok(), wrt.aux && has_aux);
     }
 }
 
@@ -256,7 +254,7 @@ fn bernoulli_logit() {
 fn wide_designs_take_the_row_vector_leaf() -> Result<()> {
     let (n, p) = (5, 4500);
     for kind in [RowBlockKind::ProductAlone, RowBlockKind::WithRowWork] {
-        assert_eq!(fusion::fusion_ops::staged_row_team(p, kind)?, None);
+        assert_eq!(clfuse::clfuse_ops::staged_row_team(p, kind)?, None);
     }
     let x: Vec<f64> = (0..n * p)
         .map(|k| ((k * 13) % 17) as f64 / 17.0 - 0.5)
@@ -267,11 +265,7 @@ fn wide_designs_take_the_row_vector_leaf() -> Result<()> {
     let device_beta = MatrixCl::from_slice(p, 1, &beta)?;
     let options = GlmOptions::gradients(Wrt::BETA);
     let out = bernoulli_logit_glm_lpmf(&y[..], &device_x, 0.2, &device_beta, &options)?;
-    let d_beta = out
-        .d_beta
-        .map(|m| m.to_vec())
-        .transpose()?
-        .unwrap_or_default();
+    let d_beta = out.d_beta()?.to_vec()?;
     let d_eta: Vec<f64> = (0..n)
         .map(|i| {
             let eta = 0.2 + (0..p).map(|j| x[i + n * j] * beta[j]).sum::<f64>();
@@ -423,7 +417,7 @@ fn check_multi(
         &MatrixCl<f64>,
         &MatrixCl<f64>,
         &GlmOptions,
-    ) -> fusion::Result<GlmOutput>,
+    ) -> clfuse::Result<GlmOutput>,
 ) {
     let x = MatrixCl::from_slice(inp.n, inp.p, &inp.x).unwrap();
     let beta = MatrixCl::from_slice(inp.p, cols, &inp.beta).unwrap();
@@ -440,30 +434,22 @@ fn check_multi(
     );
     let grad_tol = |f: f64| 1e-5 * f.abs().max(1.0) + 1e-13 * want.abs() / H;
     let mut grads: Vec<(&str, Vec<f64>, fn(&mut Inputs) -> &mut Vec<f64>)> = vec![
-        (
-            "d_beta",
-            out.d_beta.as_ref().unwrap().to_vec().unwrap(),
-            |s| &mut s.beta,
-        ),
-        ("d_x", out.d_x.as_ref().unwrap().to_vec().unwrap(), |s| {
-            &mut s.x
+        ("d_beta", out.d_beta().unwrap().to_vec().unwrap(), |s| {
+            &mut s.beta
         }),
+        ("d_x", out.d_x().unwrap().to_vec().unwrap(), |s| &mut s.x),
     ];
     if has_alpha {
-        grads.push((
-            "d_alpha",
-            out.d_alpha.as_ref().unwrap().to_vec().unwrap(),
-            |s| &mut s.alpha,
-        ));
+        grads.push(("d_alpha", out.d_alpha().unwrap().to_vec().unwrap(), |s| {
+            &mut s.alpha
+        }));
     } else {
-        assert!(out.d_alpha.is_none());
+        assert!(out.d_alpha().is_err());
     }
     if has_aux {
-        grads.push((
-            "d_aux",
-            out.d_aux.as_ref().unwrap().to_vec().unwrap(),
-            |s| &mut s.aux,
-        ));
+        grads.push(("d_aux", out.d_aux().unwrap().to_vec().unwrap(), |s| {
+            &mut s.aux
+        }));
     }
     for (what, got, field) in grads {
         assert_eq!(
@@ -485,7 +471,7 @@ fn check_multi(
             want,
             1e-10 * want.abs().max(1.0),
         );
-        assert_eq!((out.d_beta.is_some(), out.d_x.is_some()), (wrt.beta, wrt.x));
+        assert_eq!((out.d_beta().is_ok(), out.d_x().is_ok()), (wrt.beta, wrt.x));
     }
 }
 

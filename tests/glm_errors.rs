@@ -1,14 +1,14 @@
 //! Every GLM validation error: named function, argument, index and value
 //! (Stan's message style), from the same kernel that computes the value.
 
-use fusion::glm::*;
-use fusion::prelude::*;
+use clfuse::glm::*;
+use clfuse::prelude::*;
 
 fn m(rows: usize, cols: usize, v: &[f64]) -> MatrixCl<f64> {
     MatrixCl::from_slice(rows, cols, v).unwrap()
 }
 
-fn expect(result: fusion::Result<GlmOutput>, text: &str) {
+fn expect(result: clfuse::Result<GlmOutput>, text: &str) {
     let err = result.expect_err(text);
     assert!(err.to_string().contains(text), "expected {text:?} in {err}");
 }

@@ -1,7 +1,8 @@
 //! The generated OpenCL C for a few expressions is stable and readable.
 //! Regenerate on purpose with `FUSION_BLESS=1 cargo test --test golden_sources`.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 fn check(name: &str, source: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

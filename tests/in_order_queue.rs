@@ -1,15 +1,16 @@
 //! The in-order queue path: the same dependent chain with the queue forced in-order.
 
-use fusion::prelude::*;
-use fusion::{QueueMode, Runtime, RuntimeConfig};
+use clfuse::Result;
+use clfuse::prelude::*;
+use clfuse::{QueueMode, Runtime, RuntimeConfig};
 
 mod common;
 
 #[test]
 fn chain_on_an_in_order_queue() -> Result<()> {
-    fusion::configure(RuntimeConfig {
+    clfuse::configure(RuntimeConfig {
         queue: QueueMode::InOrder,
-        ..RuntimeConfig::from_env()
+        ..RuntimeConfig::from_env()?
     })?;
     assert!(!Runtime::get()?.out_of_order());
     common::dependent_chain()?;

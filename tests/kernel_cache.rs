@@ -1,7 +1,8 @@
 //! The kernel cache: one kernel per expression structure, aliasing in the key.
 //! One test function, so that no other test compiles kernels while counting.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 #[test]
 fn cache_behaviour() -> Result<()> {
@@ -92,7 +93,7 @@ fn dumped_kernels_are_named_by_cache_key() -> Result<()> {
         let m = MatrixCl::from_slice(1, 1, &[1.0f32])?;
         let _ = (&m * 3.0f32 + 1.0f32).eval()?;
         let names: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| fusion::Error::Unsupported {
+            .map_err(|e| clfuse::Error::Unsupported {
                 what: e.to_string(),
             })?
             .filter_map(|e| e.ok())

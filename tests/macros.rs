@@ -1,6 +1,7 @@
 //! Compile-time checks of the macros (trybuild) and a macro-declared kernel at run time.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 #[test]
 fn mismatched_declarations_do_not_compile() {
@@ -8,7 +9,7 @@ fn mismatched_declarations_do_not_compile() {
     t.compile_fail("tests/compile_fail/*.rs");
 }
 
-fusion::fusion_core::kernel! {
+clfuse::clfuse_core::kernel! {
     /// A generic kernel declared from inline source.
     fn axpy<T>(inout y: T, in x: T, a: T) = source "
         __kernel void axpy(__global T* y, const __global T* x, T a) {
@@ -21,16 +22,16 @@ fusion::fusion_core::kernel! {
 fn a_declared_kernel_launches_for_each_element_type() -> Result<()> {
     let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
     let y = MatrixCl::from_slice(3, 1, &[1.0f64, 1.0, 1.0])?;
-    axpy::<f64>().launch(fusion::fusion_core::NdRange::d1(3), (&y, &x, 2.0))?;
+    axpy::<f64>().launch(clfuse::clfuse_core::NdRange::d1(3), (&y, &x, 2.0))?;
     assert_eq!(y.to_vec()?, vec![3.0, 5.0, 7.0]);
     let xi = MatrixCl::from_slice(2, 1, &[1, 2])?;
     let yi = MatrixCl::from_slice(2, 1, &[0, 0])?;
-    axpy::<i32>().launch(fusion::fusion_core::NdRange::d1(2), (&yi, &xi, 5))?;
+    axpy::<i32>().launch(clfuse::clfuse_core::NdRange::d1(2), (&yi, &xi, 5))?;
     assert_eq!(yi.to_vec()?, vec![5, 10]);
     Ok(())
 }
 
-fusion::fusion_ops::elementwise! {
+clfuse::clfuse_ops::elementwise! {
     /// A user-declared function with a helper-free template.
     pub struct Cube;
     fn cube(x) = "{x} * {x} * {x}";

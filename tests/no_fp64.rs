@@ -1,13 +1,14 @@
 //! Using f64 on a device without fp64 is an error (forced by configuration).
 
-use fusion::prelude::*;
-use fusion::{Error, RuntimeConfig};
+use clfuse::Result;
+use clfuse::prelude::*;
+use clfuse::{Error, RuntimeConfig};
 
 #[test]
 fn f64_without_fp64_is_unsupported() -> Result<()> {
-    fusion::configure(RuntimeConfig {
+    clfuse::configure(RuntimeConfig {
         force_no_fp64: true,
-        ..RuntimeConfig::from_env()
+        ..RuntimeConfig::from_env()?
     })?;
     let e = MatrixCl::from_slice(1, 1, &[1.0f64]).unwrap_err();
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");

@@ -4,10 +4,11 @@
 //! values outside a declared view are not part of the matrix.
 
 mod common;
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::clfuse_kernels as k;
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::Error;
-use fusion::fusion_kernels as k;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 const BAD: [f64; 3] = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];

@@ -2,9 +2,10 @@
 
 mod common;
 
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::prelude::*;
 use common::assert_close;
-use fusion::Error;
-use fusion::prelude::*;
 
 fn host(n: usize, salt: usize) -> Vec<f64> {
     (0..n)
@@ -314,7 +315,7 @@ fn shape_mismatches_are_reported_before_launch() -> Result<()> {
         }
     );
     assert!((constant(1.0, 2, 2) + 1.0).eval().is_ok());
-    let scalar_only = fusion::Expr(fusion::fusion_ops::Scalar(1.0f64));
+    let scalar_only = clfuse::Expr(clfuse::clfuse_ops::Scalar(1.0f64));
     assert!(matches!(
         scalar_only.eval(),
         Err(Error::InvalidArgument { .. })

@@ -8,8 +8,9 @@
 
 mod common;
 
+use clfuse::Result;
+use clfuse::prelude::*;
 use common::reference as r;
-use fusion::prelude::*;
 
 /// Shapes: empty, single, row, column, not multiples of any work-group size,
 /// and over a million elements (checked on a strided sample).
@@ -71,7 +72,7 @@ macro_rules! unary_tests {
             for (rows, cols) in SHAPES {
                 let x = inputs(rows * cols, $lo, $hi, 1);
                 let a = MatrixCl::from_slice(rows, cols, &x)?;
-                let got = fusion::fusion_ops::$fun(&a).eval()?;
+                let got = clfuse::clfuse_ops::$fun(&a).eval()?;
                 assert_eq!((got.rows(), got.cols()), (rows, cols));
                 let reference: fn(f64) -> f64 = $reference;
                 let step = sample(x.len());
@@ -153,7 +154,7 @@ macro_rules! binary_tests {
                 let y = inputs(rows * cols, $lo2, $hi2, 4);
                 let a = MatrixCl::from_slice(rows, cols, &x)?;
                 let b = MatrixCl::from_slice(rows, cols, &y)?;
-                let got = fusion::fusion_ops::$fun(&a, &b).eval()?;
+                let got = clfuse::clfuse_ops::$fun(&a, &b).eval()?;
                 let reference: fn(f64, f64) -> f64 = $reference;
                 let step = sample(x.len());
                 let want: Vec<f64> = x.iter().zip(&y).enumerate().map(|(k, (u, v))| if k % step == 0 { reference(*u, *v) } else { 0.0 }).collect();

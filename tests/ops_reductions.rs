@@ -2,9 +2,10 @@
 
 mod common;
 
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::prelude::*;
 use common::assert_close;
-use fusion::Error;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 fn host(rows: usize, cols: usize, salt: usize) -> DMatrix<f64> {
@@ -142,7 +143,7 @@ fn matrix_vector_multiply_fuses_with_a_glm_link() -> Result<()> {
         let (dx, db) = (MatrixCl::try_from(&x)?, MatrixCl::try_from(&beta)?);
         let alpha = 0.3;
         let before = thread_kernel_stats();
-        let mu = fusion::fusion_ops::inv_logit(matrix_vector_multiply(&dx, &db) + alpha).eval()?;
+        let mu = clfuse::clfuse_ops::inv_logit(matrix_vector_multiply(&dx, &db) + alpha).eval()?;
         assert_eq!((thread_kernel_stats() - before).launched, 1, "one kernel");
         let want: Vec<f64> = (&x * &beta)
             .iter()
@@ -230,7 +231,7 @@ fn optional_outputs_leave_the_kernel() -> Result<()> {
             output(&d, &x * 2.0),
             optional(output(&g, lgamma(&x)), want_g),
         );
-        let src = fusion::fusion_ops::source_of(&list)?;
+        let src = clfuse::clfuse_ops::source_of(&list)?;
         assert_eq!(src.contains("lgamma("), want_g, "{src}");
         fuse(list)?;
     }
@@ -341,7 +342,7 @@ fn checks_report_function_argument_position_and_value() -> Result<()> {
 
 #[test]
 fn fuse_then_runs_between_the_kernel_and_the_read_backs() -> Result<()> {
-    use fusion::fusion_ops::{SumOp, full_reduction, fuse_then};
+    use clfuse::clfuse_ops::{SumOp, full_reduction, fuse_then};
     let x = MatrixCl::from_slice(5000, 1, &vec![2.0f64; 5000])?;
     let d = MatrixCl::<f64>::zeros(5000, 1)?;
     let total = full_reduction::<SumOp, _>(&x);

@@ -2,9 +2,10 @@
 
 mod common;
 
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::prelude::*;
 use common::assert_close;
-use fusion::Error;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 fn host(rows: usize, cols: usize, salt: usize) -> DMatrix<f64> {
@@ -242,7 +243,7 @@ fn shared_sub_expressions_at_several_positions_bind_their_scalars_once() -> Resu
     let r = (transpose(&s) + &s).eval()?;
     let hs = h.map(|v| v * 3.0 + 1.0);
     assert_eq!(back(&r)?, hs.transpose() + &hs);
-    let snippet = fusion::fusion_ops::CustomCode::<f64>::new("{y} = {x} * {x} + {c};", &["y"])
+    let snippet = clfuse::clfuse_ops::CustomCode::<f64>::new("{y} = {x} * {x} + {c};", &["y"])
         .input("x", &a)
         .input("c", constant(0.5, 6, 6));
     let y = snippet.output("y")?;

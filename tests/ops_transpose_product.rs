@@ -6,8 +6,9 @@
 
 mod common;
 
-use fusion::fusion_ops::source_of;
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::clfuse_ops::source_of;
+use clfuse::prelude::*;
 use nalgebra::DMatrix;
 
 fn host(rows: usize, cols: usize, salt: usize) -> DMatrix<f64> {
@@ -177,7 +178,7 @@ fn shape_errors_write_nothing() -> Result<()> {
 /// 8 x 13 in the other (without tuning knobs).
 #[test]
 fn rows_are_spread_by_the_work_done_per_row() -> Result<()> {
-    use fusion::fusion_ops::{RowBlockKind, staged_row_team};
+    use clfuse::clfuse_ops::{RowBlockKind, staged_row_team};
     let knobs = ["FUSION_STAGED_PER_WORK_ITEM", "FUSION_ROW_BLOCK_GROUP_SIZE"];
     if knobs.iter().any(|k| std::env::var_os(k).is_some()) {
         return Ok(());

@@ -6,7 +6,8 @@
 //! The test runs this binary again as a child that queues work on leaked
 //! matrices and calls `std::process::exit` without waiting for anything.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 use std::process::Command;
 
 const CHILD: &str = "FUSION_TEST_EXIT_CHILD";

@@ -1,22 +1,23 @@
 //! The kernel timeline of a profiling queue (`FUSION_PROFILING=1`).
 
-use fusion::prelude::*;
-use fusion::{Runtime, RuntimeConfig};
+use clfuse::Result;
+use clfuse::prelude::*;
+use clfuse::{Runtime, RuntimeConfig};
 
 #[test]
 fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
-    fusion::configure(RuntimeConfig {
+    clfuse::configure(RuntimeConfig {
         profiling: true,
-        ..RuntimeConfig::from_env()
+        ..RuntimeConfig::from_env()?
     })?;
     assert!(Runtime::get()?.profiling());
     let a = MatrixCl::from_slice(33, 31, &vec![1.5f64; 33 * 31])?;
-    fusion::take_profile()?;
+    clfuse::take_profile()?;
     let sum = (&a + &a).eval()?;
-    let product = fusion::fusion_kernels::multiply(&a, &transpose(&a).eval()?)?;
+    let product = clfuse::clfuse_kernels::multiply(&a, &transpose(&a).eval()?)?;
     assert_eq!(sum.to_vec()?[0], 3.0);
     assert_eq!(product.to_vec()?[0], 31.0 * 2.25);
-    let profile = fusion::take_profile()?;
+    let profile = clfuse::take_profile()?;
     // Two generated kernels (the sum, the transpose) and at least one GEMM.
     assert_eq!(profile.kernels["calculate"].launches, 2);
     assert!(profile.kernels.keys().any(|k| k.starts_with("gemm")));
@@ -24,14 +25,14 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
     assert_eq!(profile.idle_ns(), profile.span_ns - profile.busy_ns);
     let table = profile.to_string();
     assert!(table.contains("| calculate | 2 |"), "{table}");
-    assert!(fusion::take_profile()?.kernels.is_empty());
+    assert!(clfuse::take_profile()?.kernels.is_empty());
 
     // The timeline lists transfers and marks beside kernels, in queue order.
-    fusion::profile_mark("before")?;
+    clfuse::profile_mark("before")?;
     let b = MatrixCl::from_slice(1, 1, &[2.0f64])?;
     let read = (&b * 3.0f64).eval()?.read_later()?;
     assert_eq!(read.wait()?, vec![6.0]);
-    let timeline = fusion::take_profile()?.timeline;
+    let timeline = clfuse::take_profile()?.timeline;
     let names: Vec<&str> = timeline.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names,
@@ -47,16 +48,16 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
 
     // Labels name the step a launch belongs to, nest, and end with their guard.
     {
-        let _outer = fusion::profile_scope("outer");
+        let _outer = clfuse::profile_scope("outer");
         (&a * 2.0f64).eval()?;
         {
-            let _inner = fusion::profile_scope("inner");
+            let _inner = clfuse::profile_scope("inner");
             (&a * 3.0f64).eval()?;
         }
         (&a * 4.0f64).eval()?;
     }
     (&a * 5.0f64).eval()?;
-    let labelled = fusion::take_profile()?;
+    let labelled = clfuse::take_profile()?;
     assert_eq!(labelled.kernels["outer: calculate"].launches, 2);
     assert_eq!(labelled.kernels["inner: calculate"].launches, 1);
     assert_eq!(labelled.kernels["calculate"].launches, 1);
@@ -70,7 +71,7 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
     let n = 1000;
     for p in [3, 50, 300] {
         let team =
-            fusion::fusion_ops::staged_row_team(p, fusion::fusion_ops::RowBlockKind::WithRowWork)?;
+            clfuse::clfuse_ops::staged_row_team(p, clfuse::clfuse_ops::RowBlockKind::WithRowWork)?;
         if std::env::var_os("FUSION_STAGED_PER_WORK_ITEM").is_none() {
             assert_eq!(team, Some(p.div_ceil(32).next_power_of_two()), "p = {p}");
         }
@@ -82,11 +83,11 @@ fn the_profile_counts_each_kernel_and_is_cleared_when_taken() -> Result<()> {
         let x = MatrixCl::from_slice(n, p, &vec![0.01f64; n * p])?;
         let beta = MatrixCl::from_slice(p, 1, &vec![0.5f64; p])?;
         let y: Vec<i32> = (0..n as i32).map(|i| i % 2).collect();
-        let options = fusion::glm::GlmOptions::gradients(fusion::glm::Wrt::BETA);
-        fusion::take_profile()?;
-        let out = fusion::glm::bernoulli_logit_glm_lpmf(&y[..], &x, 0.1, &beta, &options)?;
-        assert!(out.d_beta.is_some());
-        let names: Vec<String> = fusion::take_profile()?.kernels.into_keys().collect();
+        let options = clfuse::glm::GlmOptions::gradients(clfuse::glm::Wrt::BETA);
+        clfuse::take_profile()?;
+        let out = clfuse::glm::bernoulli_logit_glm_lpmf(&y[..], &x, 0.1, &beta, &options)?;
+        assert!(out.d_beta().is_ok());
+        let names: Vec<String> = clfuse::take_profile()?.kernels.into_keys().collect();
         let second_pass = names.iter().any(|k| k.starts_with("glm: xᵀ·d_eta"));
         assert_eq!(second_pass, !in_kernel, "p = {p}: {names:?}");
     }

@@ -7,10 +7,10 @@
 
 mod common;
 
+use clfuse::Error;
+use clfuse::clfuse_kernels as k;
+use clfuse::prelude::*;
 use common::linalg::{assert_relative, to_device, to_host};
-use fusion::Error;
-use fusion::fusion_kernels as k;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 

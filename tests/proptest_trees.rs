@@ -5,8 +5,9 @@
 
 mod common;
 
-use fusion::fusion_ops::{DynOp, boxed};
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::clfuse_ops::{DynOp, boxed};
+use clfuse::prelude::*;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -3,8 +3,9 @@
 //! indices, sizes that would wrap the kernels' 32-bit indices, and the rule
 //! that a zero *value* never hides NaN or inf.
 
-use fusion::Error;
-use fusion::prelude::*;
+use clfuse::Error;
+use clfuse::Result;
+use clfuse::prelude::*;
 
 /// A 4 x 4 matrix holding 0..16 (column-major), and its contents.
 fn sixteen() -> Result<(MatrixCl<f64>, Vec<f64>)> {

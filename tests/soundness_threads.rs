@@ -5,7 +5,8 @@
 //! `FUSION_SOUNDNESS_ROUNDS` sets the rounds of the read/write test (50 by
 //! default); `make test` also runs this file under `FUSION_QUEUE=in-order`.
 
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::prelude::*;
 use std::sync::{Arc, Barrier};
 
 fn rounds() -> usize {

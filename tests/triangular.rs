@@ -3,9 +3,9 @@
 //! bound is max |X - X_ref| ≤ 1e-11 · max(|X_ref|, 1).
 
 mod common;
+use clfuse::clfuse_kernels as k;
+use clfuse::prelude::*;
 use common::linalg::*;
-use fusion::fusion_kernels as k;
-use fusion::prelude::*;
 use nalgebra::DMatrix;
 
 const TOL: f64 = 1e-11;

@@ -105,12 +105,12 @@ pub(crate) fn give(mem: cl_mem, class: usize, events: EventLists) {
 /// that freed (matrices still alive are not affected).
 ///
 /// ```
-/// let m = fusion_core::MatrixCl::<f64>::zeros(100, 1)?;
+/// let m = clfuse_core::MatrixCl::<f64>::zeros(100, 1)?;
 /// drop(m);
-/// assert_eq!(fusion_core::cached_buffer_bytes(), 1024);
-/// fusion_core::release_cached_buffers();
-/// assert_eq!(fusion_core::cached_buffer_bytes(), 0);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_core::cached_buffer_bytes(), 1024);
+/// clfuse_core::release_cached_buffers();
+/// assert_eq!(clfuse_core::cached_buffer_bytes(), 0);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn release_cached_buffers() -> usize {
     let taken = pool().take();
@@ -121,10 +121,10 @@ pub fn release_cached_buffers() -> usize {
 /// Bytes of device memory held by the pool for reuse.
 ///
 /// ```
-/// let before = fusion_core::cached_buffer_bytes();
-/// drop(fusion_core::MatrixCl::<f32>::zeros(1, 1)?);
-/// assert!(fusion_core::cached_buffer_bytes() >= before);
-/// # Ok::<(), fusion_core::Error>(())
+/// let before = clfuse_core::cached_buffer_bytes();
+/// drop(clfuse_core::MatrixCl::<f32>::zeros(1, 1)?);
+/// assert!(clfuse_core::cached_buffer_bytes() >= before);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn cached_buffer_bytes() -> usize {
     pool().as_ref().map_or(0, |p| p.bytes)

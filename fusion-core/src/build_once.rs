@@ -24,13 +24,13 @@ struct Slot<V> {
 /// call tries again).
 ///
 /// ```
-/// use fusion_core::BuildOnce;
+/// use clfuse_core::BuildOnce;
 /// let cache: BuildOnce<u32, String> = BuildOnce::new();
 /// let first = cache.get_or_build(&7, || Ok("seven".to_string()))?;
 /// let again = cache.get_or_build(&7, || panic!("built twice"))?;
 /// assert_eq!((first.as_str(), again.as_str()), ("seven", "seven"));
 /// assert_eq!(cache.len(), 1);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct BuildOnce<K: Eq + Hash, V> {
@@ -62,6 +62,12 @@ impl<K: Eq + Hash, V> BuildOnce<K, V> {
     /// Whether no value has been built.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Forgets every value (a build under way completes for its callers
+    /// but is not kept).
+    pub fn clear(&self) {
+        self.slots.clear();
     }
 }
 

@@ -3,7 +3,7 @@
 /// An element type usable on the device: `f64`, `f32` or `i32`.
 ///
 /// ```
-/// use fusion_core::ClType;
+/// use clfuse_core::ClType;
 /// assert_eq!(<f64 as ClType>::CL_NAME, "double");
 /// assert_eq!(<i32 as ClType>::CL_NAME, "int");
 /// ```
@@ -72,7 +72,7 @@ impl ClType for i32 {
 /// The type two operands promote to (`i32 + f64 -> f64`, `f32 + i32 -> f32`).
 ///
 /// ```
-/// use fusion_core::Promote;
+/// use clfuse_core::Promote;
 /// fn promoted<A: Promote<B>, B>() -> &'static str { std::any::type_name::<A::Output>() }
 /// assert_eq!(promoted::<i32, f64>(), "f64");
 /// assert_eq!(promoted::<f32, i32>(), "f32");
@@ -96,7 +96,7 @@ promote! {
 /// kernels (GEMM, triangular inverse, Cholesky) accept.
 ///
 /// ```
-/// fn needs_float<T: fusion_core::ClFloat>() {}
+/// fn needs_float<T: clfuse_core::ClFloat>() {}
 /// needs_float::<f64>();
 /// needs_float::<f32>();
 /// ```

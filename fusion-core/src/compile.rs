@@ -13,8 +13,8 @@ static LAUNCHED: AtomicU64 = AtomicU64::new(0);
 /// Counts of kernels compiled and launched since the process started.
 ///
 /// ```
-/// let before = fusion_core::kernel_stats();
-/// assert!(fusion_core::kernel_stats().launched >= before.launched);
+/// let before = clfuse_core::kernel_stats();
+/// assert!(clfuse_core::kernel_stats().launched >= before.launched);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KernelStats {
@@ -50,11 +50,11 @@ pub fn kernel_stats() -> KernelStats {
 /// work: what tests and benchmarks use to prove "one kernel").
 ///
 /// ```
-/// let before = fusion_core::thread_kernel_stats();
-/// let m = fusion_core::MatrixCl::<f32>::uninitialized(2, 2)?;
-/// assert_eq!(fusion_core::thread_kernel_stats() - before, Default::default());
+/// let before = clfuse_core::thread_kernel_stats();
+/// let m = clfuse_core::MatrixCl::<f32>::uninitialized(2, 2)?;
+/// assert_eq!(clfuse_core::thread_kernel_stats() - before, Default::default());
 /// # let _ = m;
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn thread_kernel_stats() -> KernelStats {
     THIS_THREAD.with(|s| s.get())
@@ -109,6 +109,40 @@ impl CompiledKernel {
 /// Held while a program is built (see [`compile_kernel`]).
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
 
+/// Debugging aids for kernel builds, part of [`RuntimeConfig`](crate::RuntimeConfig).
+///
+/// ```
+/// let d = clfuse_core::BuildDiagnostics { dump_kernels: Some("kernels-dump".into()), ..Default::default() };
+/// assert!(d.build_log.is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildDiagnostics {
+    /// Extra OpenCL compiler options for every build (`FUSION_CL_OPTIONS`).
+    pub cl_options: Option<String>,
+    /// Writes every kernel's source (`NAME.cl`) and device binary (`NAME.bin`)
+    /// into this folder (`FUSION_DUMP_KERNELS`).
+    pub dump_kernels: Option<std::path::PathBuf>,
+    /// Builds `NAME.cl` from this folder, when present, instead of the
+    /// generated source (`FUSION_KERNEL_OVERRIDE`), to try a hand edit.
+    pub kernel_override: Option<std::path::PathBuf>,
+    /// Appends every build's options and log to `NAME.log` in this folder
+    /// (`FUSION_BUILD_LOG`).
+    pub build_log: Option<std::path::PathBuf>,
+}
+
+impl BuildDiagnostics {
+    /// The diagnostics the environment asks for (any value is accepted).
+    pub fn from_env() -> Self {
+        let folder = |name: &str| crate::tuning::env_value(name).map(std::path::PathBuf::from);
+        BuildDiagnostics {
+            cl_options: crate::tuning::env_value("FUSION_CL_OPTIONS"),
+            dump_kernels: folder("FUSION_DUMP_KERNELS"),
+            kernel_override: folder("FUSION_KERNEL_OVERRIDE"),
+            build_log: folder("FUSION_BUILD_LOG"),
+        }
+    }
+}
+
 /// Builds kernel `name` from `source` with `options` for the runtime's device.
 ///
 /// A build failure returns [`Error::Build`] carrying the compiler log. When
@@ -124,11 +158,11 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 /// generated kernel (same name and arguments) can be timed in place.
 ///
 /// ```
-/// let k = fusion_core::compile_kernel("twice", "__kernel void twice(__global int* x) { x[get_global_id(0)] *= 2; }", "", "twice")?;
+/// let k = clfuse_core::compile_kernel("twice", "__kernel void twice(__global int* x) { x[get_global_id(0)] *= 2; }", "", "twice")?;
 /// assert_eq!(k.name(), "twice");
-/// let bad = fusion_core::compile_kernel("bad", "__kernel void bad( { }", "", "bad");
-/// assert!(matches!(bad, Err(fusion_core::Error::Build { .. })));
-/// # Ok::<(), fusion_core::Error>(())
+/// let bad = clfuse_core::compile_kernel("bad", "__kernel void bad( { }", "", "bad");
+/// assert!(matches!(bad, Err(clfuse_core::Error::Build { .. })));
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn compile_kernel(
     name: &str,
@@ -137,16 +171,18 @@ pub fn compile_kernel(
     dump_name: &str,
 ) -> Result<CompiledKernel> {
     let rt = Runtime::get()?;
-    let options = match std::env::var("FUSION_CL_OPTIONS") {
-        Ok(extra) if !extra.trim().is_empty() => format!("{options} {extra}"),
-        _ => options.to_string(),
+    let diagnostics = rt.diagnostics();
+    let options = match &diagnostics.cl_options {
+        Some(extra) => format!("{options} {extra}"),
+        None => options.to_string(),
     };
     let options = options.as_str();
-    let replacement = std::env::var_os("FUSION_KERNEL_OVERRIDE").and_then(|dir| {
-        std::fs::read_to_string(std::path::Path::new(&dir).join(format!("{dump_name}.cl"))).ok()
-    });
+    let replacement = diagnostics
+        .kernel_override
+        .as_ref()
+        .and_then(|dir| std::fs::read_to_string(dir.join(format!("{dump_name}.cl"))).ok());
     let source = replacement.as_deref().unwrap_or(source);
-    if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
+    if let Some(dir) = &diagnostics.dump_kernels {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.cl"));
         // Dumping is a debugging aid; failing to write must not fail the build.
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, source));
@@ -170,7 +206,7 @@ pub fn compile_kernel(
             log,
         });
     }
-    if let Some(dir) = std::env::var_os("FUSION_BUILD_LOG") {
+    if let Some(dir) = &diagnostics.build_log {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.log"));
         let log = program.get_build_log(device_id).unwrap_or_default();
         // A diagnostic aid like the dump above: a failed write is not a failed build.
@@ -183,7 +219,7 @@ pub fn compile_kernel(
             writeln!(file, "options: {options}\n{log}")
         });
     }
-    if let Some(dir) = std::env::var_os("FUSION_DUMP_KERNELS") {
+    if let Some(dir) = &diagnostics.dump_kernels {
         // The device's binary beside the source (PTX on NVIDIA): where the
         // compiler put arrays and spills. A debugging aid like the source dump.
         if let Ok(binaries) = program.get_binaries() {

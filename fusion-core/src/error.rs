@@ -5,11 +5,12 @@ use crate::view::View;
 /// Everything that can go wrong in fusion.
 ///
 /// ```
-/// use fusion_core::Error;
+/// use clfuse_core::Error;
 /// let e = Error::DimensionMismatch { operation: "add".into(), lhs: (2, 3), rhs: (3, 2) };
 /// assert!(e.to_string().contains("add"));
 /// ```
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// No OpenCL platform could be found (no ICD loader or no vendor driver).
     #[error(
@@ -191,7 +192,7 @@ pub enum Error {
 }
 
 /// Result alias used across fusion.
-pub type Result<T> = std::result::Result<T, Error>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Wraps an OpenCL status code from `call`.

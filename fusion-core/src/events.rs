@@ -136,7 +136,7 @@ impl Default for Lists {
 /// The pending read and write events of one buffer.
 ///
 /// ```
-/// let events = fusion_core::EventLists::default();
+/// let events = clfuse_core::EventLists::default();
 /// assert_eq!(events.pending(), (0, 0));
 /// ```
 #[derive(Default, Debug)]

@@ -13,11 +13,11 @@ use std::ops;
 /// until it is assigned (`MatrixCl::assign`) or evaluated (`.eval()`).
 ///
 /// ```
-/// use fusion_core::{Expr, MatrixCl};
+/// use clfuse_core::{Expr, MatrixCl};
 /// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
 /// let e: Expr<_> = 2.0f32 * (&a + &a); // builds a tree; no kernel runs
 /// # let _ = e;
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Expr<O>(pub O);
@@ -76,12 +76,12 @@ pub struct Neg<A>(pub A);
 /// the product then feeds the fused kernel like any matrix.
 ///
 /// ```
-/// use fusion_core::{Expr, MatrixCl};
-/// use fusion_core::expr::MatrixProduct;
+/// use clfuse_core::{Expr, MatrixCl};
+/// use clfuse_core::expr::MatrixProduct;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 0.0, 0.0, 1.0])?;
 /// let p = &a * &a; // builds the node; GEMM runs when the expression is used
 /// let _: &MatrixProduct<_, _> = &p.0;
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct MatrixProduct<L, R> {

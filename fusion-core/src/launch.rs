@@ -80,7 +80,7 @@ impl NdRange {
     /// A 3-D range (the third dimension often indexes a batch).
     ///
     /// ```
-    /// let r = fusion_core::NdRange::d3([4, 4, 2]);
+    /// let r = clfuse_core::NdRange::d3([4, 4, 2]);
     /// assert!(!r.is_empty());
     /// ```
     pub fn d3(global: [usize; 3]) -> Self {
@@ -110,12 +110,12 @@ impl NdRange {
 /// (`None` when the range is empty and nothing was launched).
 ///
 /// ```
-/// use fusion_core::{compile_kernel, enqueue, Access, KernelArg, MatrixCl, NdRange};
+/// use clfuse_core::{compile_kernel, enqueue, Access, KernelArg, MatrixCl, NdRange};
 /// let k = compile_kernel("inc", "__kernel void inc(__global int* x) { x[get_global_id(0)] += 1; }", "", "inc")?;
 /// let m = MatrixCl::from_slice(3, 1, &[1, 2, 3])?;
 /// enqueue(&k, &[KernelArg::buffer(&m, Access::ReadWrite)], NdRange::d1(3))?;
 /// assert_eq!(m.to_vec()?, vec![2, 3, 4]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn enqueue(
     kernel: &CompiledKernel,

@@ -11,7 +11,7 @@
 /// buffers); a mismatch is a compile error pointing at the argument.
 ///
 /// ```
-/// fusion_core::kernel! {
+/// clfuse_core::kernel! {
 ///     /// y = a * x + y
 ///     pub fn axpy(inout y: f32, in x: f32, a: f32) = source "
 ///         __kernel void axpy(__global float* y, const __global float* x, float a) {
@@ -19,11 +19,11 @@
 ///           y[i] += a * x[i];
 ///         }";
 /// }
-/// let x = fusion_core::MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;
-/// let y = fusion_core::MatrixCl::from_slice(2, 1, &[10.0f32, 20.0])?;
-/// axpy().launch(fusion_core::NdRange::d1(2), (&y, &x, 3.0))?;
+/// let x = clfuse_core::MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;
+/// let y = clfuse_core::MatrixCl::from_slice(2, 1, &[10.0f32, 20.0])?;
+/// axpy().launch(clfuse_core::NdRange::d1(2), (&y, &x, 3.0))?;
 /// assert_eq!(y.to_vec()?, vec![13.0, 26.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 ///
 /// A launcher generic over the element type writes `fn name<T>(in a: T, ..)`
@@ -39,7 +39,7 @@ macro_rules! kernel {
 
 #[doc(hidden)]
 pub mod __macros {
-    pub use fusion_macros::kernel_impl;
+    pub use clfuse_macros::kernel_impl;
 }
 
 mod buffer_pool;
@@ -49,10 +49,15 @@ mod compile;
 mod error;
 mod events;
 pub mod expr;
+#[cfg(feature = "faer")]
+mod faer_conv;
+mod kernel_cache;
 mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]
 mod nalgebra_conv;
+#[cfg(feature = "ndarray")]
+mod ndarray_conv;
 mod pending_read;
 mod pinned;
 mod profile;
@@ -64,10 +69,16 @@ mod view;
 pub use buffer_pool::{cached_buffer_bytes, release_cached_buffers};
 pub use build_once::BuildOnce;
 pub use cl_type::{ClFloat, ClType, Promote};
-pub use compile::{CompiledKernel, KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
+pub use compile::{
+    BuildDiagnostics, CompiledKernel, KernelStats, compile_kernel, kernel_stats,
+    thread_kernel_stats,
+};
 pub use error::{Error, Result};
 pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
+pub use kernel_cache::{
+    FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code, type_code,
+};
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
@@ -77,9 +88,15 @@ pub use profile::{
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };
-pub use tuning::{tuning_knob, tuning_override};
+pub use tuning::{GemmTiling, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 
+/// The faer version the conversions are for (feature `faer`).
+#[cfg(feature = "faer")]
+pub use faer;
+/// The ndarray version the conversions are for (feature `ndarray`).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 /// Re-exported so downstream crates use the same OpenCL bindings.
 pub use opencl3;

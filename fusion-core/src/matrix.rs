@@ -17,6 +17,23 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A matrix on the OpenCL device.
 ///
+/// # Computing into a matrix
+///
+/// The everyday operations are trait methods, in scope with
+/// `use clfuse::prelude::*`:
+/// - `d.assign(expr)?` computes any expression into `d` with one fused
+///   kernel; `add_assign`, `sub_assign`, `mul_assign` are the compound
+///   forms (`clfuse_ops::AssignExt`).
+/// - `expr.eval()?` computes an expression into a new matrix
+///   (`clfuse_ops::ExprMethods::eval`).
+/// - `fuse((output(&d, e1), output(&s, colwise_sum(e2))))?` computes several
+///   outputs in one kernel.
+/// - Arithmetic operators (`&a + &b`, `2.0 * &a`, `&a * &b` for the GEMM)
+///   build expressions; nothing runs until one of the above.
+/// - Host data: [`from_slice`](Self::from_slice), [`to_vec`](Self::to_vec),
+///   and `TryFrom` conversions with nalgebra, faer and ndarray matrices
+///   (cargo features `nalgebra`, `faer`, `ndarray`).
+///
 /// Storage is column-major. Every method takes `&self`: like an OpenCL buffer
 /// handle, a `MatrixCl` may be read and written by many commands, and the
 /// event lists order them. That is also what lets `a.assign(&a + &b)` compile.
@@ -35,11 +52,11 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// threads' commands comes first is up to the threads.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let m = MatrixCl::from_slice(2, 3, &[1.0f32, 2., 3., 4., 5., 6.])?;
 /// assert_eq!((m.rows(), m.cols()), (2, 3));
 /// assert_eq!(m.to_vec()?, vec![1.0, 2., 3., 4., 5., 6.]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub struct MatrixCl<T: ClType> {
     buffer: Option<Buffer<T>>,
@@ -90,9 +107,9 @@ impl<T: ClType> MatrixCl<T> {
     /// An uninitialised matrix (contents unspecified); used for outputs.
     ///
     /// ```
-    /// let m = fusion_core::MatrixCl::<f32>::uninitialized(4, 0)?;
+    /// let m = clfuse_core::MatrixCl::<f32>::uninitialized(4, 0)?;
     /// assert!(m.is_empty());
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn uninitialized(rows: usize, cols: usize) -> Result<Self> {
         let len = checked_len("MatrixCl::uninitialized", rows, cols)?;
@@ -135,9 +152,9 @@ impl<T: ClType> MatrixCl<T> {
     /// Copies a column-major host slice to the device.
     ///
     /// ```
-    /// let m = fusion_core::MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
+    /// let m = clfuse_core::MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
     /// assert_eq!(m.to_vec()?, vec![1, 2, 3, 4]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn from_slice(rows: usize, cols: usize, data: &[T]) -> Result<Self> {
         let len = checked_len("MatrixCl::from_slice", rows, cols)?;
@@ -162,9 +179,9 @@ impl<T: ClType> MatrixCl<T> {
     /// A matrix with every element equal to `value`.
     ///
     /// ```
-    /// let m = fusion_core::MatrixCl::constant(2, 2, 7.5f32)?;
+    /// let m = clfuse_core::MatrixCl::constant(2, 2, 7.5f32)?;
     /// assert_eq!(m.to_vec()?, vec![7.5; 4]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn constant(rows: usize, cols: usize, value: T) -> Result<Self> {
         let m = Self::uninitialized(rows, cols)?;
@@ -175,9 +192,9 @@ impl<T: ClType> MatrixCl<T> {
     /// A matrix of zeros.
     ///
     /// ```
-    /// let m = fusion_core::MatrixCl::<i32>::zeros(3, 1)?;
+    /// let m = clfuse_core::MatrixCl::<i32>::zeros(3, 1)?;
     /// assert_eq!(m.to_vec()?, vec![0, 0, 0]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn zeros(rows: usize, cols: usize) -> Result<Self> {
         Self::constant(rows, cols, T::default())
@@ -327,9 +344,9 @@ impl<T: ClType> MatrixCl<T> {
     /// costs one round trip to the device instead of one each.
     ///
     /// ```
-    /// let m = fusion_core::MatrixCl::from_slice(1, 2, &[5, 6])?;
+    /// let m = clfuse_core::MatrixCl::from_slice(1, 2, &[5, 6])?;
     /// assert_eq!(m.read_later()?.wait()?, vec![5, 6]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
         let mut data = vec![T::default(); self.len()];
@@ -398,11 +415,11 @@ impl<T: ClType> MatrixCl<T> {
     /// view becomes `Entire`), e.g. a `1 x n` row as an `n x 1` column.
     ///
     /// ```
-    /// let row = fusion_core::MatrixCl::from_slice(1, 3, &[1, 2, 3])?;
+    /// let row = clfuse_core::MatrixCl::from_slice(1, 3, &[1, 2, 3])?;
     /// let col = row.reshape(3, 1)?;
     /// assert_eq!((col.rows(), col.cols()), (3, 1));
     /// assert!(col.reshape(2, 2).is_err());
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn reshape(mut self, rows: usize, cols: usize) -> Result<Self> {
         if rows.checked_mul(cols) != Some(self.len()) {

@@ -9,11 +9,11 @@ impl<T: ClType + Scalar> TryFrom<&DMatrix<T>> for MatrixCl<T> {
     /// Copies a host matrix to the device.
     ///
     /// ```
-    /// use fusion_core::MatrixCl;
+    /// use clfuse_core::MatrixCl;
     /// let h = nalgebra::DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 3.0, 4.0]);
     /// let d = MatrixCl::try_from(&h)?;
     /// assert_eq!(nalgebra::DMatrix::try_from(&d)?, h);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     fn try_from(m: &DMatrix<T>) -> Result<Self, Error> {
         MatrixCl::from_slice(m.nrows(), m.ncols(), m.as_slice())

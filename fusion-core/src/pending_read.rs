@@ -12,12 +12,12 @@ use crate::runtime::Runtime;
 /// queued; [`wait`](Self::wait) returns it.
 ///
 /// ```
-/// let a = fusion_core::MatrixCl::from_slice(2, 1, &[1, 2])?;
-/// let b = fusion_core::MatrixCl::from_slice(1, 1, &[3.5])?;
+/// let a = clfuse_core::MatrixCl::from_slice(2, 1, &[1, 2])?;
+/// let b = clfuse_core::MatrixCl::from_slice(1, 1, &[3.5])?;
 /// let (ra, rb) = (a.read_later()?, b.read_later()?);
 /// assert_eq!(ra.wait()?, vec![1, 2]);
 /// assert_eq!(rb.wait()?, vec![3.5]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct PendingRead<T: ClType> {

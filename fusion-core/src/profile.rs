@@ -46,8 +46,8 @@ fn push(what: &str, event: &ClEvent, kernel: bool) {
 /// time); a no-op otherwise. Benchmarks mark where a call starts and returns.
 ///
 /// ```
-/// fusion_core::profile_mark("call starts")?;
-/// # Ok::<(), fusion_core::Error>(())
+/// clfuse_core::profile_mark("call starts")?;
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn profile_mark(label: &str) -> Result<()> {
     static MARK: std::sync::OnceLock<crate::MatrixCl<i32>> = std::sync::OnceLock::new();
@@ -70,11 +70,11 @@ pub fn profile_mark(label: &str) -> Result<()> {
 /// command's queueing (the device's clock).
 ///
 /// ```
-/// let profile = fusion_core::take_profile()?;
+/// let profile = clfuse_core::take_profile()?;
 /// for c in &profile.timeline {
 ///     assert!(c.start_ns <= c.end_ns, "{}", c.name);
 /// }
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineEntry {
@@ -94,8 +94,8 @@ pub struct TimelineEntry {
 /// is not a profiling queue; guards nest (the innermost label wins).
 ///
 /// ```
-/// let _scope = fusion_core::profile_scope("trailing update");
-/// # Ok::<(), fusion_core::Error>(())
+/// let _scope = clfuse_core::profile_scope("trailing update");
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn profile_scope(label: &'static str) -> ProfileScope {
     ProfileScope {
@@ -154,9 +154,9 @@ impl Profile {
 /// Empty when the queue is not a profiling queue.
 ///
 /// ```
-/// let profile = fusion_core::take_profile()?;
+/// let profile = clfuse_core::take_profile()?;
 /// assert!(profile.busy_ns <= profile.span_ns);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn take_profile() -> Result<Profile> {
     let launches = std::mem::take(&mut *LAUNCHES.lock().unwrap_or_else(|p| p.into_inner()));

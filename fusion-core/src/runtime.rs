@@ -4,9 +4,13 @@
 //! [`configure`] (called before first use), else the environment variables
 //! `FUSION_PLATFORM` / `FUSION_DEVICE` (an index or a case-insensitive name
 //! substring), else the first GPU found, else the first device of any kind.
+//! The runtime owns the device's compiled programs ([`KernelCache`]) and
+//! its launch-shape knobs ([`Tuning`]).
 
+use crate::compile::BuildDiagnostics;
 use crate::error::{ClResultExt, Error, Result};
-use once_cell::sync::OnceCell;
+use crate::kernel_cache::KernelCache;
+use crate::tuning::{Tuning, env_value, invalid, parse_flag};
 use opencl3::command_queue::{
     CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE, CommandQueue,
 };
@@ -14,6 +18,7 @@ use opencl3::context::Context;
 use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU, Device};
 use opencl3::platform::get_platforms;
 use std::sync::Mutex;
+use std::sync::OnceLock;
 
 /// How commands are ordered on the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,11 +30,14 @@ pub enum QueueMode {
     InOrder,
 }
 
-/// Choices applied when the runtime is created.
+/// Choices applied when the runtime is created: which device, how its
+/// queue works, the launch-shape knobs and the build diagnostics. Every
+/// field has an environment variable, read by [`RuntimeConfig::from_env`]
+/// (the README's table lists them).
 ///
 /// ```
-/// let cfg = fusion_core::RuntimeConfig { device: Some("pthread".into()), ..Default::default() };
-/// assert_eq!(cfg.queue, fusion_core::QueueMode::Auto);
+/// let cfg = clfuse_core::RuntimeConfig { device: Some("pthread".into()), ..Default::default() };
+/// assert_eq!(cfg.queue, clfuse_core::QueueMode::Auto);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuntimeConfig {
@@ -52,27 +60,42 @@ pub struct RuntimeConfig {
     /// kernels queued after them: `None` does so on GPUs (when commands
     /// carry events, as on the default out-of-order queue).
     pub transfer_queue: Option<bool>,
+    /// Launch-shape knobs.
+    pub tuning: Tuning,
+    /// Kernel dumps, build logs and extra compiler options.
+    pub diagnostics: BuildDiagnostics,
 }
 
 impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
-    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order`, `FUSION_PROFILING=1`, `FUSION_NO_FP64=1`,
-    /// `FUSION_BUFFER_CACHE=0`, `FUSION_TRANSFER_QUEUE=0|1`.
-    pub fn from_env() -> Self {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let flag = |name: &str| var(name).is_some_and(|v| v != "0");
-        RuntimeConfig {
-            platform: var("FUSION_PLATFORM"),
-            device: var("FUSION_DEVICE"),
-            queue: match var("FUSION_QUEUE").as_deref() {
+    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order|auto`, `FUSION_PROFILING=0|1`,
+    /// `FUSION_NO_FP64=0|1`, `FUSION_BUFFER_CACHE=0|1`, `FUSION_TRANSFER_QUEUE=0|1`,
+    /// the [`Tuning`] knobs and the [`BuildDiagnostics`]. Unset or empty
+    /// variables keep the defaults; a value a variable does not accept is an
+    /// [`Error::InvalidArgument`] naming it.
+    ///
+    /// ```
+    /// let config = clfuse_core::RuntimeConfig::from_env()?;
+    /// config.tuning.validate()?;
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn from_env() -> Result<Self> {
+        let flag = |name: &'static str| env_value(name).map(|v| parse_flag(name, &v)).transpose();
+        Ok(RuntimeConfig {
+            platform: env_value("FUSION_PLATFORM"),
+            device: env_value("FUSION_DEVICE"),
+            queue: match env_value("FUSION_QUEUE").as_deref() {
+                None | Some("auto") | Some("out-of-order") => QueueMode::Auto,
                 Some("in-order") | Some("inorder") | Some("in_order") => QueueMode::InOrder,
-                _ => QueueMode::Auto,
+                Some(other) => return Err(invalid("FUSION_QUEUE", other, "`in-order` or `auto`")),
             },
-            profiling: flag("FUSION_PROFILING"),
-            force_no_fp64: flag("FUSION_NO_FP64"),
-            no_buffer_cache: var("FUSION_BUFFER_CACHE").is_some_and(|v| v == "0"),
-            transfer_queue: var("FUSION_TRANSFER_QUEUE").map(|v| v != "0"),
-        }
+            profiling: flag("FUSION_PROFILING")?.unwrap_or(false),
+            force_no_fp64: flag("FUSION_NO_FP64")?.unwrap_or(false),
+            no_buffer_cache: !flag("FUSION_BUFFER_CACHE")?.unwrap_or(true),
+            transfer_queue: flag("FUSION_TRANSFER_QUEUE")?,
+            tuning: Tuning::from_env()?,
+            diagnostics: BuildDiagnostics::from_env(),
+        })
     }
 }
 
@@ -162,10 +185,10 @@ fn discover() -> Result<Vec<Found>> {
 /// Lists every OpenCL device of every platform.
 ///
 /// ```no_run
-/// for d in fusion_core::list_devices()? {
+/// for d in clfuse_core::list_devices()? {
 ///     println!("[{}] {} (fp64: {})", d.index, d.name, d.fp64);
 /// }
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn list_devices() -> Result<Vec<DeviceInfo>> {
     Ok(discover()?.into_iter().map(|f| f.info).collect())
@@ -239,10 +262,15 @@ pub struct Runtime {
     out_of_order: bool,
     profiling: bool,
     settle_on_drop: bool,
+    tuning: Tuning,
+    diagnostics: BuildDiagnostics,
+    kernels: KernelCache,
 }
 
 static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
-static RUNTIME: OnceCell<Runtime> = OnceCell::new();
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+/// Held while the runtime is created, so that it is created once.
+static CREATING: Mutex<()> = Mutex::new(());
 
 /// Waits for every queued command when the process exits. The OpenCL
 /// specification leaves exiting with commands in flight undefined, and
@@ -262,11 +290,12 @@ extern "C" fn finish_at_exit() {
 /// Sets the runtime configuration; must be called before the first use of the device.
 ///
 /// ```no_run
-/// use fusion_core::{configure, RuntimeConfig, QueueMode};
-/// configure(RuntimeConfig { queue: QueueMode::InOrder, ..RuntimeConfig::from_env() })?;
-/// # Ok::<(), fusion_core::Error>(())
+/// use clfuse_core::{configure, RuntimeConfig, QueueMode};
+/// configure(RuntimeConfig { queue: QueueMode::InOrder, ..RuntimeConfig::from_env()? })?;
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn configure(config: RuntimeConfig) -> Result<()> {
+    config.tuning.validate()?;
     if RUNTIME.get().is_some() {
         return Err(Error::AlreadyInitialized { what: "configure" });
     }
@@ -278,13 +307,13 @@ pub fn configure(config: RuntimeConfig) -> Result<()> {
 /// Chooses the device by index or name substring; must be called before first use.
 ///
 /// ```no_run
-/// fusion_core::select_device("0")?;
-/// # Ok::<(), fusion_core::Error>(())
+/// clfuse_core::select_device("0")?;
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn select_device(selector: &str) -> Result<()> {
     configure(RuntimeConfig {
         device: Some(selector.to_string()),
-        ..RuntimeConfig::from_env()
+        ..RuntimeConfig::from_env()?
     })
 }
 
@@ -292,26 +321,37 @@ impl Runtime {
     /// The runtime, created on first call.
     ///
     /// ```no_run
-    /// let rt = fusion_core::Runtime::get()?;
+    /// let rt = clfuse_core::Runtime::get()?;
     /// println!("running on {}", rt.device_info().name);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn get() -> Result<&'static Runtime> {
-        RUNTIME.get_or_try_init(|| {
-            let pending = PENDING_CONFIG
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            let runtime = Runtime::create(&pending.unwrap_or_else(RuntimeConfig::from_env))?;
-            // Registered after the driver was loaded and the context created,
-            // so it runs before the driver's own exit handlers.
-            // SAFETY: `finish_at_exit` is a plain function that takes no
-            // arguments and does not unwind (it only waits for the queue).
-            unsafe {
-                libc::atexit(finish_at_exit);
-            }
-            Ok(runtime)
-        })
+        if let Some(runtime) = RUNTIME.get() {
+            return Ok(runtime);
+        }
+        let _creating = CREATING.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(runtime) = RUNTIME.get() {
+            return Ok(runtime);
+        }
+        let pending = PENDING_CONFIG
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let config = match pending {
+            Some(config) => config,
+            None => RuntimeConfig::from_env()?,
+        };
+        // Only this thread creates it (the lock above): `get_or_init` keeps it.
+        let created = Runtime::create(&config)?;
+        let runtime = RUNTIME.get_or_init(|| created);
+        // Registered after the driver was loaded and the context created,
+        // so it runs before the driver's own exit handlers.
+        // SAFETY: `finish_at_exit` is a plain function that takes no
+        // arguments and does not unwind (it only waits for the queue).
+        unsafe {
+            libc::atexit(finish_at_exit);
+        }
+        Ok(runtime)
     }
 
     fn create(cfg: &RuntimeConfig) -> Result<Runtime> {
@@ -365,6 +405,9 @@ impl Runtime {
             profiling: cfg.profiling,
             settle_on_drop,
             transfer_queue,
+            tuning: cfg.tuning.clone(),
+            diagnostics: cfg.diagnostics.clone(),
+            kernels: KernelCache::new(found.info.index),
             info: found.info,
         })
     }
@@ -402,12 +445,12 @@ impl Runtime {
     /// when they have one of their own (see [`RuntimeConfig::transfer_queue`]).
     ///
     /// ```
-    /// let rt = fusion_core::Runtime::get()?;
+    /// let rt = clfuse_core::Runtime::get()?;
     /// // CPUs keep their copies on the main queue unless asked otherwise.
     /// if !rt.device_info().is_gpu && std::env::var_os("FUSION_TRANSFER_QUEUE").is_none() {
     ///     assert!(rt.transfer_queue().is_none());
     /// }
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn transfer_queue(&self) -> Option<&CommandQueue> {
         self.transfer_queue.as_ref()
@@ -433,6 +476,34 @@ impl Runtime {
         self.profiling
     }
 
+    /// The launch-shape knobs this runtime was configured with.
+    ///
+    /// ```
+    /// let rt = clfuse_core::Runtime::get()?;
+    /// let groups = rt.tuning().reduction_groups_per_cu.unwrap_or(32);
+    /// assert!(groups >= 1);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    /// The build diagnostics (dumps, logs, extra options) in force.
+    pub fn diagnostics(&self) -> &BuildDiagnostics {
+        &self.diagnostics
+    }
+
+    /// The device's compiled programs.
+    ///
+    /// ```
+    /// let rt = clfuse_core::Runtime::get()?;
+    /// assert_eq!(rt.kernels().device(), rt.device_info().index);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn kernels(&self) -> &KernelCache {
+        &self.kernels
+    }
+
     /// Fails with [`Error::Unsupported`] when `T` needs fp64 and the device lacks it.
     pub fn require<T: crate::ClType>(&self, function: &str) -> Result<()> {
         if T::NEEDS_FP64 && !self.fp64 {
@@ -456,8 +527,8 @@ impl Runtime {
     /// for them, so that it starts on them while the host queues more.
     ///
     /// ```
-    /// fusion_core::Runtime::get()?.flush()?;
-    /// # Ok::<(), fusion_core::Error>(())
+    /// clfuse_core::Runtime::get()?.flush()?;
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn flush(&self) -> Result<()> {
         self.queue.flush().call("clFlush")

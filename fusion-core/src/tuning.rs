@@ -1,24 +1,322 @@
-//! Launch-shape knobs read from the environment, for tuning on a new device
-//! without rebuilding.
+//! The launch-shape knobs, for tuning on a new device without rebuilding:
+//! one typed struct, filled from the environment once, checked when read.
+//!
+//! Every field is `None` by default, which means "the built-in choice for
+//! this device" (documented per field, and in the README's table); a value
+//! overrides it for every launch of the process.
 
-/// The positive integer in environment variable `name`, else `default`.
+use crate::error::{Error, Result};
+use std::ops::RangeInclusive;
+
+/// How the GEMM kernel tiles its work (`FUSION_GEMM`).
 ///
 /// ```
-/// assert_eq!(fusion_core::tuning_knob("FUSION_NO_SUCH_KNOB", 8), 8);
+/// use clfuse_core::GemmTiling;
+/// assert_eq!("64,4,16".parse::<GemmTiling>()?, GemmTiling::Tiled { thread_block_size: 64, work_per_thread: 4, tile_k: 16 });
+/// assert_eq!("direct,16,8".parse::<GemmTiling>()?, GemmTiling::Direct { rows: 16, cols: 8 });
+/// assert!("64,4".parse::<GemmTiling>().is_err());
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
-pub fn tuning_knob(name: &str, default: usize) -> usize {
-    tuning_override(name).unwrap_or(default)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmTiling {
+    /// Square tiles of `thread_block_size` with `work_per_thread` results
+    /// per work item, stepping `tile_k` along the inner dimension.
+    Tiled {
+        /// Rows and columns of a tile.
+        thread_block_size: usize,
+        /// Results per work item.
+        work_per_thread: usize,
+        /// Inner-dimension step.
+        tile_k: usize,
+    },
+    /// One work item per result, in work-groups of `rows x cols`.
+    Direct {
+        /// Work-group rows.
+        rows: usize,
+        /// Work-group columns.
+        cols: usize,
+    },
 }
 
-/// The positive integer in environment variable `name`, when it holds one
-/// (for knobs whose default depends on the launch).
+impl std::str::FromStr for GemmTiling {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+        match (parts.first().copied(), &numbers[..]) {
+            (Some("direct"), &[rows, cols]) if rows > 0 && cols > 0 => {
+                Ok(GemmTiling::Direct { rows, cols })
+            }
+            (_, &[thread_block_size, work_per_thread, tile_k])
+                if numbers.len() == parts.len() && numbers.iter().all(|n| *n > 0) =>
+            {
+                Ok(GemmTiling::Tiled {
+                    thread_block_size,
+                    work_per_thread,
+                    tile_k,
+                })
+            }
+            _ => Err(invalid(
+                "FUSION_GEMM",
+                text,
+                "`TS,WPT,TILE_K` (e.g. `64,4,16`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), all positive",
+            )),
+        }
+    }
+}
+
+/// When the linear GLMs compute `xᵀ·d_eta` inside their own kernel
+/// (`FUSION_GLM_ONE_PASS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GlmOnePass {
+    /// Never: a second pass reads `x` again (`0`).
+    Never,
+    /// When few work items share each staged row of `x` (`1`, the default).
+    #[default]
+    SmallTeams,
+    /// Whenever `x` is staged in registers (`2`).
+    WheneverStaged,
+}
+
+/// The launch-shape knobs. Part of [`RuntimeConfig`](crate::RuntimeConfig);
+/// read them through [`Runtime::tuning`](crate::Runtime::tuning).
 ///
 /// ```
-/// assert_eq!(fusion_core::tuning_override("FUSION_NO_SUCH_KNOB"), None);
+/// use clfuse_core::{RuntimeConfig, Tuning};
+/// let tuning = Tuning { reduction_groups_per_cu: Some(8), ..Tuning::default() };
+/// tuning.validate()?;
+/// let config = RuntimeConfig { tuning, ..RuntimeConfig::default() };
+/// assert_eq!(config.tuning.reduction_groups_per_cu, Some(8));
+/// assert!(Tuning { staged_per_work_item: Some(65), ..Tuning::default() }.validate().is_err());
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
-pub fn tuning_override(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|v| *v > 0)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// Work-groups per compute unit of column-wise and full reductions
+    /// (`FUSION_REDUCTION_GROUPS_PER_CU`, 1–1024; default 32).
+    pub reduction_groups_per_cu: Option<usize>,
+    /// Elements of a staged row one work item holds in a row-block kernel
+    /// (`FUSION_STAGED_PER_WORK_ITEM`, 1–64; default 16 for `xᵀ·v` alone,
+    /// 32 with per-row work).
+    pub staged_per_work_item: Option<usize>,
+    /// Whether staged blocks are prefetched (`FUSION_ROW_BLOCK_PREFETCH`,
+    /// 0 or 1; default: when rows are shared by several work items).
+    pub row_block_prefetch: Option<bool>,
+    /// Work items per row-block work-group (`FUSION_ROW_BLOCK_GROUP_SIZE`,
+    /// a power of two 1–256; default 256 for `xᵀ·v` alone, 128 with per-row work).
+    pub row_block_group_size: Option<usize>,
+    /// Row-block work-groups per compute unit (`FUSION_ROW_BLOCK_GROUPS_PER_CU`,
+    /// 1–64; default 2, or 4 with per-row work and no prefetch).
+    pub row_block_groups_per_cu: Option<usize>,
+    /// The GEMM tiling (`FUSION_GEMM`; default tiled 128/8/8 on GPUs, direct
+    /// 16 x 8 on CPUs). Checked against the device at the first product.
+    pub gemm: Option<GemmTiling>,
+    /// On GPUs, products with fewer large tiles than this take 64 x 64 tiles
+    /// (`FUSION_GEMM_SMALL_BELOW`, 1–1000000; default a quarter of the compute units).
+    pub gemm_small_below: Option<usize>,
+    /// Work-groups per compute unit of the row-vector product
+    /// (`FUSION_ROW_VECTOR_GROUPS_PER_CU`, 1–64; default 4).
+    pub row_vector_groups_per_cu: Option<usize>,
+    /// Columns per work-group of the row-vector product
+    /// (`FUSION_ROW_VECTOR_CHUNK`, 1–64; default 8).
+    pub row_vector_chunk: Option<usize>,
+    /// Work items per row of the Cholesky leaf, in units of 64
+    /// (`FUSION_CHOLESKY_LEAF_GROUPS`, 1, 2 or 4; default 4).
+    pub cholesky_leaf_groups: Option<usize>,
+    /// Cholesky leaf work-groups per compute unit
+    /// (`FUSION_CHOLESKY_LEAF_GROUPS_PER_CU`, 1–64; default 1).
+    pub cholesky_leaf_groups_per_cu: Option<usize>,
+    /// When the linear GLMs compute `xᵀ·d_eta` in their kernel
+    /// (`FUSION_GLM_ONE_PASS`, 0, 1 or 2; default 1).
+    pub glm_one_pass: Option<GlmOnePass>,
+}
+
+/// The environment variables [`Tuning::from_env`] reads, in field order.
+pub const TUNING_VARIABLES: [&str; 12] = [
+    "FUSION_REDUCTION_GROUPS_PER_CU",
+    "FUSION_STAGED_PER_WORK_ITEM",
+    "FUSION_ROW_BLOCK_PREFETCH",
+    "FUSION_ROW_BLOCK_GROUP_SIZE",
+    "FUSION_ROW_BLOCK_GROUPS_PER_CU",
+    "FUSION_GEMM",
+    "FUSION_GEMM_SMALL_BELOW",
+    "FUSION_ROW_VECTOR_GROUPS_PER_CU",
+    "FUSION_ROW_VECTOR_CHUNK",
+    "FUSION_CHOLESKY_LEAF_GROUPS",
+    "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
+    "FUSION_GLM_ONE_PASS",
+];
+
+impl Tuning {
+    /// The knobs set in the environment (unset or empty variables keep the
+    /// built-in choice). A value outside its range is an
+    /// [`Error::InvalidArgument`] naming the variable and what it accepts.
+    ///
+    /// ```
+    /// // Unset variables mean "the built-in choice".
+    /// if std::env::var_os("FUSION_ROW_VECTOR_CHUNK").is_none() {
+    ///     assert_eq!(clfuse_core::Tuning::from_env()?.row_vector_chunk, None);
+    /// }
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn from_env() -> Result<Self> {
+        Self::from_lookup(|name| env_value(name))
+    }
+
+    /// Like [`from_env`](Self::from_env), reading values from `lookup`.
+    ///
+    /// ```
+    /// use clfuse_core::{GlmOnePass, Tuning};
+    /// let tuning = Tuning::from_lookup(|name| (name == "FUSION_GLM_ONE_PASS").then(|| "2".to_string()))?;
+    /// assert_eq!(tuning.glm_one_pass, Some(GlmOnePass::WheneverStaged));
+    /// let bad = Tuning::from_lookup(|name| (name == "FUSION_ROW_BLOCK_GROUP_SIZE").then(|| "100".to_string()));
+    /// assert!(bad.unwrap_err().to_string().contains("FUSION_ROW_BLOCK_GROUP_SIZE"));
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn from_lookup(lookup: impl Fn(&'static str) -> Option<String>) -> Result<Self> {
+        let count = |name: &'static str, range: RangeInclusive<usize>| {
+            lookup(name)
+                .map(|text| parse_count(name, &text, range))
+                .transpose()
+        };
+        let tuning = Tuning {
+            reduction_groups_per_cu: count("FUSION_REDUCTION_GROUPS_PER_CU", 1..=1024)?,
+            staged_per_work_item: count("FUSION_STAGED_PER_WORK_ITEM", 1..=64)?,
+            row_block_prefetch: lookup("FUSION_ROW_BLOCK_PREFETCH")
+                .map(|text| parse_flag("FUSION_ROW_BLOCK_PREFETCH", &text))
+                .transpose()?,
+            row_block_group_size: count("FUSION_ROW_BLOCK_GROUP_SIZE", 1..=256)?,
+            row_block_groups_per_cu: count("FUSION_ROW_BLOCK_GROUPS_PER_CU", 1..=64)?,
+            gemm: lookup("FUSION_GEMM").map(|t| t.parse()).transpose()?,
+            gemm_small_below: count("FUSION_GEMM_SMALL_BELOW", 1..=1_000_000)?,
+            row_vector_groups_per_cu: count("FUSION_ROW_VECTOR_GROUPS_PER_CU", 1..=64)?,
+            row_vector_chunk: count("FUSION_ROW_VECTOR_CHUNK", 1..=64)?,
+            cholesky_leaf_groups: count("FUSION_CHOLESKY_LEAF_GROUPS", 1..=4)?,
+            cholesky_leaf_groups_per_cu: count("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", 1..=64)?,
+            glm_one_pass: lookup("FUSION_GLM_ONE_PASS")
+                .map(|text| match text.as_str() {
+                    "0" => Ok(GlmOnePass::Never),
+                    "1" => Ok(GlmOnePass::SmallTeams),
+                    "2" => Ok(GlmOnePass::WheneverStaged),
+                    _ => Err(invalid("FUSION_GLM_ONE_PASS", &text, "0, 1 or 2")),
+                })
+                .transpose()?,
+        };
+        tuning.validate()?;
+        Ok(tuning)
+    }
+
+    /// Checks every set field against its range (a struct built in code
+    /// is checked too, by [`configure`](crate::configure)).
+    pub fn validate(&self) -> Result<()> {
+        let check =
+            |name: &'static str, value: Option<usize>, range: RangeInclusive<usize>| match value {
+                Some(v) if !range.contains(&v) => Err(invalid(
+                    name,
+                    &v.to_string(),
+                    &format!("{}–{}", range.start(), range.end()),
+                )),
+                _ => Ok(()),
+            };
+        check(
+            "FUSION_REDUCTION_GROUPS_PER_CU",
+            self.reduction_groups_per_cu,
+            1..=1024,
+        )?;
+        check(
+            "FUSION_STAGED_PER_WORK_ITEM",
+            self.staged_per_work_item,
+            1..=64,
+        )?;
+        check(
+            "FUSION_ROW_BLOCK_GROUP_SIZE",
+            self.row_block_group_size,
+            1..=256,
+        )?;
+        if let Some(size) = self.row_block_group_size
+            && !size.is_power_of_two()
+        {
+            return Err(invalid(
+                "FUSION_ROW_BLOCK_GROUP_SIZE",
+                &size.to_string(),
+                "a power of two, 1–256",
+            ));
+        }
+        check(
+            "FUSION_ROW_BLOCK_GROUPS_PER_CU",
+            self.row_block_groups_per_cu,
+            1..=64,
+        )?;
+        check(
+            "FUSION_GEMM_SMALL_BELOW",
+            self.gemm_small_below,
+            1..=1_000_000,
+        )?;
+        check(
+            "FUSION_ROW_VECTOR_GROUPS_PER_CU",
+            self.row_vector_groups_per_cu,
+            1..=64,
+        )?;
+        check("FUSION_ROW_VECTOR_CHUNK", self.row_vector_chunk, 1..=64)?;
+        if let Some(groups) = self.cholesky_leaf_groups
+            && !matches!(groups, 1 | 2 | 4)
+        {
+            return Err(invalid(
+                "FUSION_CHOLESKY_LEAF_GROUPS",
+                &groups.to_string(),
+                "1, 2 or 4",
+            ));
+        }
+        check(
+            "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
+            self.cholesky_leaf_groups_per_cu,
+            1..=64,
+        )?;
+        if let Some(GemmTiling::Tiled {
+            thread_block_size,
+            work_per_thread,
+            tile_k,
+        }) = self.gemm
+            && (thread_block_size == 0 || work_per_thread == 0 || tile_k == 0)
+        {
+            return Err(invalid("FUSION_GEMM", "0", "positive sizes"));
+        }
+        Ok(())
+    }
+}
+
+/// The value of environment variable `name`, when set and not empty.
+pub(crate) fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// A whole number in `range`, from variable `name`.
+fn parse_count(name: &'static str, text: &str, range: RangeInclusive<usize>) -> Result<usize> {
+    match text.trim().parse::<usize>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(invalid(
+            name,
+            text,
+            &format!("a whole number {}–{}", range.start(), range.end()),
+        )),
+    }
+}
+
+/// `0`/`1` (or `false`/`true`), from variable `name`.
+pub(crate) fn parse_flag(name: &'static str, text: &str) -> Result<bool> {
+    match text.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(invalid(name, text, "0 or 1")),
+    }
+}
+
+/// The error for a bad value of variable `name`.
+pub(crate) fn invalid(name: &'static str, value: &str, accepted: &str) -> Error {
+    Error::InvalidArgument {
+        function: "RuntimeConfig::from_env",
+        argument: name,
+        reason: format!("{name}={value:?} is not accepted; expected {accepted}"),
+    }
 }

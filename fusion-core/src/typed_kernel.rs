@@ -4,7 +4,6 @@
 //! options and argument directions; it compiles lazily (once per element
 //! type), is cached, and each launch applies the event rules.
 
-use crate::build_once::BuildOnce;
 use crate::cl_type::ClType;
 use crate::compile::{CompiledKernel, compile_kernel};
 use crate::error::Result;
@@ -13,7 +12,7 @@ use crate::launch::{Access, KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
 use std::any::TypeId;
 use std::marker::PhantomData;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 /// A buffer the kernel only reads (`const __global T*`).
 pub struct In<T>(PhantomData<T>);
@@ -130,16 +129,13 @@ arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O);
 arg_list!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P);
 
-type CacheKey = (usize, &'static str, TypeId, String);
-static CACHE: LazyLock<BuildOnce<CacheKey, Arc<CompiledKernel>>> = LazyLock::new(BuildOnce::new);
-
 /// A hand-written kernel with a typed argument list `A`.
 ///
 /// The source may use `T` for the element type of the first buffer argument:
 /// it is defined with `-D T=<type>` when compiling.
 ///
 /// ```
-/// use fusion_core::{In, Out, MatrixCl, NdRange, TypedKernel};
+/// use clfuse_core::{In, Out, MatrixCl, NdRange, TypedKernel};
 /// static SCALE: TypedKernel<(Out<f32>, In<f32>, f32)> = TypedKernel::new(
 ///     "scale",
 ///     "__kernel void scale(__global T* out, const __global T* in, T c) {
@@ -152,7 +148,7 @@ static CACHE: LazyLock<BuildOnce<CacheKey, Arc<CompiledKernel>>> = LazyLock::new
 /// let b = MatrixCl::<f32>::uninitialized(3, 1)?;
 /// SCALE.launch(NdRange::d1(3), (&b, &a, 2.0))?;
 /// assert_eq!(b.to_vec()?, vec![2.0, 4.0, 6.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub struct TypedKernel<A: ArgList> {
     name: &'static str,
@@ -179,14 +175,14 @@ impl<A: ArgList> TypedKernel<A> {
 
     /// The compiled kernel for these options (compiled and cached on first use).
     pub fn compiled(&self, extra_options: &str) -> Result<Arc<CompiledKernel>> {
-        let key = (
+        // Threads asking for the same new kernel at once share one compile.
+        crate::Runtime::get()?.kernels().typed(
             self.source.as_ptr() as usize,
             self.name,
             TypeId::of::<A>(),
-            extra_options.to_string(),
-        );
-        // Threads asking for the same new kernel at once share one compile.
-        CACHE.get_or_build(&key, || self.compile(extra_options))
+            extra_options,
+            || self.compile(extra_options),
+        )
     }
 
     fn compile(&self, extra_options: &str) -> Result<Arc<CompiledKernel>> {

@@ -14,7 +14,7 @@
 /// intersections are bit operations, on the host and in generated kernels.
 ///
 /// ```
-/// use fusion_core::View;
+/// use clfuse_core::View;
 /// assert_eq!(View::Lower.union(View::Upper), View::Entire);
 /// assert_eq!(View::Lower.intersection(View::Upper), View::Diagonal);
 /// assert!(View::Lower.contains(3, 1));

@@ -219,6 +219,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 fn bind<'a>(&'a self, b: &mut #k::Binder<'a>) {
                     self.0.bind(b)
                 }
+                fn evaluate_leaves(&self) -> #k::Result<()> {
+                    self.0.evaluate_leaves()
+                }
             }
         }
     } else {
@@ -254,6 +257,10 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     self.0.bind(b);
                     self.1.bind(b);
                 }
+                fn evaluate_leaves(&self) -> #k::Result<()> {
+                    self.0.evaluate_leaves()?;
+                    self.1.evaluate_leaves()
+                }
             }
         }
     };
@@ -271,7 +278,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             format!("{fname}(&a, 0.75)")
         };
         format!(
-            "\n\n```\nuse fusion_ops::prelude::*;\nlet a = MatrixCl::from_slice(1, 2, &[0.25f64, 0.5])?;\nlet r = {call}.eval()?;\nassert_eq!(r.to_vec()?.len(), 2);\n# Ok::<(), fusion_ops::Error>(())\n```"
+            "\n\n```\nuse clfuse_ops::prelude::*;\nlet a = MatrixCl::from_slice(1, 2, &[0.25f64, 0.5])?;\nlet r = {call}.eval()?;\nassert_eq!(r.to_vec()?.len(), 2);\n# Ok::<(), clfuse_ops::Error>(())\n```"
         )
     } else {
         String::new()

@@ -1,26 +1,26 @@
 //! `+`, `-`, element-wise `*` and `/`, and unary `-`.
 //!
-//! The node types come from `fusion_core::expr` (Rust operators build them);
+//! The node types come from `clfuse_core::expr` (Rust operators build them);
 //! here they learn their type, view and code.
 
-use fusion_core::expr::{ElewiseDiv, ElewiseMul};
-use fusion_core::{Expr, IntoOperand};
+use clfuse_core::expr::{ElewiseDiv, ElewiseMul};
+use clfuse_core::{Expr, IntoOperand};
 
-// The node types come from `fusion_core::expr`; these declarations give
+// The node types come from `clfuse_core::expr`; these declarations give
 // them their code. The function name is what shape errors report.
-crate::elementwise! { impl fusion_core::expr::Add; fn add(x, y) = "{x} + {y}"; result = promote; view = union; }
-crate::elementwise! { impl fusion_core::expr::Sub; fn subtract(x, y) = "{x} - {y}"; result = promote; view = union; }
-crate::elementwise! { impl fusion_core::expr::ElewiseMul; fn elt_multiply(x, y) = "{x} * {y}"; result = promote; view = intersection; }
-crate::elementwise! { impl fusion_core::expr::ElewiseDiv; fn elt_divide(x, y) = "{x} / {y}"; result = promote; view = entire; }
-crate::elementwise! { impl fusion_core::expr::Neg; fn neg(x) = "-{x}"; result = same; view = keep; }
+crate::elementwise! { impl clfuse_core::expr::Add; fn add(x, y) = "{x} + {y}"; result = promote; view = union; }
+crate::elementwise! { impl clfuse_core::expr::Sub; fn subtract(x, y) = "{x} - {y}"; result = promote; view = union; }
+crate::elementwise! { impl clfuse_core::expr::ElewiseMul; fn elt_multiply(x, y) = "{x} * {y}"; result = promote; view = intersection; }
+crate::elementwise! { impl clfuse_core::expr::ElewiseDiv; fn elt_divide(x, y) = "{x} / {y}"; result = promote; view = entire; }
+crate::elementwise! { impl clfuse_core::expr::Neg; fn neg(x) = "-{x}"; result = same; view = keep; }
 
 /// Element-wise product of two operands (`*` between matrices is the matrix product).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[2.0f64, 3.0])?;
 /// assert_eq!(elt_multiply(&a, &a).eval()?.to_vec()?, vec![4.0, 9.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn elt_multiply<A: IntoOperand, B: IntoOperand>(
     a: A,
@@ -32,10 +32,10 @@ pub fn elt_multiply<A: IntoOperand, B: IntoOperand>(
 /// Element-wise quotient of two operands.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[2.0f64, 3.0])?;
 /// assert_eq!(elt_divide(&a, &a).eval()?.to_vec()?, vec![1.0, 1.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn elt_divide<A: IntoOperand, B: IntoOperand>(
     a: A,

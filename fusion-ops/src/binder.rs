@@ -1,7 +1,7 @@
 //! Collecting the kernel arguments of an expression, and which leaves alias.
 
-use fusion_core::opencl3::types::cl_mem;
-use fusion_core::{Access, ClType, KernelArg, MatrixCl};
+use clfuse_core::opencl3::types::cl_mem;
+use clfuse_core::{Access, ClType, KernelArg, MatrixCl};
 use std::sync::OnceLock;
 
 /// The buffer bound for an empty matrix (an `n x 0` design, say): OpenCL
@@ -35,6 +35,8 @@ pub struct Binder<'a> {
     args: Vec<KernelArg<'a>>,
     seen: Vec<(Identity, usize)>,
     pattern: Vec<u32>,
+    /// A leaf found without its value (a product `evaluate_leaves` did not reach).
+    unevaluated: Option<&'static str>,
 }
 
 impl<'a> Binder<'a> {
@@ -44,6 +46,7 @@ impl<'a> Binder<'a> {
             args: Vec::with_capacity(16),
             seen: Vec::with_capacity(8),
             pattern: Vec::with_capacity(8),
+            unevaluated: None,
         }
     }
 
@@ -132,8 +135,26 @@ impl<'a> Binder<'a> {
     }
 
     /// The arguments and the alias pattern.
-    pub fn finish(self) -> (Vec<KernelArg<'a>>, Vec<u32>) {
-        (self.args, self.pattern)
+    /// Records a non-fusable leaf whose value was never computed: an
+    /// operation that does not forward [`Operation::evaluate_leaves`](crate::Operation::evaluate_leaves)
+    /// to its operands. [`finish`](Self::finish) then fails instead of
+    /// launching a kernel without that argument.
+    pub fn unevaluated(&mut self, leaf: &'static str) {
+        self.unevaluated.get_or_insert(leaf);
+    }
+
+    /// The arguments in parameter order and the alias pattern.
+    pub fn finish(self) -> clfuse_core::Result<(Vec<KernelArg<'a>>, Vec<u32>)> {
+        if let Some(leaf) = self.unevaluated {
+            return Err(clfuse_core::Error::InvalidArgument {
+                function: "assign",
+                argument: "expr",
+                reason: format!(
+                    "internal: a `{leaf}` leaf was not evaluated before binding (an operation does not forward `evaluate_leaves`)"
+                ),
+            });
+        }
+        Ok((self.args, self.pattern))
     }
 }
 

@@ -2,15 +2,17 @@
 //! kernel as the other outputs; a failure becomes an `Err` naming the
 //! function, the argument, the first failing (row, col) and its value.
 
-use crate::assign::{LaunchShape, OutputList, eval_direct, run, run_direct};
 use crate::binder::{Binder, Identity};
+use crate::driver::{eval_direct, run, run_direct};
 use crate::functions::fabs;
 use crate::generator::{Generator, Index};
+use crate::launch_shape::LaunchShape;
 use crate::logic::{eq, le, lt, ne};
 use crate::operation::{Operation, combine_shapes};
+use crate::outputs::{OutputList, Schedule};
 use crate::read_back::ReadBack;
 use crate::structural::{Block, diagonal, transpose};
-use fusion_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
+use clfuse_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -61,14 +63,14 @@ impl<V, P> Drop for Check<V, P> {
 /// when it fails, outputs computed by the same kernel hold unspecified values.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let y = MatrixCl::from_slice(3, 1, &[0, 1, 2])?;
 /// let err = check(&y, "bernoulli_logit_glm", "y", ge(&y, 0).and(le(&y, 1)))
 ///     .requiring("0 or 1")
 ///     .run()
 ///     .unwrap_err();
 /// assert_eq!(err.to_string(), "bernoulli_logit_glm: y[2, 0] is 2, but must be 0 or 1");
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn check<V: IntoOperand, P: IntoOperand>(
     value: V,
@@ -125,8 +127,13 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
         }
     }
 
-    fn reduces(&self) -> bool {
-        false
+    fn schedule(&self) -> Schedule {
+        Schedule::ELEMENTWISE
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.value.evaluate_leaves()?;
+        self.predicate.evaluate_leaves()
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
@@ -245,11 +252,11 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
 /// A check that no element of `value` is NaN.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(2, 2, &[1.0f64, f64::NAN, 3.0, 4.0])?;
 /// let e = check_nan(&m, "f", "m").run().unwrap_err();
 /// assert!(e.to_string().contains("m[1, 0] is NaN"));
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 #[allow(clippy::type_complexity)]
 pub fn check_nan<A: IntoOperand + Copy>(
@@ -268,7 +275,7 @@ pub fn check_finite<A: IntoOperand + Copy>(
     argument: &'static str,
 ) -> Check<
     A::Operand,
-    crate::logic::Less<crate::functions::Fabs<A::Operand>, fusion_core::expr::Scalar<f64>>,
+    crate::logic::Less<crate::functions::Fabs<A::Operand>, clfuse_core::expr::Scalar<f64>>,
 > {
     check(value, function, argument, lt(fabs(value), f64::INFINITY)).requiring("finite")
 }
@@ -279,37 +286,37 @@ pub fn check_positive<A: IntoOperand + Copy>(
     value: A,
     function: &'static str,
     argument: &'static str,
-) -> Check<A::Operand, crate::logic::Greater<A::Operand, fusion_core::expr::Scalar<i32>>> {
+) -> Check<A::Operand, crate::logic::Greater<A::Operand, clfuse_core::expr::Scalar<i32>>> {
     check(value, function, argument, crate::logic::gt(value, 0)).requiring("positive")
 }
 
 type SymmetryPredicate<'a, T> = crate::logic::LessEq<
     crate::functions::Fabs<
-        fusion_core::expr::Sub<
-            fusion_core::expr::Load<'a, T>,
-            crate::structural::Transpose<fusion_core::expr::Load<'a, T>>,
+        clfuse_core::expr::Sub<
+            clfuse_core::expr::Load<'a, T>,
+            crate::structural::Transpose<clfuse_core::expr::Load<'a, T>>,
         >,
     >,
-    fusion_core::expr::Scalar<f64>,
+    clfuse_core::expr::Scalar<f64>,
 >;
 
 /// A check that a square `m` is symmetric: `|m(i, j) - m(j, i)| <= tolerance`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 2.5, 1.0])?;
 /// assert!(check_symmetric(&m, 1e-8, "cholesky_decompose", "A")?.run().is_err());
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn check_symmetric<'a, T>(
     m: &'a MatrixCl<T>,
     tolerance: f64,
     function: &'static str,
     argument: &'static str,
-) -> Result<Check<fusion_core::expr::Load<'a, T>, SymmetryPredicate<'a, T>>>
+) -> Result<Check<clfuse_core::expr::Load<'a, T>, SymmetryPredicate<'a, T>>>
 where
-    T: ClType + fusion_core::Promote<T> + crate::templates::RealOf,
-    <T as fusion_core::Promote<T>>::Output: crate::templates::RealOf,
+    T: ClType + clfuse_core::Promote<T> + crate::templates::RealOf,
+    <T as clfuse_core::Promote<T>>::Output: crate::templates::RealOf,
 {
     if m.rows() != m.cols() {
         return Err(Error::InvalidArgument {
@@ -332,10 +339,10 @@ pub fn check_diagonal_zeros<'a, T: ClType>(
     function: &'static str,
     argument: &'static str,
 ) -> Check<
-    crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>,
+    crate::structural::Diagonal<clfuse_core::expr::Load<'a, T>>,
     crate::logic::NotEqual<
-        crate::structural::Diagonal<fusion_core::expr::Load<'a, T>>,
-        fusion_core::expr::Scalar<i32>,
+        crate::structural::Diagonal<clfuse_core::expr::Load<'a, T>>,
+        clfuse_core::expr::Scalar<i32>,
     >,
 > {
     check(diagonal(m), function, argument, ne(diagonal(m), 0)).requiring("non-zero on the diagonal")

@@ -5,20 +5,14 @@ use crate::binder::{Binder, Identity};
 use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
-use dashmap::DashMap;
-use fusion_core::{ClType, Expr, IntoOperand, Result, View};
-use once_cell::sync::Lazy;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-static SNIPPET_CODES: Lazy<DashMap<String, u32>> = Lazy::new(DashMap::new);
-static NEXT_SNIPPET: AtomicU32 = AtomicU32::new(0);
+use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
 /// A user snippet of OpenCL C. Inputs and outputs are named; in the code,
 /// `{name}` stands for each. Outputs are variables of type `T` the snippet
 /// assigns. Every output used in a kernel shares one copy of the snippet.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let x = MatrixCl::from_slice(3, 1, &[-2.0f64, 0.5, 3.0])?;
 /// let leaky = CustomCode::<f64>::new("{y} = {x} > 0 ? {x} : 0.01 * {x};\n{slope} = {x} > 0 ? 1.0 : 0.01;", &["y", "slope"])
 ///     .input("x", &x);
@@ -26,7 +20,7 @@ static NEXT_SNIPPET: AtomicU32 = AtomicU32::new(0);
 /// results((&y, &slope)).assign((leaky.output("y")? * 2.0, leaky.output("slope")?))?;
 /// assert_eq!(y.to_vec()?, vec![-0.04, 1.0, 6.0]);
 /// assert_eq!(slope.to_vec()?, vec![0.01, 1.0, 1.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub struct CustomCode<'a, T: ClType> {
     code: String,
@@ -47,9 +41,7 @@ impl<T: ClType> std::fmt::Debug for CustomCode<'_, T> {
 impl<'a, T: ClType> CustomCode<'a, T> {
     /// A snippet computing the named `outputs`.
     pub fn new(code: &str, outputs: &[&str]) -> Self {
-        let code_id = *SNIPPET_CODES
-            .entry(code.to_string())
-            .or_insert_with(|| NEXT_SNIPPET.fetch_add(1, Ordering::Relaxed));
+        let code_id = clfuse_core::snippet_code(code);
         CustomCode {
             code: code.to_string(),
             code_id,
@@ -71,7 +63,7 @@ impl<'a, T: ClType> CustomCode<'a, T> {
     /// The expression holding output `name`.
     pub fn output(&self, name: &str) -> Result<Expr<CustomOutput<'_, 'a, T>>> {
         let index = self.outputs.iter().position(|o| o == name).ok_or_else(|| {
-            fusion_core::Error::InvalidArgument {
+            clfuse_core::Error::InvalidArgument {
                 function: "CustomCode::output",
                 argument: "name",
                 reason: format!("`{name}` is not one of the outputs {:?}", self.outputs),
@@ -143,5 +135,12 @@ impl<T: ClType> Operation for CustomOutput<'_, '_, T> {
                 input.bind(b);
             }
         }
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        for (_, input) in &self.code.inputs {
+            input.evaluate_leaves()?;
+        }
+        Ok(())
     }
 }

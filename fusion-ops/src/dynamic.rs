@@ -8,17 +8,15 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use dashmap::DashMap;
-use fusion_core::{ClType, Expr, IntoOperand, Result, View};
-use once_cell::sync::Lazy;
+use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 use std::any::TypeId;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 trait ErasedOperation<T> {
     fn shape(&self) -> Result<Shape>;
     fn view(&self) -> View;
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
+    fn evaluate_leaves(&self) -> Result<()>;
 }
 
 impl<O: Operation> ErasedOperation<O::Scalar> for O {
@@ -34,16 +32,13 @@ impl<O: Operation> ErasedOperation<O::Scalar> for O {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         Operation::bind(self, b)
     }
+    fn evaluate_leaves(&self) -> Result<()> {
+        Operation::evaluate_leaves(self)
+    }
 }
 
-/// Small, exact numbers for erased types (a hash could collide).
-static TYPE_CODES: Lazy<DashMap<TypeId, u32>> = Lazy::new(DashMap::new);
-static NEXT_CODE: AtomicU32 = AtomicU32::new(0);
-
 fn type_code<K: 'static>() -> u32 {
-    *TYPE_CODES
-        .entry(TypeId::of::<K>())
-        .or_insert_with(|| NEXT_CODE.fetch_add(1, Ordering::Relaxed))
+    clfuse_core::type_code(TypeId::of::<K>())
 }
 
 /// A boxed operation with element type `T`.
@@ -64,14 +59,14 @@ impl<T: ClType> std::fmt::Debug for DynOp<'_, T> {
 /// Erases the type of an expression.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0f64, 2.0])?;
 /// let mut e = boxed(&a + 0.0);
 /// for _ in 0..3 {
 ///     e = boxed(e * 2.0); // the structure is decided at run time
 /// }
 /// assert_eq!(e.eval()?.to_vec()?, vec![8.0, 16.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn boxed<'a, E>(expr: E) -> Expr<DynOp<'a, <E::Operand as Operation>::Scalar>>
 where
@@ -104,5 +99,9 @@ impl<T: ClType> Operation for DynOp<'_, T> {
     fn bind<'b>(&'b self, b: &mut Binder<'b>) {
         b.structure(self.code);
         self.inner.bind(b);
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.inner.evaluate_leaves()
     }
 }

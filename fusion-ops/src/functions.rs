@@ -6,7 +6,7 @@
 //! `double` (`exp(int) -> double`), as in Stan.
 
 use crate::device_functions as dev;
-use fusion_core::{Expr, IntoOperand, View};
+use clfuse_core::{Expr, IntoOperand, View};
 
 /// How a binary function's view follows from its operands' views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,10 +96,10 @@ crate::elementwise! { pub struct LogSumExp; fn log_sum_exp(x, y) = "log_sum_exp{
 /// Stan's name for [`lmultiply`]: `a * log(b)` with `0 * log(0) = 0`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 1, &[0.0f64])?;
 /// assert_eq!(multiply_log(&a, &a).eval()?.to_vec()?, vec![0.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn multiply_log<A: IntoOperand, B: IntoOperand>(
     a: A,

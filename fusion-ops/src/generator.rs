@@ -622,8 +622,21 @@ impl Generator {
         self.uses_fp64
     }
 
-    /// The finished kernel `calculate` over `(i, j) < (rows, cols)`.
+    /// The finished kernel `calculate` over `(i, j) < (rows, cols)`: the
+    /// signature, then the body of a row-block kernel or of an element-grid one.
     pub fn kernel_source(&self) -> String {
+        let mut out = self.signature();
+        if self.row_blocks {
+            self.row_block_body(&mut out);
+        } else {
+            self.element_grid_body(&mut out);
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// The fp64 pragma, the helpers and `__kernel void calculate(...) {`.
+    fn signature(&self) -> String {
         let mut out = String::new();
         if self.uses_fp64 {
             out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
@@ -670,6 +683,12 @@ impl Generator {
                 .join(",\n"),
         );
         out.push_str(") {\n");
+        out
+    }
+
+    /// Row blocks: work-groups walk blocks of `block_rows` rows; staged
+    /// matrices are read once per block into registers or local memory.
+    fn row_block_body(&self, out: &mut String) {
         let [before, prologue, prepare, body, outputs, epilogue, after] = &self.sections;
         let push_lines = |out: &mut String, lines: &[String], prefix: &str| {
             for line in lines {
@@ -678,60 +697,68 @@ impl Generator {
                 out.push('\n');
             }
         };
-        if self.row_blocks {
-            out.push_str("  const int j = get_global_id(1);\n");
-            out.push_str("  const int lid = get_local_id(0);\n");
-            out.push_str("  const int lsize = get_local_size(0);\n");
-            push_lines(&mut out, before, "");
-            // Work that shares a block through local memory (the prepare
-            // step) alternates between two halves of it, so one barrier per
-            // block separates writers from readers.
-            let (parity_init, parity_step) = if prepare.is_empty() {
-                ("", "")
-            } else {
-                (", parity = 0", ", parity ^= 1")
-            };
-            out.push_str(&format!(
-                "  for (int block = get_group_id(0) * block_rows{parity_init}; block < rows; block += get_num_groups(0) * block_rows{parity_step}) {{\n"
-            ));
-            out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
-            push_lines(&mut out, prologue, "  ");
-            push_lines(&mut out, prepare, "  ");
-            if !prepare.is_empty() {
-                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-            }
-            let row_in_block = if self.staged.is_empty() {
-                "lid"
-            } else {
-                "tile_row"
-            };
-            out.push_str(&format!(
-                "    if ({row_in_block} < rows_here && j < cols) {{\n"
-            ));
-            out.push_str(&format!("      const int i = block + {row_in_block};\n"));
-            push_lines(&mut out, body, "  ");
-            if self.shares_rows() && !outputs.is_empty() {
-                out.push_str("      if (tile_col == 0) {\n");
-                push_lines(&mut out, outputs, "    ");
-                out.push_str("      }\n");
-            } else {
-                push_lines(&mut out, outputs, "  ");
-            }
-            out.push_str("    }\n");
-            if !epilogue.is_empty() {
-                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-                push_lines(&mut out, epilogue, "  ");
-                if prepare.is_empty() {
-                    // The next body overwrites what the epilogue reads (with a
-                    // prepare step, its barrier separates them).
-                    out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
-                }
-            }
-            out.push_str("  }\n");
-            push_lines(&mut out, after, "");
-            out.push_str("}\n");
-            return out;
+        out.push_str("  const int j = get_global_id(1);\n");
+        out.push_str("  const int lid = get_local_id(0);\n");
+        out.push_str("  const int lsize = get_local_size(0);\n");
+        push_lines(out, before, "");
+        // Work that shares a block through local memory (the prepare
+        // step) alternates between two halves of it, so one barrier per
+        // block separates writers from readers.
+        let (parity_init, parity_step) = if prepare.is_empty() {
+            ("", "")
+        } else {
+            (", parity = 0", ", parity ^= 1")
+        };
+        out.push_str(&format!(
+            "  for (int block = get_group_id(0) * block_rows{parity_init}; block < rows; block += get_num_groups(0) * block_rows{parity_step}) {{\n"
+        ));
+        out.push_str("    const int rows_here = min(block_rows, rows - block);\n");
+        push_lines(out, prologue, "  ");
+        push_lines(out, prepare, "  ");
+        if !prepare.is_empty() {
+            out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
         }
+        let row_in_block = if self.staged.is_empty() {
+            "lid"
+        } else {
+            "tile_row"
+        };
+        out.push_str(&format!(
+            "    if ({row_in_block} < rows_here && j < cols) {{\n"
+        ));
+        out.push_str(&format!("      const int i = block + {row_in_block};\n"));
+        push_lines(out, body, "  ");
+        if self.shares_rows() && !outputs.is_empty() {
+            out.push_str("      if (tile_col == 0) {\n");
+            push_lines(out, outputs, "    ");
+            out.push_str("      }\n");
+        } else {
+            push_lines(out, outputs, "  ");
+        }
+        out.push_str("    }\n");
+        if !epilogue.is_empty() {
+            out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            push_lines(out, epilogue, "  ");
+            if prepare.is_empty() {
+                // The next body overwrites what the epilogue reads (with a
+                // prepare step, its barrier separates them).
+                out.push_str("    barrier(CLK_LOCAL_MEM_FENCE);\n");
+            }
+        }
+        out.push_str("  }\n");
+        push_lines(out, after, "");
+    }
+
+    /// One work item per element, or (reductions) per column and stride of rows.
+    fn element_grid_body(&self, out: &mut String) {
+        let [before, _, _, body, outputs, _, after] = &self.sections;
+        let push_lines = |out: &mut String, lines: &[String], prefix: &str| {
+            for line in lines {
+                out.push_str(prefix);
+                out.push_str(line);
+                out.push('\n');
+            }
+        };
         let loops_over_rows = !after.is_empty();
         if !loops_over_rows {
             out.push_str("  const int i = get_global_id(0);\n");
@@ -741,7 +768,7 @@ impl Generator {
             out.push_str("  const int lid = get_local_id(0);\n");
             out.push_str("  const int lsize = get_local_size(0);\n");
         }
-        push_lines(&mut out, before, "");
+        push_lines(out, before, "");
         if !loops_over_rows {
             out.push_str("  if (i >= rows || j >= cols) {\n    return;\n  }\n");
             for line in body.iter().chain(outputs) {
@@ -755,13 +782,11 @@ impl Generator {
             out.push_str(
                 "    for (int i = get_global_id(0); i < rows; i += get_global_size(0)) {\n",
             );
-            push_lines(&mut out, body, "  ");
-            push_lines(&mut out, outputs, "  ");
+            push_lines(out, body, "  ");
+            push_lines(out, outputs, "  ");
             out.push_str("    }\n");
             out.push_str("  }\n");
-            push_lines(&mut out, after, "");
+            push_lines(out, after, "");
         }
-        out.push_str("}\n");
-        out
     }
 }

@@ -3,9 +3,9 @@
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use fusion_core::expr::MatrixRef;
-use fusion_core::expr::{Load, Scalar, Shared};
-use fusion_core::{Access, ClType, Expr, MatrixCl, Result, View};
+use clfuse_core::expr::MatrixRef;
+use clfuse_core::expr::{Load, Scalar, Shared};
+use clfuse_core::{Access, ClType, Expr, MatrixCl, Result, View};
 
 impl<T: ClType> Operation for Load<'_, T> {
     type Scalar = T;
@@ -109,6 +109,11 @@ impl<O: Operation> Operation for Shared<'_, O> {
         }
     }
 
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        Ok(())
+    }
+
     fn matrix(&self) -> Option<&MatrixCl<O::Scalar>> {
         self.0.matrix()
     }
@@ -125,10 +130,10 @@ pub struct Constant<T: ClType> {
 /// A lazy `rows x cols` matrix of `value`s.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = constant(2.5f64, 2, 3).eval()?;
 /// assert_eq!(m.to_vec()?, vec![2.5; 6]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn constant<T: ClType>(value: T, rows: usize, cols: usize) -> Expr<Constant<T>> {
     Expr(Constant { value, rows, cols })
@@ -173,9 +178,9 @@ pub struct ColIndex {
 /// A lazy `rows x cols` matrix whose element `(i, j)` is `i`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// assert_eq!(row_index(2, 2).eval()?.to_vec()?, vec![0, 1, 0, 1]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn row_index(rows: usize, cols: usize) -> Expr<RowIndex> {
     Expr(RowIndex { rows, cols })
@@ -184,9 +189,9 @@ pub fn row_index(rows: usize, cols: usize) -> Expr<RowIndex> {
 /// A lazy `rows x cols` matrix whose element `(i, j)` is `j`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// assert_eq!(col_index(2, 2).eval()?.to_vec()?, vec![0, 0, 1, 1]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn col_index(rows: usize, cols: usize) -> Expr<ColIndex> {
     Expr(ColIndex { rows, cols })
@@ -223,11 +228,11 @@ index_leaf!(ColIndex, j);
 /// of the kernel's structure; the scalar's value is not.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let x = MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?;
 /// let doubled = elt_multiply(&x, scalar_or_column(ScalarOrColumn::Scalar(2.0))).eval()?;
 /// assert_eq!(doubled.to_vec()?, vec![2.0, 4.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 #[derive(Debug)]
 pub enum ScalarOrColumn<'a, T: ClType> {
@@ -240,14 +245,14 @@ pub enum ScalarOrColumn<'a, T: ClType> {
 /// A lazy scalar-or-column value; see [`ScalarOrColumn`].
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
 /// let shift = MatrixCl::from_slice(3, 1, &[10.0f64, 20.0, 30.0])?;
 /// let same = (&x + scalar_or_column(ScalarOrColumn::Scalar(0.5))).eval()?;
 /// let per_row = (&x + scalar_or_column(ScalarOrColumn::Column(&shift))).eval()?;
 /// assert_eq!(same.to_vec()?, vec![1.5, 2.5, 3.5]);
 /// assert_eq!(per_row.to_vec()?, vec![11.0, 22.0, 33.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn scalar_or_column<T: ClType>(value: ScalarOrColumn<'_, T>) -> Expr<ScalarOrColumn<'_, T>> {
     Expr(value)

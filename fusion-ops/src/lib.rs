@@ -1,18 +1,22 @@
 //! fusion-ops: lazy expression operations and the code generator that fuses
 //! an expression into one OpenCL kernel.
 //!
-//! Trace of `d.assign(c * (&a + &b))`: the operators (in `fusion_core::expr`)
+//! Trace of `d.assign(c * (&a + &b))`: the operators (in `clfuse_core::expr`)
 //! build `ElewiseMul<Scalar<f64>, Add<Load, Load>>`; [`AssignExt::assign`]
-//! (in `assign.rs`) binds arguments with a [`Binder`], looks the kernel up by
-//! type and alias pattern, on a miss has every [`Operation`] emit its code
-//! into a [`Generator`], compiles it, and enqueues it through `fusion_core`.
+//! (`assign.rs`) pairs it with its target as an [`Assignment`] output
+//! (`outputs/`) and calls [`run`] (`driver.rs`), which checks shapes,
+//! evaluates non-fusable leaves, picks a [`LaunchShape`] from the outputs'
+//! [`Schedule`] (`launch_shape.rs`), binds arguments with a [`Binder`], looks
+//! the kernel up in the device's `KernelCache` by type and alias pattern, on a
+//! miss has every [`Operation`] emit its code into a [`Generator`], compiles
+//! it, and enqueues it through `clfuse_core`.
 
 /// Declares an element-wise operation from its OpenCL C snippet: the node
 /// struct, its `Operation` impl, the free function and the method (trait
 /// `<Name>Method`, in scope through a glob import of the declaring module).
 ///
 /// ```text
-/// fusion_ops::elementwise! {
+/// clfuse_ops::elementwise! {
 ///     /// Optional docs.
 ///     pub struct Softplus;              // or `impl path::Existing;` for a node defined elsewhere
 ///     fn softplus(x) = "log1p(exp({x}))"; // one or two operands, named in the template
@@ -33,7 +37,7 @@ macro_rules! elementwise {
 
 #[doc(hidden)]
 pub mod __macros {
-    pub use fusion_macros::elementwise_impl;
+    pub use clfuse_macros::elementwise_impl;
 }
 
 mod arithmetic;
@@ -42,13 +46,16 @@ mod binder;
 mod checks;
 mod custom;
 pub mod device_functions;
+mod driver;
 mod dynamic;
 mod functions;
 mod generator;
+mod launch_shape;
 mod leaves;
 mod logic;
 mod methods;
 mod operation;
+mod outputs;
 mod product;
 mod read_back;
 mod reductions;
@@ -59,26 +66,29 @@ mod templates;
 mod transpose_product;
 
 pub use arithmetic::{elt_divide, elt_multiply};
-pub use assign::{
-    AsTarget, AssignExt, Assignable, Assignment, ColwiseAssignment, FullReduction, FusedKernel,
-    LaunchShape, Optional, OutputList, RowBlockKind, cached_kernels, eval_colwise, full_reduction,
-    fuse, fuse_then, max, min, optional, output, prod, run, source_of, staged_row_team, sum,
-};
+pub use assign::AssignExt;
 pub use binder::{Binder, Identity};
 pub use checks::{
     Check, check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
 };
+pub use clfuse_core::FusedKernel;
 pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
+pub use driver::{cached_kernels, eval_colwise, fuse, fuse_then, run, source_of};
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
+pub use launch_shape::{LaunchShape, RowBlockKind, staged_row_team};
 pub use leaves::{
     ColIndex, Constant, RowIndex, ScalarOrColumn, col_index, constant, row_index, scalar_or_column,
 };
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};
 pub use operation::{Operation, Shape, combine_shapes};
+pub use outputs::{
+    AsTarget, Assignable, Assignment, ColwiseAssignment, FullReduction, Optional, OutputList,
+    Schedule, full_reduction, max, min, optional, output, prod, sum,
+};
 pub use reductions::*;
 pub use results::{Results, results};
 pub use structural::*;
@@ -88,12 +98,12 @@ pub use transpose_product::{
     TransposeProductAssignment, TransposeVectorMultiply, transpose_vector_multiply,
 };
 
-pub use fusion_core::expr::{
+pub use clfuse_core::expr::{
     Add, ElewiseDiv, ElewiseMul, Load, MatrixProduct, Neg, Scalar, Shared, Sub,
 };
-pub use fusion_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Promote, Result, View};
+pub use clfuse_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 
-/// Everything needed to write expressions: `use fusion_ops::prelude::*;`.
+/// Everything needed to write expressions: `use clfuse_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::checks::{
         check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
@@ -114,5 +124,5 @@ pub mod prelude {
         boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output,
         prod, results, row_index, scalar_or_column, sum,
     };
-    pub use fusion_core::{ClType, Error, Expr, MatrixCl, Result, View};
+    pub use clfuse_core::{ClType, Error, Expr, MatrixCl, View};
 }

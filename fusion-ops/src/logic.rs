@@ -4,7 +4,7 @@ use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
 use crate::templates::convert;
-use fusion_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
+use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 use std::marker::PhantomData;
 
 // Each comparison and logical operator yields an `int` (1 or 0).
@@ -64,16 +64,23 @@ where
         self.1.bind(b);
         self.2.bind(b);
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        self.1.evaluate_leaves()?;
+        self.2.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// Element-wise choice: `then` where `condition` is non-zero, else `otherwise`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 3, &[-1.0f64, 0.5, 2.0])?;
 /// let clipped = select(gt(&a, 1.0), 1.0, &a).eval()?;
 /// assert_eq!(clipped.to_vec()?, vec![-1.0, 0.5, 1.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn select<C: IntoOperand, A: IntoOperand, B: IntoOperand>(
     condition: C,
@@ -111,15 +118,20 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         self.0.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// Converts every element to `T` (truncating toward zero for `i32`).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[1.7f64, -2.5])?;
 /// assert_eq!(cast::<i32, _>(&a).eval()?.to_vec()?, vec![1, -2]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn cast<T: ClType, A: IntoOperand>(a: A) -> Expr<Cast<T, A::Operand>> {
     Expr(Cast(a.into_operand(), PhantomData))

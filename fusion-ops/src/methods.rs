@@ -1,11 +1,11 @@
 //! Methods on matrices and expressions: `.eval()`, `.kernel_source()`,
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
-use crate::assign::{eval_colwise, eval_operation, operation_source};
+use crate::driver::{eval_colwise, eval_operation, operation_source};
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
-use fusion_core::expr::{ElewiseDiv, ElewiseMul};
-use fusion_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
+use clfuse_core::expr::{ElewiseDiv, ElewiseMul};
+use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
 
 /// `.eval()` and `.kernel_source()` of an expression.
 pub trait ExprMethods: IntoOperand + Sized
@@ -15,10 +15,10 @@ where
     /// Evaluates into a new matrix with one kernel.
     ///
     /// ```
-    /// use fusion_ops::prelude::*;
+    /// use clfuse_ops::prelude::*;
     /// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
     /// assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);
-    /// # Ok::<(), fusion_ops::Error>(())
+    /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     fn eval(self) -> Result<MatrixCl<<Self::Operand as Operation>::Scalar>> {
         eval_operation(self.into_operand())
@@ -27,10 +27,10 @@ where
     /// The OpenCL C of the kernel that evaluates this expression.
     ///
     /// ```
-    /// use fusion_ops::prelude::*;
+    /// use clfuse_ops::prelude::*;
     /// let a = MatrixCl::from_slice(1, 1, &[1.0f32])?;
     /// assert!((&a + 1.0f32).kernel_source()?.contains("__kernel void calculate("));
-    /// # Ok::<(), fusion_ops::Error>(())
+    /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     fn kernel_source(&self) -> Result<String>;
 }
@@ -75,10 +75,10 @@ pub trait ReductionMethods {
     /// Evaluates into a new `1 x cols` matrix.
     ///
     /// ```
-    /// use fusion_ops::prelude::*;
+    /// use clfuse_ops::prelude::*;
     /// let m = MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
     /// assert_eq!(colwise_sum(&m).eval()?.to_vec()?, vec![3, 7]);
-    /// # Ok::<(), fusion_ops::Error>(())
+    /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     fn eval(self) -> Result<MatrixCl<Self::Scalar>>;
 }

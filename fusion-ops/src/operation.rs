@@ -2,7 +2,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
-use fusion_core::{ClType, Error, MatrixCl, Result, View};
+use clfuse_core::{ClType, Error, MatrixCl, Result, View};
 
 /// The shape of an operand: `None` for a scalar broadcast to any shape.
 pub type Shape = Option<(usize, usize)>;
@@ -33,17 +33,25 @@ pub trait Operation {
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
     /// Appends this node's kernel arguments (values only, never code).
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
+    /// Runs the hand-written kernels of the non-fusable leaves below this
+    /// node (GEMM products), so that the fused kernel reads their results.
+    /// The driver calls it once per launch, before binding and generating;
+    /// [`shape`](Self::shape) and [`view`](Self::view) never run anything.
+    /// Leaves keep the default; every node with operands forwards to them.
+    fn evaluate_leaves(&self) -> Result<()> {
+        Ok(())
+    }
     /// The matrix this operation reads unchanged, if it is just one (a
     /// leaf): hand-written kernels then use it directly instead of
     /// evaluating the operation into a copy.
     ///
     /// ```
-    /// use fusion_ops::{IntoOperand, Operation};
-    /// use fusion_ops::prelude::*;
+    /// use clfuse_ops::{IntoOperand, Operation};
+    /// use clfuse_ops::prelude::*;
     /// let a = MatrixCl::from_slice(1, 1, &[1.0f64])?;
     /// assert!((&a).into_operand().matrix().is_some());
     /// assert!((&a + 1.0).into_operand().matrix().is_none());
-    /// # Ok::<(), fusion_ops::Error>(())
+    /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         None
@@ -83,6 +91,10 @@ impl<O: Operation + ?Sized> Operation for &O {
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         (**self).bind(b)
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        (**self).evaluate_leaves()
     }
 
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {

@@ -3,7 +3,7 @@
 //! `start_reads` so that all of a kernel's read-backs share one round trip,
 //! collected by its `verify`.
 
-use fusion_core::{ClType, MatrixCl, PendingRead, Result};
+use clfuse_core::{ClType, MatrixCl, PendingRead, Result};
 use std::sync::Mutex;
 
 #[derive(Debug)]

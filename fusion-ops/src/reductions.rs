@@ -10,7 +10,7 @@
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
-use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
+use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 use std::marker::PhantomData;
 
 /// How values are combined.
@@ -177,16 +177,21 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
         b.int(cols as i32);
         self.0.bind(b);
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 macro_rules! rowwise {
     ($($fun:ident $op:ident $doc:literal;)*) => {$(
         #[doc = concat!("Row-wise ", $doc, ": an `n x 1` column, computed inside the kernel that uses it.\n\n",
-            "```\nuse fusion_ops::prelude::*;\n",
+            "```\nuse clfuse_ops::prelude::*;\n",
             "let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;\n",
             "let r = ", stringify!($fun), "(&m).eval()?;\n",
             "assert_eq!(r.to_vec()?.len(), 2);\n",
-            "# Ok::<(), fusion_ops::Error>(())\n```")]
+            "# Ok::<(), clfuse_ops::Error>(())\n```")]
         pub fn $fun<A: IntoOperand>(a: A) -> Expr<RowwiseReduction<$op, A::Operand>> {
             Expr(RowwiseReduction(a.into_operand(), PhantomData))
         }
@@ -209,12 +214,12 @@ pub struct MatrixVectorMultiply<X, V>(pub X, pub V);
 /// produce `x` and `v` and with those that use the product.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let x = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;
 /// let b = MatrixCl::from_slice(2, 1, &[1.0f64, 1.0])?;
 /// let p = inv_logit(matrix_vector_multiply(&x, &b) - 4.0).eval()?;
 /// assert_eq!(p.to_vec()?, vec![0.5, 0.8807970779778823]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
     x: X,
@@ -281,6 +286,12 @@ where
         b.int(cols as i32);
         self.0.bind(b);
         self.1.bind(b);
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        self.1.evaluate_leaves()?;
+        Ok(())
     }
 }
 
@@ -369,11 +380,11 @@ pub struct ColwiseReduction<R, E>(pub E, pub PhantomData<R>);
 macro_rules! colwise {
     ($($fun:ident $op:ident $doc:literal;)*) => {$(
         #[doc = concat!("Column-wise ", $doc, ": a `1 x n` row. Assign it (alone or with other outputs) or `.eval()` it.\n\n",
-            "```\nuse fusion_ops::prelude::*;\n",
+            "```\nuse clfuse_ops::prelude::*;\n",
             "let m = MatrixCl::from_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0])?;\n",
             "let r = ", stringify!($fun), "(&m).eval()?;\n",
             "assert_eq!(r.to_vec()?.len(), 2);\n",
-            "# Ok::<(), fusion_ops::Error>(())\n```")]
+            "# Ok::<(), clfuse_ops::Error>(())\n```")]
         pub fn $fun<A: IntoOperand>(a: A) -> Expr<ColwiseReduction<$op, A::Operand>> {
             Expr(ColwiseReduction(a.into_operand(), PhantomData))
         }

@@ -1,7 +1,8 @@
 //! `results((&d, &e)).assign((x, y))`: several targets, one kernel.
 
-use crate::assign::{AsTarget, Assignable, run, source_of};
-use fusion_core::{IntoOperand, Result};
+use crate::driver::{run, source_of};
+use crate::outputs::{AsTarget, Assignable};
+use clfuse_core::{IntoOperand, Result};
 
 /// Several targets computed by one kernel.
 #[derive(Debug, Clone, Copy)]
@@ -10,14 +11,14 @@ pub struct Results<R>(R);
 /// Groups targets for a multi-output assignment.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0f64, 2.0])?;
 /// let b = MatrixCl::from_slice(1, 2, &[3.0f64, 5.0])?;
 /// let (d, e) = (MatrixCl::<f64>::zeros(1, 2)?, MatrixCl::<f64>::zeros(1, 2)?);
 /// results((&d, &e)).assign((&a + &b, &a - &b))?; // one kernel, a and b read once
 /// assert_eq!(d.to_vec()?, vec![4.0, 7.0]);
 /// assert_eq!(e.to_vec()?, vec![-2.0, -3.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn results<R>(targets: R) -> Results<R> {
     Results(targets)

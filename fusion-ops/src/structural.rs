@@ -5,7 +5,7 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use fusion_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
+use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 
 /// Whether `start .. start + len` lies inside `0 .. limit` (checked: an
 /// offset near `usize::MAX` does not wrap around).
@@ -49,10 +49,10 @@ pub struct Block<E> {
 /// assignment target (`block(&m, ..).assign(expr)`).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(3, 3, &[1.0f64, 2., 3., 4., 5., 6., 7., 8., 9.])?;
 /// assert_eq!(block(&m, 1, 1, 2, 2).eval()?.to_vec()?, vec![5.0, 6.0, 8.0, 9.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn block<A: IntoOperand>(
     a: A,
@@ -113,6 +113,11 @@ impl<E: Operation> Operation for Block<E> {
         b.int(self.col as i32);
         self.inner.bind(b);
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.inner.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// The transpose of an operand: the node built by [`transpose()`].
@@ -122,12 +127,12 @@ pub struct Transpose<E>(pub E);
 /// The transpose of `a`. Also an assignment target.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(2, 3, &[1, 2, 3, 4, 5, 6])?;
 /// let t = transpose(&m).eval()?;
 /// assert_eq!((t.rows(), t.cols()), (3, 2));
 /// assert_eq!(t.to_vec()?, vec![1, 3, 5, 2, 4, 6]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn transpose<A: IntoOperand>(a: A) -> Expr<Transpose<A::Operand>> {
     Expr(Transpose(a.into_operand()))
@@ -152,6 +157,11 @@ impl<E: Operation> Operation for Transpose<E> {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         self.0.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// The diagonal of an operand as a column vector: the node built by [`diagonal()`].
@@ -161,10 +171,10 @@ pub struct Diagonal<E>(pub E);
 /// The diagonal of `a` as a `min(rows, cols) x 1` column. Also an assignment target.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(2, 2, &[1.0f32, 2.0, 3.0, 4.0])?;
 /// assert_eq!(diagonal(&m).eval()?.to_vec()?, vec![1.0, 4.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn diagonal<A: IntoOperand>(a: A) -> Expr<Diagonal<A::Operand>> {
     Expr(Diagonal(a.into_operand()))
@@ -190,6 +200,11 @@ impl<E: Operation> Operation for Diagonal<E> {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         self.0.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// A row vector repeated down `rows` rows: the node built by [`rowwise_broadcast()`].
@@ -204,10 +219,10 @@ pub struct RowwiseBroadcast<E> {
 /// Repeats the row vector `a` (1 x n) to `rows x n`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let v = MatrixCl::from_slice(1, 2, &[1, 2])?;
 /// assert_eq!(rowwise_broadcast(&v, 3).eval()?.to_vec()?, vec![1, 1, 1, 2, 2, 2]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn rowwise_broadcast<A: IntoOperand>(a: A, rows: usize) -> Expr<RowwiseBroadcast<A::Operand>> {
     Expr(RowwiseBroadcast {
@@ -247,6 +262,11 @@ impl<E: Operation> Operation for RowwiseBroadcast<E> {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         self.inner.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.inner.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// A column vector repeated across `cols` columns: the node built by [`colwise_broadcast()`].
@@ -261,10 +281,10 @@ pub struct ColwiseBroadcast<E> {
 /// Repeats the column vector `a` (n x 1) to `n x cols`.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let v = MatrixCl::from_slice(2, 1, &[1, 2])?;
 /// assert_eq!(colwise_broadcast(&v, 2).eval()?.to_vec()?, vec![1, 2, 1, 2]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn colwise_broadcast<A: IntoOperand>(a: A, cols: usize) -> Expr<ColwiseBroadcast<A::Operand>> {
     Expr(ColwiseBroadcast {
@@ -304,6 +324,11 @@ impl<E: Operation> Operation for ColwiseBroadcast<E> {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         self.inner.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.inner.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// Broadcasts each dimension that is 1 to the requested size, decided when the
@@ -323,12 +348,12 @@ pub struct OptionalBroadcast<E> {
 /// intercepts, per-observation scales).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let one = MatrixCl::from_slice(1, 1, &[2.0f64])?;
 /// let many = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
 /// assert_eq!(optional_broadcast(&one, 3, 1).eval()?.to_vec()?, vec![2.0; 3]);
 /// assert_eq!(optional_broadcast(&many, 3, 1).eval()?.to_vec()?, vec![1.0, 2.0, 3.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn optional_broadcast<A: IntoOperand>(
     a: A,
@@ -381,6 +406,11 @@ impl<E: Operation> Operation for OptionalBroadcast<E> {
         b.int((c == 1 && self.cols != 1) as i32);
         self.inner.bind(b)
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.inner.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// `a` on top of `b`: the node built by [`append_row()`].
@@ -390,11 +420,11 @@ pub struct AppendRow<A, B>(pub A, pub B);
 /// `a` on top of `b` (same number of columns).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(1, 2, &[1, 2])?;
 /// let b = MatrixCl::from_slice(1, 2, &[3, 4])?;
 /// assert_eq!(append_row(&a, &b).eval()?.to_vec()?, vec![1, 3, 2, 4]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn append_row<A: IntoOperand, B: IntoOperand>(
     a: A,
@@ -410,11 +440,11 @@ pub struct AppendCol<A, B>(pub A, pub B);
 /// `a` left of `b` (same number of rows).
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let a = MatrixCl::from_slice(2, 1, &[1, 2])?;
 /// let b = MatrixCl::from_slice(2, 1, &[3, 4])?;
 /// assert_eq!(append_col(&a, &b).eval()?.to_vec()?, vec![1, 2, 3, 4]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn append_col<A: IntoOperand, B: IntoOperand>(
     a: A,
@@ -486,6 +516,12 @@ where
         self.0.bind(b);
         self.1.bind(b);
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        self.1.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 impl<A: Operation, B: Operation> Operation for AppendCol<A, B>
@@ -529,6 +565,12 @@ where
         self.0.bind(b);
         self.1.bind(b);
     }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.0.evaluate_leaves()?;
+        self.1.evaluate_leaves()?;
+        Ok(())
+    }
 }
 
 /// Gathers `m(row_index(i, j), col_index(i, j))`: the node built by [`indexing()`].
@@ -553,11 +595,11 @@ pub struct Indexing<M, R, C> {
 /// (`add_assign`) adds only one of them, not their sum.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let m = MatrixCl::from_slice(3, 1, &[10.0f64, 20.0, 30.0])?;
 /// let idx = MatrixCl::from_slice(4, 1, &[2, 0, 0, 1])?;
 /// assert_eq!(indexing(&m, &idx, 0).eval()?.to_vec()?, vec![30.0, 10.0, 10.0, 20.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn indexing<M: IntoOperand, R: IntoOperand, C: IntoOperand>(
     m: M,
@@ -613,5 +655,12 @@ impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Opera
         b.int(r as i32);
         b.int(c as i32);
         self.matrix.bind(b);
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.row_index.evaluate_leaves()?;
+        self.col_index.evaluate_leaves()?;
+        self.matrix.evaluate_leaves()?;
+        Ok(())
     }
 }

@@ -6,8 +6,8 @@ use crate::generator::{Generator, Index};
 use crate::logic::{and, ge, lt};
 use crate::operation::{Operation, combine_shapes};
 use crate::structural::{Block, Diagonal, Indexing, Transpose, fits};
-use fusion_core::expr::{Load, MatrixRef};
-use fusion_core::{Access, ClType, Error, Expr, MatrixCl, Result, View};
+use clfuse_core::expr::{Load, MatrixRef};
+use clfuse_core::{Access, ClType, Error, Expr, MatrixCl, Result, View};
 
 /// Where an assignment writes.
 pub trait Target: Copy {
@@ -49,7 +49,7 @@ fn materialise_zeros<T: ClType>(m: &MatrixCl<T>, new_view: View) -> Result<()> {
         return Ok(());
     }
     // A load outside its view yields 0; storing every element writes them.
-    crate::assign::run(&crate::assign::Assignment::new(
+    crate::driver::run(&crate::outputs::Assignment::new(
         m,
         Load(MatrixRef::Borrowed(m)),
     ))

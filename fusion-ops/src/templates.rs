@@ -1,7 +1,7 @@
 //! Filling code templates: `{x}`, `{y}`, `{z}` name operands, `{F}` is the
 //! float suffix (`""` for double, `"f"` for float).
 
-use fusion_core::ClType;
+use clfuse_core::ClType;
 
 /// Replaces the placeholders of `template`.
 ///

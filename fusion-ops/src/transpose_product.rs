@@ -15,15 +15,17 @@
 //! faster than two passes up to 8 work items per row (256 columns), so the
 //! GLMs put `xᵀ·d` in their kernel there.
 
-use crate::assign::{Assignable, ColwiseAssignment, LaunchShape, OutputList, run, run_direct};
 use crate::binder::{Binder, Identity};
+use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
+use crate::launch_shape::LaunchShape;
 use crate::methods::ReductionMethods;
 use crate::operation::Operation;
+use crate::outputs::{Assignable, ColwiseAssignment, OutputList, Schedule};
 use crate::reductions::SumOp;
 use crate::templates::convert;
-use fusion_core::expr::{Load, MatrixRef};
-use fusion_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
+use clfuse_core::expr::{Load, MatrixRef};
+use clfuse_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
 use std::any::Any;
 
 /// Columns whose staged sums are added up together at the end of a
@@ -46,13 +48,13 @@ pub struct TransposeVectorMultiply<X, V>(pub X, pub V);
 /// so `x` leaves global memory once; otherwise `x` is read where it is used.
 ///
 /// ```
-/// use fusion_ops::prelude::*;
+/// use clfuse_ops::prelude::*;
 /// let x = MatrixCl::from_slice(3, 2, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let beta = MatrixCl::from_slice(2, 1, &[1.0f64, -1.0])?;
 /// // xᵀ·(x·beta): the residual-style product a least-squares gradient needs.
 /// let g = transpose_vector_multiply(&x, matrix_vector_multiply(&x, &beta)).eval()?;
 /// assert_eq!(g.to_vec()?, vec![-18.0, -45.0]);
-/// # Ok::<(), fusion_ops::Error>(())
+/// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 pub fn transpose_vector_multiply<X: IntoOperand, V: IntoOperand>(
     x: X,
@@ -307,6 +309,18 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         g.set_section(Section::Outputs);
     }
 
+    /// Whether `v` reads `x` (its row-wise product, say): binding `v` after
+    /// `x` finds `x` already bound. Without a matrix `x`, assume it does.
+    fn v_reads_x(&self) -> bool {
+        let Some(x) = self.product.0.matrix() else {
+            return true;
+        };
+        let mut b = Binder::new();
+        b.first_use(Identity::Buffer(x.buffer_id()));
+        self.product.1.bind(&mut b);
+        b.bound_again(Identity::Buffer(x.buffer_id()))
+    }
+
     fn staged_matrix(&self, launch: &LaunchShape) -> Option<&MatrixCl<X::Scalar>> {
         self.product.0.matrix().filter(|_| launch.staged.is_some())
     }
@@ -354,28 +368,22 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         Ok(())
     }
 
-    fn reduces(&self) -> bool {
-        true
+    fn schedule(&self) -> Schedule {
+        let staged = self.product.0.matrix();
+        Schedule {
+            reduces: true,
+            row_block: Some(if staged.is_some() { self.x_cols() } else { 0 }),
+            row_work: self.v_reads_x(),
+            max_row_groups: usize::MAX,
+        }
     }
 
-    fn row_block(&self) -> Option<usize> {
-        let staged = self.product.0.matrix().is_some();
-        Some(if staged { self.x_cols() } else { 0 })
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.product.0.evaluate_leaves()?;
+        self.product.1.evaluate_leaves()
     }
 
-    fn row_work(&self) -> bool {
-        // Whether `v` reads `x` (its row-wise product, say): binding `v`
-        // after `x` finds `x` already bound.
-        let Some(x) = self.product.0.matrix() else {
-            return true;
-        };
-        let mut b = Binder::new();
-        b.first_use(Identity::Buffer(x.buffer_id()));
-        self.product.1.bind(&mut b);
-        b.bound_again(Identity::Buffer(x.buffer_id()))
-    }
-
-    fn plan(&self, g: &mut Generator, launch: &LaunchShape) {
+    fn declare_staged(&self, g: &mut Generator, launch: &LaunchShape) {
         if let Some(x) = self.staged_matrix(launch)
             && g.staged(Identity::Buffer(x.buffer_id())).is_none()
         {
@@ -391,7 +399,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         }
     }
 
-    fn bind_plan<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+    fn bind_staged<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
         if let Some(x) = self.staged_matrix(launch)
             && b.first_use(Identity::Tile(x.buffer_id()))
         {
@@ -470,7 +478,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let Some(partial) = self.partial.get() else {
             return Ok(());
         };
-        let _scope = fusion_core::profile_scope("xᵀ·v: sums over work-groups");
+        let _scope = clfuse_core::profile_scope("xᵀ·v: sums over work-groups");
         if self.target.rows() > 0 {
             if launch.rows == 0 {
                 self.target.fill(T::default())?;

@@ -11,20 +11,20 @@ use crate::checks::{
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::triangular::checked_inverse;
-use fusion_core::{ClFloat, Error, MatrixCl, Result, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
 
 /// Adjoints of both operands of a product (or of a solve's matrix and
 /// right-hand side).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(1, 1, &[2.0])?;
-/// let adj = fusion_kernels::multiply_adjoint(&a, &a, &a)?;
+/// let adj = clfuse_kernels::multiply_adjoint(&a, &a, &a)?;
 /// assert_eq!((adj.adj_a.to_vec()?, adj.adj_b.to_vec()?), (vec![4.0], vec![4.0]));
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct ProductAdjoint<T: fusion_core::ClType> {
+pub struct ProductAdjoint<T: clfuse_core::ClType> {
     /// Adjoint of the left operand.
     pub adj_a: MatrixCl<T>,
     /// Adjoint of the right operand.
@@ -35,14 +35,14 @@ pub struct ProductAdjoint<T: fusion_core::ClType> {
 /// are read in place by the GEMM kernel, never copied).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
 /// let b = MatrixCl::from_slice(2, 1, &[3.0, 4.0])?;
 /// let adj_c = MatrixCl::from_slice(1, 1, &[1.0])?;
-/// let adj = fusion_kernels::multiply_adjoint(&a, &b, &adj_c)?;
+/// let adj = clfuse_kernels::multiply_adjoint(&a, &b, &adj_c)?;
 /// assert_eq!(adj.adj_a.to_vec()?, vec![3.0, 4.0]);
 /// assert_eq!(adj.adj_b.to_vec()?, vec![1.0, 2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn multiply_adjoint<T: ClFloat>(
     a: &MatrixCl<T>,
@@ -66,15 +66,15 @@ pub fn multiply_adjoint<T: ClFloat>(
 /// `adj(b) = a⁻ᵀ · adj(c)` and `adj(a) = -adj(b) · cᵀ`, kept to `a`'s triangle.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let a = MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower);
 /// let b = MatrixCl::from_slice(1, 1, &[4.0])?;
 /// let adj_c = MatrixCl::from_slice(1, 1, &[1.0])?;
 /// // c = b / a: dc/db = 1/a = 0.5, dc/da = -b/a² = -1
-/// let adj = fusion_kernels::mdivide_left_tri_adjoint(&a, &b, &adj_c)?;
+/// let adj = clfuse_kernels::mdivide_left_tri_adjoint(&a, &b, &adj_c)?;
 /// assert_eq!(adj.adj_b.to_vec()?, vec![0.5]);
 /// assert_eq!(adj.adj_a.to_vec()?, vec![-1.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn mdivide_left_tri_adjoint<T: ClFloat>(
     a: &MatrixCl<T>,
@@ -132,12 +132,12 @@ const ADJOINT_BLOCK: usize = 128;
 /// only the lower triangle.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// // a = [4]: l = 2, dl/da = 1 / (2 l) = 0.25
 /// let l = MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower);
 /// let adj_l = MatrixCl::from_slice(1, 1, &[1.0])?.with_view(View::Lower);
-/// assert_eq!(fusion_kernels::cholesky_adjoint(&l, &adj_l)?.to_vec()?, vec![0.25]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::cholesky_adjoint(&l, &adj_l)?.to_vec()?, vec![0.25]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const F: &str = "cholesky_adjoint";

@@ -5,7 +5,7 @@
 
 use crate::checks::first_flagged;
 use crate::launchers as cl;
-use fusion_core::{ClFloat, ClType, Error, MatrixCl, NdRange, Result, View};
+use clfuse_core::{ClFloat, ClType, Error, MatrixCl, NdRange, Result, View};
 
 /// Rows/cols as the `int` a kernel takes, or an error naming the function.
 pub(crate) fn int(function: &'static str, argument: &'static str, value: usize) -> Result<i32> {
@@ -49,11 +49,11 @@ fn grid(rows: usize, cols: usize) -> NdRange {
 /// The `n x n` identity (view `Diagonal`).
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
-/// let i = fusion_kernels::identity::<f32>(2)?;
+/// use clfuse_core::{MatrixCl, View};
+/// let i = clfuse_kernels::identity::<f32>(2)?;
 /// assert_eq!(i.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
 /// assert_eq!(i.view(), View::Diagonal);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn identity<T: ClType>(n: usize) -> Result<MatrixCl<T>> {
     let size = int("identity", "n", n)?;
@@ -68,9 +68,9 @@ pub fn identity<T: ClType>(n: usize) -> Result<MatrixCl<T>> {
 /// triangular inverse).
 ///
 /// ```
-/// let b = fusion_kernels::batch_identity::<f64>(2, 2)?;
+/// let b = clfuse_kernels::batch_identity::<f64>(2, 2)?;
 /// assert_eq!(b.to_vec()?, vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn batch_identity<T: ClType>(n: usize, batches: usize) -> Result<MatrixCl<T>> {
     let cols = n
@@ -122,10 +122,10 @@ fn elementwise<T: ClType>(
 /// `a + b` by the basic `add` kernel (views honoured; the result's view is their union).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
-/// assert_eq!(fusion_kernels::add(&a, &a)?.to_vec()?, vec![2.0, 4.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::add(&a, &a)?.to_vec()?, vec![2.0, 4.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn add<T: ClType>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     elementwise("add", a, b, false)
@@ -134,11 +134,11 @@ pub fn add<T: ClType>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 /// `a - b` by the basic `subtract` kernel.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
 /// let b = MatrixCl::from_slice(1, 2, &[3.0, 1.0])?;
-/// assert_eq!(fusion_kernels::subtract(&a, &b)?.to_vec()?, vec![-2.0, 1.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::subtract(&a, &b)?.to_vec()?, vec![-2.0, 1.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn subtract<T: ClType>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     elementwise("subtract", a, b, true)
@@ -147,10 +147,10 @@ pub fn subtract<T: ClType>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<
 /// `scalar * a` by the basic `scalar_mul` kernel.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
-/// assert_eq!(fusion_kernels::scalar_mul(&a, 3.0)?.to_vec()?, vec![3.0, 6.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::scalar_mul(&a, 3.0)?.to_vec()?, vec![3.0, 6.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn scalar_mul<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<MatrixCl<T>> {
     let b = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
@@ -172,11 +172,11 @@ pub fn scalar_mul<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<MatrixCl<T>> 
 /// Multiplies the diagonal of `a` by `scalar`, in place.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
-/// fusion_kernels::scalar_mul_diagonal(&a, 0.5)?;
+/// clfuse_kernels::scalar_mul_diagonal(&a, 0.5)?;
 /// assert_eq!(a.to_vec()?, vec![0.5, 2.0, 3.0, 2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn scalar_mul_diagonal<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<()> {
     cl::scalar_mul_diagonal::<T>().launch(
@@ -194,12 +194,12 @@ pub fn scalar_mul_diagonal<T: ClType>(a: &MatrixCl<T>, scalar: T) -> Result<()> 
 /// The transpose, through local-memory tiles (coalesced reads and writes).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 3, &[1, 2, 3, 4, 5, 6])?;
-/// let t = fusion_kernels::transpose(&a)?;
+/// let t = clfuse_kernels::transpose(&a)?;
 /// assert_eq!((t.rows(), t.cols()), (3, 2));
 /// assert_eq!(t.to_vec()?, vec![1, 3, 5, 2, 4, 6]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn transpose<T: ClType>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const TILE: usize = 16;
@@ -226,12 +226,12 @@ pub fn transpose<T: ClType>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 /// Which way [`triangular_transpose`] mirrors.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::Mirror;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::Mirror;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 0.0, 5.0, 1.0])?;
-/// fusion_kernels::triangular_transpose(&a, Mirror::UpperToLower)?;
+/// clfuse_kernels::triangular_transpose(&a, Mirror::UpperToLower)?;
 /// assert_eq!(a.to_vec()?, vec![1.0, 5.0, 5.0, 1.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mirror {
@@ -245,12 +245,12 @@ pub enum Mirror {
 /// view becomes `Entire` (the result is symmetric).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::Mirror;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::Mirror;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 0.0, 3.0])?;
-/// fusion_kernels::triangular_transpose(&a, Mirror::LowerToUpper)?;
+/// clfuse_kernels::triangular_transpose(&a, Mirror::LowerToUpper)?;
 /// assert_eq!(a.to_vec()?, vec![1.0, 2.0, 2.0, 3.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn triangular_transpose<T: ClType>(a: &MatrixCl<T>, mirror: Mirror) -> Result<()> {
     let n = square("triangular_transpose", "a", a)?;
@@ -269,12 +269,12 @@ pub fn triangular_transpose<T: ClType>(a: &MatrixCl<T>, mirror: Mirror) -> Resul
 /// Which part [`zeros`] clears.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::Part;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::Part;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
-/// fusion_kernels::zeros(&a, Part::All)?;
+/// clfuse_kernels::zeros(&a, Part::All)?;
 /// assert_eq!(a.to_vec()?, vec![0.0; 4]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
@@ -289,13 +289,13 @@ pub enum Part {
 /// Zeroes all of `a` or one strict triangle, in place (the view shrinks to match).
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
-/// use fusion_kernels::Part;
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Part;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
-/// fusion_kernels::zeros(&a, Part::StrictlyUpper)?;
+/// clfuse_kernels::zeros(&a, Part::StrictlyUpper)?;
 /// assert_eq!(a.to_vec()?, vec![1.0, 2.0, 0.0, 4.0]);
 /// assert_eq!(a.view(), View::Lower);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn zeros<T: ClType>(a: &MatrixCl<T>, part: Part) -> Result<()> {
     let (code, remaining) = match part {
@@ -333,7 +333,7 @@ impl Block {
     /// A block at (`row`, `col`) of `rows x cols` elements.
     ///
     /// ```
-    /// let b = fusion_kernels::Block::new(1, 2, 3, 4);
+    /// let b = clfuse_kernels::Block::new(1, 2, 3, 4);
     /// assert_eq!((b.row, b.col, b.rows, b.cols), (1, 2, 3, 4));
     /// ```
     pub fn new(row: usize, col: usize, rows: usize, cols: usize) -> Self {
@@ -378,13 +378,13 @@ impl Block {
 /// triangle of the block is copied (the rest of `dst` is untouched).
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
-/// use fusion_kernels::Block;
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Block;
 /// let src = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
 /// let dst = MatrixCl::<f64>::zeros(3, 3)?;
-/// fusion_kernels::sub_block(&dst, 1, 1, &src, Block::new(0, 0, 2, 2), View::Lower)?;
+/// clfuse_kernels::sub_block(&dst, 1, 1, &src, Block::new(0, 0, 2, 2), View::Lower)?;
 /// assert_eq!(dst.to_vec()?, vec![0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 4.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn sub_block<T: ClType>(
     dst: &MatrixCl<T>,
@@ -459,11 +459,11 @@ pub(crate) fn add_batch<T: ClFloat>(
 /// Fails with `NaN { row, col }` at the first NaN inside `a`'s view.
 ///
 /// ```
-/// use fusion_core::{Error, MatrixCl};
+/// use clfuse_core::{Error, MatrixCl};
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::NAN, 4.0])?;
-/// let err = fusion_kernels::check_nan("my_function", "a", &a).unwrap_err();
+/// let err = clfuse_kernels::check_nan("my_function", "a", &a).unwrap_err();
 /// assert!(matches!(err, Error::NaN { row: 0, col: 1, .. }));
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn check_nan<T: ClFloat>(
     function: &'static str,
@@ -486,11 +486,11 @@ pub fn check_nan<T: ClFloat>(
 /// inside `a`'s view (column-major order), as Stan's `check_finite`.
 ///
 /// ```
-/// use fusion_core::{Error, MatrixCl};
+/// use clfuse_core::{Error, MatrixCl};
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::INFINITY, 4.0])?;
-/// let err = fusion_kernels::check_finite("my_function", "a", &a).unwrap_err();
+/// let err = clfuse_kernels::check_finite("my_function", "a", &a).unwrap_err();
 /// assert_eq!(err.to_string(), "my_function: a[0, 1] is inf, but must be finite");
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn check_finite<T: ClFloat>(
     function: &'static str,
@@ -504,14 +504,14 @@ pub fn check_finite<T: ClFloat>(
 /// `|a_ij - a_ji| > tolerance * max(|a_ij|, |a_ji|, 1)`.
 ///
 /// ```
-/// use fusion_core::{Error, MatrixCl};
+/// use clfuse_core::{Error, MatrixCl};
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 2.5, 4.0])?;
 /// assert!(matches!(
-///     fusion_kernels::check_symmetric("f", "a", &a, 1e-8),
+///     clfuse_kernels::check_symmetric("f", "a", &a, 1e-8),
 ///     Err(Error::NotSymmetric { row: 1, col: 0, .. })
 /// ));
-/// assert!(fusion_kernels::check_symmetric("f", "a", &a, 0.5).is_ok());
-/// # Ok::<(), fusion_core::Error>(())
+/// assert!(clfuse_kernels::check_symmetric("f", "a", &a, 0.5).is_ok());
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn check_symmetric<T: ClFloat>(
     function: &'static str,
@@ -536,11 +536,11 @@ pub fn check_symmetric<T: ClFloat>(
 /// triangular matrix).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 0.0])?;
-/// let err = fusion_kernels::check_diagonal_zeros("f", "a", &a).unwrap_err();
+/// let err = clfuse_kernels::check_diagonal_zeros("f", "a", &a).unwrap_err();
 /// assert!(err.to_string().contains("a[1, 1]"));
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn check_diagonal_zeros<T: ClFloat>(
     function: &'static str,

@@ -4,7 +4,7 @@
 
 use crate::basic::{Block, copy_block, int, square};
 use crate::launchers as cl;
-use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// A flag that no element has tripped yet (`i32::MAX`).
 pub(crate) fn new_flag() -> Result<MatrixCl<i32>> {
@@ -50,7 +50,7 @@ pub(crate) struct FiniteCheck<'a, T: ClFloat> {
     function: &'static str,
     argument: &'static str,
     a: &'a MatrixCl<T>,
-    flag: fusion_core::PendingRead<i32>,
+    flag: clfuse_core::PendingRead<i32>,
 }
 
 impl<'a, T: ClFloat> FiniteCheck<'a, T> {

@@ -10,7 +10,7 @@ use crate::checks::{
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
 use crate::triangular::invert_lower_in_place;
-use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
 /// Blocks up to this size are factored (and inverted) by the leaf kernel
 /// (`LEAF` in cholesky.cl).
@@ -18,36 +18,29 @@ const LEAF: usize = 64;
 
 /// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
 /// has `64 * groups` work items) and the leaf kernel's build option for it:
-/// `FUSION_CHOLESKY_LEAF_GROUPS` (1, 2 or 4), else 4 (the fastest on an
-/// H200: 36 µs per leaf with its rows below at n = 8192, 66 µs with 2; 8 and
-/// 16 exceed its registers). Settled once, not per launch.
-fn leaf_groups() -> (usize, &'static str) {
-    static VALUE: std::sync::OnceLock<(usize, String)> = std::sync::OnceLock::new();
-    let (groups, option) = VALUE.get_or_init(|| {
-        let groups = fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS", 4);
-        let groups = if groups.is_power_of_two() && groups <= 4 {
-            groups
-        } else {
-            4
-        };
-        (groups, format!("-D GROUPS={groups}"))
-    });
-    (*groups, option)
+/// [`Tuning::cholesky_leaf_groups`](clfuse_core::Tuning) (1, 2 or 4), else 4
+/// (the fastest on an H200: 36 µs per leaf with its rows below at n = 8192,
+/// 66 µs with 2; 8 and 16 exceed its registers).
+fn leaf_groups(rt: &Runtime) -> (usize, &'static str) {
+    match rt.tuning().cholesky_leaf_groups.unwrap_or(4) {
+        1 => (1, "-D GROUPS=1"),
+        2 => (2, "-D GROUPS=2"),
+        _ => (4, "-D GROUPS=4"),
+    }
 }
 
 /// Leaf work-groups per compute unit, at most (each factors the diagonal
 /// block itself, then takes its share of the rows below):
-/// `FUSION_CHOLESKY_LEAF_GROUPS_PER_CU`, else 1 (on an H200, 2 measured the
-/// same at n = 8192 and 3% slower at 16384).
-fn leaf_groups_per_unit() -> usize {
-    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", 1))
+/// [`Tuning::cholesky_leaf_groups_per_cu`](clfuse_core::Tuning), else 1 (on
+/// an H200, 2 measured the same at n = 8192 and 3% slower at 16384).
+fn leaf_groups_per_unit(rt: &Runtime) -> usize {
+    rt.tuning().cholesky_leaf_groups_per_cu.unwrap_or(1)
 }
 
 /// Tuning of [`cholesky_decompose_with`].
 ///
 /// ```
-/// let o = fusion_kernels::CholeskyOptions::default();
+/// let o = clfuse_kernels::CholeskyOptions::default();
 /// assert_eq!(o.partition, 4);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,12 +76,12 @@ impl Default for CholeskyOptions {
 /// matrix it is the lower half of.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let a = MatrixCl::from_slice(2, 2, &[4.0, 2.0, 2.0, 5.0])?;
-/// let l = fusion_kernels::cholesky_decompose(&a)?;
+/// let l = clfuse_kernels::cholesky_decompose(&a)?;
 /// assert_eq!(l.to_vec()?, vec![2.0, 1.0, 0.0, 2.0]);
 /// assert_eq!(l.view(), View::Lower);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn cholesky_decompose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     cholesky_decompose_with(a, &CholeskyOptions::default())
@@ -97,13 +90,13 @@ pub fn cholesky_decompose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 /// [`cholesky_decompose`] with explicit `partition` and `min_l11_size`.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::CholeskyOptions;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::CholeskyOptions;
 /// let a = MatrixCl::from_slice(2, 2, &[4.0, 2.0, 2.0, 5.0])?;
 /// let options = CholeskyOptions { partition: 2, min_l11_size: 1, ..Default::default() };
-/// let l = fusion_kernels::cholesky_decompose_with(&a, &options)?;
+/// let l = clfuse_kernels::cholesky_decompose_with(&a, &options)?;
 /// assert_eq!(l.to_vec()?, vec![2.0, 1.0, 0.0, 2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn cholesky_decompose_with<T: ClFloat>(
     a: &MatrixCl<T>,
@@ -226,7 +219,7 @@ impl<T: ClFloat> Panels<'_, T> {
         // rest's top block is a diagonal block).
         let rest = first + left;
         let rows = self.work.rows() - rest;
-        let scope = fusion_core::profile_scope(match left {
+        let scope = clfuse_core::profile_scope(match left {
             ..=64 => "cholesky update, k <= 64",
             65..=256 => "cholesky update, k <= 256",
             257..=1024 => "cholesky update, k <= 1024",
@@ -263,9 +256,10 @@ impl<T: ClFloat> Panels<'_, T> {
     fn leaf(&self, first: usize, width: usize) -> Result<()> {
         let n = self.work.rows();
         let below = n - first - width;
-        let info = Runtime::get()?.device_info();
+        let rt = Runtime::get()?;
+        let info = rt.device_info();
         let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
-        let (groups, leaf_option) = leaf_groups();
+        let (groups, leaf_option) = leaf_groups(rt);
         let threads = LEAF * groups;
         let diagonal = int(F, "a", first + n * first)?;
         if width <= LEAF
@@ -274,7 +268,7 @@ impl<T: ClFloat> Panels<'_, T> {
         {
             // Every work-group factors the diagonal block again, so no more
             // of them than the device runs at once.
-            let resident = info.compute_units.max(1) as usize * leaf_groups_per_unit();
+            let resident = info.compute_units.max(1) as usize * leaf_groups_per_unit(rt);
             let work_groups = below.max(first).div_ceil(LEAF).clamp(1, resident);
             let args = (
                 self.work,
@@ -286,7 +280,7 @@ impl<T: ClFloat> Panels<'_, T> {
                 int(F, "a", n)?,
                 int(F, "a", first)?,
             );
-            let _scope = fusion_core::profile_scope(if below == 0 {
+            let _scope = clfuse_core::profile_scope(if below == 0 {
                 "cholesky leaf"
             } else {
                 "cholesky leaf and L21"

@@ -4,7 +4,7 @@
 
 use crate::basic::{Block, Mirror, add_batch, int, triangular_transpose};
 use crate::launchers as cl;
-use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
 /// Which GEMM kernel runs, and its blocking (compile options).
 ///
@@ -13,7 +13,7 @@ use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 /// [`GemmConfig::Tiled`], `direct,ROWS,COLS` for [`GemmConfig::Direct`].
 ///
 /// ```
-/// let c = fusion_kernels::GemmConfig::Tiled { thread_block_size: 32, work_per_thread: 4, tile_k: 16 };
+/// let c = clfuse_kernels::GemmConfig::Tiled { thread_block_size: 32, work_per_thread: 4, tile_k: 16 };
 /// assert_eq!(c.block(), (32, 32));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,23 @@ pub enum GemmConfig {
         /// Columns of C per work item (`DIRECT_COLS`).
         cols: usize,
     },
+}
+
+impl From<clfuse_core::GemmTiling> for GemmConfig {
+    fn from(tiling: clfuse_core::GemmTiling) -> Self {
+        match tiling {
+            clfuse_core::GemmTiling::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => GemmConfig::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            },
+            clfuse_core::GemmTiling::Direct { rows, cols } => GemmConfig::Direct { rows, cols },
+        }
+    }
 }
 
 /// The device's GEMM configuration, and for GPUs the smaller tiling used
@@ -67,9 +84,9 @@ impl GemmConfig {
     /// the device.
     ///
     /// ```
-    /// let config = fusion_kernels::GemmConfig::for_device()?;
+    /// let config = clfuse_kernels::GemmConfig::for_device()?;
     /// assert!(config.block().0 >= 1);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn for_device() -> Result<GemmConfig> {
         Ok(Self::chosen()?.config)
@@ -87,9 +104,9 @@ impl GemmConfig {
     /// `FUSION_GEMM` overrides both.
     ///
     /// ```
-    /// let config = fusion_kernels::GemmConfig::for_shape(10_000, 10_000, false)?;
-    /// assert_eq!(config, fusion_kernels::GemmConfig::for_device()?);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// let config = clfuse_kernels::GemmConfig::for_shape(10_000, 10_000, false)?;
+    /// assert_eq!(config, clfuse_kernels::GemmConfig::for_device()?);
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn for_shape(m: usize, n: usize, lower_only: bool) -> Result<GemmConfig> {
         let chosen = Self::chosen()?;
@@ -124,21 +141,21 @@ impl GemmConfig {
     fn choose() -> Result<Chosen> {
         let rt = Runtime::get()?;
         let info = rt.device_info();
-        let chosen = match std::env::var("FUSION_GEMM") {
-            Ok(text) => Chosen {
-                config: Self::parse(&text)?,
+        let chosen = match rt.tuning().gemm {
+            Some(tiling) => Chosen {
+                config: tiling.into(),
                 small: None,
             },
-            Err(_) if info.is_gpu => {
+            None if info.is_gpu => {
                 let small = GemmConfig::Tiled {
                     thread_block_size: 64,
                     work_per_thread: 4,
                     tile_k: 8,
                 };
-                let below = fusion_core::tuning_knob(
-                    "FUSION_GEMM_SMALL_BELOW",
-                    (info.compute_units as usize).div_ceil(4),
-                );
+                let below = rt
+                    .tuning()
+                    .gemm_small_below
+                    .unwrap_or((info.compute_units as usize).div_ceil(4));
                 Chosen {
                     config: GemmConfig::Tiled {
                         thread_block_size: 128,
@@ -148,7 +165,7 @@ impl GemmConfig {
                     small: small.validate::<f64>().is_ok().then_some((small, below)),
                 }
             }
-            Err(_) => Chosen {
+            None => Chosen {
                 config: GemmConfig::Direct { rows: 16, cols: 8 },
                 small: None,
             },
@@ -157,33 +174,11 @@ impl GemmConfig {
         Ok(chosen)
     }
 
-    fn parse(text: &str) -> Result<GemmConfig> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
-        match (parts.first().copied(), &numbers[..]) {
-            (Some("direct"), &[rows, cols]) => Ok(GemmConfig::Direct { rows, cols }),
-            (_, &[thread_block_size, work_per_thread, tile_k]) if numbers.len() == parts.len() => {
-                Ok(GemmConfig::Tiled {
-                    thread_block_size,
-                    work_per_thread,
-                    tile_k,
-                })
-            }
-            _ => Err(Error::InvalidArgument {
-                function: "GemmConfig::for_device",
-                argument: "FUSION_GEMM",
-                reason: format!(
-                    "expected `TS,WPT,TILE_K` (e.g. `64,4,16`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), got {text:?}"
-                ),
-            }),
-        }
-    }
-
     /// Checks the blocking against the device's work-group and local-memory
     /// limits (and, for the direct kernel, a sane register block).
     ///
     /// ```
-    /// use fusion_kernels::GemmConfig;
+    /// use clfuse_kernels::GemmConfig;
     /// assert!(GemmConfig::Tiled { thread_block_size: 32, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_ok());
     /// assert!(GemmConfig::Tiled { thread_block_size: 30, work_per_thread: 4, tile_k: 16 }.validate::<f64>().is_err());
     /// assert!(GemmConfig::Direct { rows: 0, cols: 4 }.validate::<f64>().is_err());
@@ -327,13 +322,13 @@ type GemmArgs<'a, T> = (
 /// Tuning of one product: tiling and the number of k splits.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::MultiplyOptions;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::MultiplyOptions;
 /// let a = MatrixCl::from_slice(1, 4, &[1.0, 2.0, 3.0, 4.0])?;
 /// let b = MatrixCl::from_slice(4, 1, &[1.0, 1.0, 1.0, 1.0])?;
 /// let opts = MultiplyOptions { splits: Some(2), ..Default::default() };
-/// assert_eq!(fusion_kernels::multiply_with(&a, &b, &opts)?.to_vec()?, vec![10.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::multiply_with(&a, &b, &opts)?.to_vec()?, vec![10.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MultiplyOptions {
@@ -547,12 +542,12 @@ fn result_view(a: View, b: View) -> View {
 /// result's view is set from them (`Lower·Lower` is `Lower`).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?; // [1 2; 3 4]
 /// let b = MatrixCl::from_slice(2, 1, &[1.0, 1.0])?;
-/// assert_eq!(fusion_kernels::multiply(&a, &a)?.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
-/// assert_eq!(fusion_kernels::multiply(&a, &b)?.to_vec()?, vec![3.0, 7.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::multiply(&a, &a)?.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
+/// assert_eq!(clfuse_kernels::multiply(&a, &b)?.to_vec()?, vec![3.0, 7.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     multiply_with(a, b, &MultiplyOptions::default())
@@ -562,13 +557,13 @@ pub fn multiply<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl
 /// kernel, also for vectors).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::{GemmConfig, MultiplyOptions};
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::{GemmConfig, MultiplyOptions};
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
 /// let config = GemmConfig::Tiled { thread_block_size: 16, work_per_thread: 2, tile_k: 8 };
-/// let c = fusion_kernels::multiply_with(&a, &a, &MultiplyOptions { splits: Some(2), config: Some(config) })?;
+/// let c = clfuse_kernels::multiply_with(&a, &a, &MultiplyOptions { splits: Some(2), config: Some(config) })?;
 /// assert_eq!(c.to_vec()?, vec![7.0, 15.0, 10.0, 22.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn multiply_with<T: ClFloat>(
     a: &MatrixCl<T>,
@@ -609,11 +604,11 @@ pub fn multiply_with<T: ClFloat>(
 /// Whether an operand of [`multiply_transposed`] is read as stored or transposed.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::Op;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::Op;
 /// let a = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
-/// assert_eq!(fusion_kernels::multiply_transposed(&a, Op::N, &a, Op::T)?.to_vec()?, vec![5.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::multiply_transposed(&a, Op::N, &a, Op::T)?.to_vec()?, vec![5.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -626,12 +621,12 @@ pub enum Op {
 /// `op(a) * op(b)` without materialising transposes (the GEMM adjoints use it).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
-/// use fusion_kernels::Op;
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::Op;
 /// let a = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
 /// // aᵀ·a = 5
-/// assert_eq!(fusion_kernels::multiply_transposed(&a, Op::T, &a, Op::N)?.to_vec()?, vec![5.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::multiply_transposed(&a, Op::T, &a, Op::N)?.to_vec()?, vec![5.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn multiply_transposed<T: ClFloat>(
     a: &MatrixCl<T>,
@@ -668,10 +663,10 @@ pub fn multiply_transposed<T: ClFloat>(
 /// (paper §3.1.2). The result is symmetric (view `Entire`).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
-/// assert_eq!(fusion_kernels::multiply_transpose(&a)?.to_vec()?, vec![1.0, 2.0, 2.0, 4.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::multiply_transpose(&a)?.to_vec()?, vec![1.0, 2.0, 2.0, 4.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn multiply_transpose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     let n = a.rows();
@@ -698,11 +693,11 @@ pub fn multiply_transpose<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 /// `a * x` for a column vector `x`: one work item per row (1-D range).
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
 /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
-/// assert_eq!(fusion_kernels::matrix_vector_multiply(&a, &x)?.to_vec()?, vec![-1.0, -1.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::matrix_vector_multiply(&a, &x)?.to_vec()?, vec![-1.0, -1.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     const F: &str = "matrix_vector_multiply";
@@ -730,16 +725,15 @@ pub fn matrix_vector_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
 }
 
 /// Work-groups per compute unit of the row-vector kernel:
-/// `FUSION_ROW_VECTOR_GROUPS_PER_CU`, else 4.
-fn row_vector_groups_per_compute_unit() -> usize {
-    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_ROW_VECTOR_GROUPS_PER_CU", 4))
+/// [`Tuning::row_vector_groups_per_cu`](clfuse_core::Tuning), else 4.
+fn row_vector_groups_per_compute_unit(rt: &Runtime) -> usize {
+    rt.tuning().row_vector_groups_per_cu.unwrap_or(4)
 }
 
-/// Columns per work-group of the row-vector kernel: `FUSION_ROW_VECTOR_CHUNK`, else 8.
-fn row_vector_chunk() -> usize {
-    static VALUE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| fusion_core::tuning_knob("FUSION_ROW_VECTOR_CHUNK", 8).min(64))
+/// Columns per work-group of the row-vector kernel:
+/// [`Tuning::row_vector_chunk`](clfuse_core::Tuning), else 8.
+fn row_vector_chunk(rt: &Runtime) -> usize {
+    rt.tuning().row_vector_chunk.unwrap_or(8)
 }
 
 /// `x * a` for a row vector `x` (`1 x k`; a `k x 1` column is taken as its
@@ -750,11 +744,11 @@ fn row_vector_chunk() -> usize {
 /// `add_batch`. This is `aᵀ·xᵀ` for a tall `a` — the GLM gradient `xᵀ·d`.
 ///
 /// ```
-/// use fusion_core::MatrixCl;
+/// use clfuse_core::MatrixCl;
 /// let x = MatrixCl::from_slice(1, 2, &[1.0, -1.0])?;
 /// let a = MatrixCl::from_slice(2, 2, &[1.0, 3.0, 2.0, 4.0])?;
-/// assert_eq!(fusion_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::row_vector_matrix_multiply(&x, &a)?.to_vec()?, vec![-2.0, -2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn row_vector_matrix_multiply<T: ClFloat>(
     x: &MatrixCl<T>,
@@ -764,7 +758,8 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
     const LOCAL: usize = 256;
     // Columns per work-group: each group reads its rows of `x` once, so
     // wider chunks read `x` fewer times (`FUSION_ROW_VECTOR_CHUNK` to tune).
-    let chunk = row_vector_chunk();
+    let rt = Runtime::get()?;
+    let chunk = row_vector_chunk(rt);
     let vector = (x.rows() == 1 && x.cols() == a.rows()) || (x.cols() == 1 && x.rows() == a.rows());
     if !vector {
         return Err(Error::DimensionMismatch {
@@ -784,8 +779,8 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
     }
     int(F, "a", a.len())?;
     let chunks = n.div_ceil(chunk);
-    let compute_units = Runtime::get()?.device_info().compute_units as usize;
-    let row_groups = (row_vector_groups_per_compute_unit() * compute_units.max(1))
+    let compute_units = rt.device_info().compute_units as usize;
+    let row_groups = (row_vector_groups_per_compute_unit(rt) * compute_units.max(1))
         .div_ceil(chunks)
         .clamp(1, k.div_ceil(LOCAL));
     let partial = MatrixCl::<T>::uninitialized(n, row_groups)?;

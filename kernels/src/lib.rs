@@ -29,21 +29,21 @@ pub use packed::{PackedTransfer, packed_len};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
 
 /// Constructors backed by hand-written kernels.
-pub trait BasicConstructors<T: fusion_core::ClType>: Sized {
+pub trait BasicConstructors<T: clfuse_core::ClType>: Sized {
     /// The `n x n` identity (view `Diagonal`).
     ///
     /// ```
-    /// use fusion_core::{MatrixCl, View};
-    /// use fusion_kernels::prelude::*;
+    /// use clfuse_core::{MatrixCl, View};
+    /// use clfuse_kernels::prelude::*;
     /// let i = MatrixCl::<f32>::identity(2)?;
     /// assert_eq!(i.to_vec()?, vec![1.0, 0.0, 0.0, 1.0]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
-    fn identity(n: usize) -> fusion_core::Result<Self>;
+    fn identity(n: usize) -> clfuse_core::Result<Self>;
 }
 
-impl<T: fusion_core::ClType> BasicConstructors<T> for fusion_core::MatrixCl<T> {
-    fn identity(n: usize) -> fusion_core::Result<Self> {
+impl<T: clfuse_core::ClType> BasicConstructors<T> for clfuse_core::MatrixCl<T> {
+    fn identity(n: usize) -> clfuse_core::Result<Self> {
         identity(n)
     }
 }

@@ -2,12 +2,12 @@
 //! device packs and unpacks (paper §2.2, Figure 1).
 
 use crate::launchers as cl;
-use fusion_core::{ClType, Error, MatrixCl, NdRange, Result, View};
+use clfuse_core::{ClType, Error, MatrixCl, NdRange, Result, View};
 
 /// Number of elements in the packed triangle of an `n x n` matrix.
 ///
 /// ```
-/// assert_eq!(fusion_kernels::packed_len(4), 10);
+/// assert_eq!(clfuse_kernels::packed_len(4), 10);
 /// ```
 pub fn packed_len(n: usize) -> usize {
     n * (n + 1) / 2
@@ -31,13 +31,13 @@ pub trait PackedTransfer<T: ClType>: Sized {
     /// triangle is zeroed on the device.
     ///
     /// ```
-    /// use fusion_core::{MatrixCl, View};
-    /// use fusion_kernels::prelude::*;
+    /// use clfuse_core::{MatrixCl, View};
+    /// use clfuse_kernels::prelude::*;
     /// // [1 0; 2 3] packed by columns: 1, 2 | 3
     /// let l = MatrixCl::from_packed(2, View::Lower, &[1.0, 2.0, 3.0])?;
     /// assert_eq!(l.to_vec()?, vec![1.0, 2.0, 0.0, 3.0]);
     /// assert_eq!(l.to_packed()?, vec![1.0, 2.0, 3.0]);
-    /// # Ok::<(), fusion_core::Error>(())
+    /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     fn from_packed(n: usize, view: View, packed: &[T]) -> Result<Self>;
 

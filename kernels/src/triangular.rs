@@ -7,7 +7,7 @@ use crate::checks::{
     zero_on_diagonal,
 };
 use crate::launchers as cl;
-use fusion_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// Diagonal blocks inverted by `diag_inv`, one work-group each.
 const BLOCK: usize = 32;
@@ -36,12 +36,12 @@ fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Resul
 /// the block below each pair of inverted blocks: C3 = -C2·A3·C1.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let l = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
-/// let inv = fusion_kernels::tri_inverse(&l)?;
+/// let inv = clfuse_kernels::tri_inverse(&l)?;
 /// assert_eq!(inv.to_vec()?, vec![0.5, -0.125, 0.0, 0.25]);
 /// assert_eq!(inv.view(), View::Lower);
-/// # Ok::<(), fusion_core::Error>(())
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn tri_inverse<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     checked_inverse("tri_inverse", "a", a)
@@ -128,11 +128,11 @@ pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) 
 /// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
 /// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
-/// assert_eq!(fusion_kernels::mdivide_left_tri(&a, &b)?.to_vec()?, vec![1.0, 2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::mdivide_left_tri(&a, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     if a.rows() != b.rows() {
@@ -152,10 +152,10 @@ pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<
 /// the inverse itself, with no multiplication.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let a = MatrixCl::from_slice(1, 1, &[4.0])?.with_view(View::Upper);
-/// assert_eq!(fusion_kernels::mdivide_left_tri_identity(&a)?.to_vec()?, vec![0.25]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::mdivide_left_tri_identity(&a)?.to_vec()?, vec![0.25]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     checked_inverse("mdivide_left_tri_identity", "a", a)
@@ -164,12 +164,12 @@ pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl
 /// Solves `x · a = b` for triangular `a`: `x = b · a⁻¹`.
 ///
 /// ```
-/// use fusion_core::{MatrixCl, View};
+/// use clfuse_core::{MatrixCl, View};
 /// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
 /// let b = MatrixCl::from_slice(1, 2, &[4.0, 8.0])?;
 /// // x·a = b: x = [1.0, 2.0] (x0·2 + x1·1 = 4, x1·4 = 8)
-/// assert_eq!(fusion_kernels::mdivide_right_tri(&b, &a)?.to_vec()?, vec![1.0, 2.0]);
-/// # Ok::<(), fusion_core::Error>(())
+/// assert_eq!(clfuse_kernels::mdivide_right_tri(&b, &a)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
     if b.cols() != a.rows() {

@@ -2,22 +2,22 @@
 
 use super::shared::{LINEAR_PREDICTOR, LinearGlm};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
-use fusion_core::{MatrixCl, Result};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use clfuse_core::{MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction};
 
 /// Log mass of `y ∈ {0, 1}` under `y ~ Bernoulli(inv_logit(x·beta + alpha))`:
 /// `Σ log_inv_logit(s·η)` with `s = 2y - 1`, `η = x·beta + alpha`, and
 /// `d/dη = s·inv_logit(-s·η)`.
 ///
 /// ```
-/// use fusion::glm::{bernoulli_logit_glm_lpmf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{bernoulli_logit_glm_lpmf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(2, 1, &[0.0, 0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[1.0])?;
 /// let out = bernoulli_logit_glm_lpmf(&[1, 0][..], &x, 0.0, &beta, &GlmOptions::default())?;
 /// assert!((out.value - 2.0 * 0.5f64.ln()).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn bernoulli_logit_glm_lpmf<'a>(
     y: impl Into<Outcomes<'a, i32>>,

@@ -2,10 +2,10 @@
 
 use super::shared::{LINEAR_PREDICTOR, column, outcomes, target, value};
 use super::{GlmOptions, GlmOutput, Outcomes};
-use fusion_core::{Error, MatrixCl, Result};
-use fusion_kernels::{self as k, Op};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use clfuse_core::{Error, MatrixCl, Result};
+use clfuse_kernels::{self as k, Op};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction};
 
 /// Log mass of `y ∈ 1..K` under `y ~ Categorical(softmax(x·beta + alpha))`
 /// with `alpha` a `K x 1` vector and `beta` `P x K`:
@@ -17,14 +17,14 @@ use fusion_ops::{SumOp, full_reduction};
 /// `N x K` predictor) the derivative and `d_alpha`; `xᵀ·d` and `d·betaᵀ` are GEMMs.
 ///
 /// ```
-/// use fusion::glm::{categorical_logit_glm_lpmf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{categorical_logit_glm_lpmf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let alpha = MatrixCl::from_slice(3, 1, &[0.0, 0.0, 0.0])?;
 /// let beta = MatrixCl::from_slice(1, 3, &[1.0, 2.0, 3.0])?;
 /// let out = categorical_logit_glm_lpmf(&[2][..], &x, &alpha, &beta, &GlmOptions::default())?;
 /// assert!((out.value - (1.0f64 / 3.0).ln()).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn categorical_logit_glm_lpmf<'a>(
     y: impl Into<Outcomes<'a, i32>>,

@@ -13,14 +13,16 @@
 //! rule, where "asked for" plays the role of an autodiff variable.
 //!
 //! ```
-//! use fusion::glm::{bernoulli_logit_glm_lpmf, GlmOptions, Wrt};
-//! use fusion::prelude::*;
+//! use clfuse::glm::{bernoulli_logit_glm_lpmf, GlmOptions, Wrt};
+//! use clfuse::prelude::*;
 //! let x = MatrixCl::from_slice(3, 1, &[1.0, -1.0, 0.5])?;
 //! let beta = MatrixCl::from_slice(1, 1, &[0.3])?;
 //! let out = bernoulli_logit_glm_lpmf(&[1, 0, 1][..], &x, 0.1, &beta, &GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA))?;
 //! assert!(out.value < 0.0);
-//! assert!(out.d_alpha.is_some() && out.d_beta.is_some() && out.d_x.is_none());
-//! # Ok::<(), fusion::Error>(())
+//! let d_beta: &MatrixCl<f64> = out.d_beta()?; // requested: a matrix, not an Option
+//! assert_eq!(d_beta.rows(), 1);
+//! assert!(out.d_x().is_err()); // not requested: the error says so
+//! # Ok::<(), clfuse::Error>(())
 //! ```
 
 mod bernoulli;
@@ -40,7 +42,7 @@ pub use ordered::ordered_logistic_glm_lpmf;
 
 pub use poisson::poisson_log_glm_lpmf;
 
-use fusion_core::{ClType, MatrixCl};
+use clfuse_core::{ClType, MatrixCl};
 
 /// A parameter given once for all observations or once per observation.
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +95,7 @@ impl<'a, T: ClType> From<&'a Vec<T>> for Outcomes<'a, T> {
 /// Which gradients to compute (combine with `|`).
 ///
 /// ```
-/// use fusion::glm::Wrt;
+/// use clfuse::glm::Wrt;
 /// let w = Wrt::ALPHA | Wrt::BETA;
 /// assert!(w.alpha && w.beta && !w.x);
 /// ```
@@ -148,7 +150,7 @@ impl Wrt {
     /// Whether any gradient is asked for.
     ///
     /// ```
-    /// use fusion::glm::Wrt;
+    /// use clfuse::glm::Wrt;
     /// assert!(Wrt::AUX.any_gradient() && !Wrt::NONE.any_gradient());
     /// ```
     pub fn any_gradient(self) -> bool {
@@ -171,7 +173,7 @@ impl std::ops::BitOr for Wrt {
 /// Gradients asked for and whether constant terms are dropped.
 ///
 /// ```
-/// use fusion::glm::{GlmOptions, Wrt};
+/// use clfuse::glm::{GlmOptions, Wrt};
 /// let o = GlmOptions { wrt: Wrt::BETA, propto: true };
 /// assert!(o.wrt.beta && o.propto);
 /// assert!(!GlmOptions::default().wrt.any_gradient());
@@ -188,7 +190,7 @@ impl GlmOptions {
     /// The full log density and the gradients in `wrt`.
     ///
     /// ```
-    /// use fusion::glm::{GlmOptions, Wrt};
+    /// use clfuse::glm::{GlmOptions, Wrt};
     /// assert!(!GlmOptions::gradients(Wrt::ALL).propto);
     /// ```
     pub fn gradients(wrt: Wrt) -> Self {
@@ -200,25 +202,70 @@ impl GlmOptions {
 /// argument's shape (`1 x 1` for a scalar).
 ///
 /// ```
-/// use fusion::glm::{poisson_log_glm_lpmf, GlmOptions, Wrt};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{poisson_log_glm_lpmf, GlmOptions, Wrt};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(2, 1, &[0.0, 0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let out = poisson_log_glm_lpmf(&[1, 1][..], &x, 0.0, &beta, &GlmOptions::gradients(Wrt::ALPHA))?;
 /// // d/d alpha = sum(y - exp(eta)) = 0 at eta = 0, y = 1
-/// assert_eq!(out.d_alpha.map(|g| g.to_vec()).transpose()?, Some(vec![0.0]));
-/// # Ok::<(), fusion::Error>(())
+/// assert_eq!(out.d_alpha()?.to_vec()?, vec![0.0]);
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct GlmOutput {
     /// The log density / mass.
     pub value: f64,
-    /// d/d alpha.
-    pub d_alpha: Option<MatrixCl<f64>>,
-    /// d/d beta.
-    pub d_beta: Option<MatrixCl<f64>>,
-    /// d/d x.
-    pub d_x: Option<MatrixCl<f64>>,
-    /// d/d sigma (normal), phi (negative binomial) or cutpoints (ordered logistic).
-    pub d_aux: Option<MatrixCl<f64>>,
+    pub(crate) d_alpha: Option<MatrixCl<f64>>,
+    pub(crate) d_beta: Option<MatrixCl<f64>>,
+    pub(crate) d_x: Option<MatrixCl<f64>>,
+    pub(crate) d_aux: Option<MatrixCl<f64>>,
+}
+
+/// A gradient that was requested, or the error naming the flag that asks for it.
+fn requested<'a>(
+    gradient: &'a Option<MatrixCl<f64>>,
+    name: &'static str,
+    flag: &str,
+) -> crate::Result<&'a MatrixCl<f64>> {
+    gradient
+        .as_ref()
+        .ok_or_else(|| crate::Error::InvalidArgument {
+            function: "GlmOutput",
+            argument: name,
+            reason: format!("`{name}` was not requested; add `{flag}` to `GlmOptions::wrt`"),
+        })
+}
+
+impl GlmOutput {
+    /// d/d alpha (`Wrt::ALPHA`): `1 x 1`, or one value per observation
+    /// (per category for the categorical GLM).
+    pub fn d_alpha(&self) -> crate::Result<&MatrixCl<f64>> {
+        requested(&self.d_alpha, "d_alpha", "Wrt::ALPHA")
+    }
+
+    /// d/d beta (`Wrt::BETA`), beta's shape.
+    pub fn d_beta(&self) -> crate::Result<&MatrixCl<f64>> {
+        requested(&self.d_beta, "d_beta", "Wrt::BETA")
+    }
+
+    /// d/d x (`Wrt::X`), `N x P`.
+    pub fn d_x(&self) -> crate::Result<&MatrixCl<f64>> {
+        requested(&self.d_x, "d_x", "Wrt::X")
+    }
+
+    /// d/d sigma (normal), phi (negative binomial) or cutpoints (ordered
+    /// logistic) (`Wrt::AUX`); an error for the GLMs without such a parameter.
+    pub fn d_aux(&self) -> crate::Result<&MatrixCl<f64>> {
+        requested(
+            &self.d_aux,
+            "d_aux",
+            "Wrt::AUX (for a GLM with an auxiliary parameter)",
+        )
+    }
+
+    /// The gradients as owned matrices, in the order alpha, beta, x, aux
+    /// (`None` for those not requested).
+    pub fn into_gradients(self) -> [Option<MatrixCl<f64>>; 4] {
+        [self.d_alpha, self.d_beta, self.d_x, self.d_aux]
+    }
 }

@@ -2,9 +2,9 @@
 
 use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
-use fusion_core::{MatrixCl, Result};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use clfuse_core::{MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction};
 
 /// Log mass of counts `y ≥ 0` under the negative binomial with log mean
 /// `η = x·beta + alpha` and precision `φ`:
@@ -15,14 +15,14 @@ use fusion_ops::{SumOp, full_reduction};
 /// `d/dφ = 1 - (y + φ)·exp(-L) + log φ - L + digamma(y + φ) - digamma(φ)`.
 ///
 /// ```
-/// use fusion::glm::{neg_binomial_2_log_glm_lpmf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{neg_binomial_2_log_glm_lpmf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// // mean 1, phi 1: p(0) = 1/2
 /// let out = neg_binomial_2_log_glm_lpmf(&[0][..], &x, 0.0, &beta, 1.0, &GlmOptions::default())?;
 /// assert!((out.value - 0.5f64.ln()).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn neg_binomial_2_log_glm_lpmf<'a>(
     y: impl Into<Outcomes<'a, i32>>,

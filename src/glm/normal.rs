@@ -2,9 +2,9 @@
 
 use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
-use fusion_core::{MatrixCl, Result};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use clfuse_core::{MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction};
 
 /// log(sqrt(2π)).
 const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
@@ -15,13 +15,13 @@ const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
 /// `d/dη = z / σ`, `d/dσ = (z² - 1) / σ`.
 ///
 /// ```
-/// use fusion::glm::{normal_id_glm_lpdf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{normal_id_glm_lpdf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let out = normal_id_glm_lpdf(&[0.0][..], &x, 0.0, &beta, 1.0, &GlmOptions::default())?;
 /// assert!((out.value + 0.918_938_533_204_672_8).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn normal_id_glm_lpdf<'a>(
     y: impl Into<Outcomes<'a, f64>>,

@@ -2,9 +2,9 @@
 
 use super::shared::{Finish, LINEAR_PREDICTOR, column, design, diagnose, outcomes, target, value};
 use super::{GlmOptions, GlmOutput, Outcomes};
-use fusion_core::{Error, MatrixCl, Result};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction, fuse_then};
+use clfuse_core::{Error, MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction, fuse_then};
 
 /// Log mass of `y ∈ 1..K` under the ordered logistic model with location
 /// `η = x·beta` and ascending cutpoints `c` (`K - 1` of them):
@@ -13,15 +13,15 @@ use fusion_ops::{SumOp, full_reduction, fuse_then};
 /// `-log1p_exp(-(η - c[y-1])) - log1p_exp(η - c[y]) + log1m_exp(c[y-1] - c[y])`.
 ///
 /// ```
-/// use fusion::glm::{ordered_logistic_glm_lpmf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{ordered_logistic_glm_lpmf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let cuts = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// // K = 2, cut at 0, location 0: p(y = 1) = 1/2
 /// let out = ordered_logistic_glm_lpmf(&[1][..], &x, &beta, &cuts, &GlmOptions::default())?;
 /// assert!((out.value - 0.5f64.ln()).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn ordered_logistic_glm_lpmf<'a>(
     y: impl Into<Outcomes<'a, i32>>,

@@ -2,23 +2,23 @@
 
 use super::shared::{LINEAR_PREDICTOR, LinearGlm, keep};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
-use fusion_core::{MatrixCl, Result};
-use fusion_ops::prelude::*;
-use fusion_ops::{SumOp, full_reduction};
+use clfuse_core::{MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{SumOp, full_reduction};
 
 /// Log mass of counts `y ≥ 0` under `y ~ Poisson(exp(x·beta + alpha))`:
 /// `Σ y·η - exp(η) - lgamma(y + 1)` (the last term dropped by `propto`), and
 /// `d/dη = y - exp(η)`.
 ///
 /// ```
-/// use fusion::glm::{poisson_log_glm_lpmf, GlmOptions};
-/// use fusion::prelude::*;
+/// use clfuse::glm::{poisson_log_glm_lpmf, GlmOptions};
+/// use clfuse::prelude::*;
 /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
 /// // y = 0 with rate 1: log p = -1
 /// let out = poisson_log_glm_lpmf(&[0][..], &x, 0.0, &beta, &GlmOptions::default())?;
 /// assert!((out.value + 1.0).abs() < 1e-12);
-/// # Ok::<(), fusion::Error>(())
+/// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn poisson_log_glm_lpmf<'a>(
     y: impl Into<Outcomes<'a, i32>>,

@@ -2,11 +2,11 @@
 //! non-finite linear predictor, and the gradients that go through `x`.
 
 use super::{Outcomes, Param};
-use fusion_core::expr::MatrixRef;
-use fusion_core::{ClType, Error, MatrixCl, Result};
-use fusion_kernels::{self as k, Op};
-use fusion_ops::prelude::*;
-use fusion_ops::{Assignable, IntoOperand, Operation, OutputList, RowBlockKind, fuse_then};
+use clfuse_core::expr::MatrixRef;
+use clfuse_core::{ClType, Error, MatrixCl, Result};
+use clfuse_kernels::{self as k, Op};
+use clfuse_ops::prelude::*;
+use clfuse_ops::{Assignable, IntoOperand, Operation, OutputList, RowBlockKind, fuse_then};
 
 /// Name of the derived quantity checked inside each GLM kernel.
 pub(crate) const LINEAR_PREDICTOR: &str = "linear predictor";
@@ -154,8 +154,8 @@ pub(crate) fn diagnose(
 /// H200), else by the row-vector × matrix leaf (which takes the column as
 /// the row `dᵀ`).
 pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
-    let _scope = fusion_core::profile_scope("glm: xᵀ·d_eta");
-    if fusion_ops::staged_row_team(x.cols(), RowBlockKind::ProductAlone)?.is_some() {
+    let _scope = clfuse_core::profile_scope("glm: xᵀ·d_eta");
+    if clfuse_ops::staged_row_team(x.cols(), RowBlockKind::ProductAlone)?.is_some() {
         return transpose_vector_multiply(x, d).eval();
     }
     k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
@@ -180,7 +180,7 @@ pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
         Ok("2") => 2,
         _ => 1,
     });
-    let team = fusion_ops::staged_row_team(x.cols(), RowBlockKind::WithRowWork)?;
+    let team = clfuse_ops::staged_row_team(x.cols(), RowBlockKind::WithRowWork)?;
     Ok(match mode {
         0 => false,
         1 => team.is_some_and(|t| t <= ONE_PASS_MAX_TEAM),
@@ -384,7 +384,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         function: &'static str,
         outputs: L,
     ) -> Result<Option<MatrixCl<f64>>> {
-        let _scope = fusion_core::profile_scope("glm kernel");
+        let _scope = clfuse_core::profile_scope("glm kernel");
         let mut d_beta = None;
         fuse_then(outputs, || {
             d_beta = self.finish.beta_gradient(&self.d_eta)?;

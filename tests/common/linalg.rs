@@ -3,7 +3,7 @@
 //! randomised (Freivalds) checks for sizes where an O(n³) host product is slow.
 #![allow(dead_code)]
 
-use fusion::prelude::*;
+use clfuse::prelude::*;
 use nalgebra::DMatrix;
 
 /// A deterministic generator (SplitMix64), so failures reproduce.

@@ -1,8 +1,9 @@
 //! Helpers shared by test binaries.
 #![allow(dead_code)]
 
-use fusion::fusion_core::{In, InOut, NdRange, Out, TypedKernel};
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::clfuse_core::{In, InOut, NdRange, Out, TypedKernel};
+use clfuse::prelude::*;
 
 pub const INCREMENT: &str = "
 __kernel void increment(__global T* x, int n) {

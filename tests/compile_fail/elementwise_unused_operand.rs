@@ -1,4 +1,4 @@
-fusion::fusion_ops::elementwise! {
+clfuse::clfuse_ops::elementwise! {
     pub struct Twice;
     fn twice(x, y) = "2 * {x}";
     result = same;

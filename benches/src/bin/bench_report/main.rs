@@ -1,7 +1,7 @@
 //! Benchmark report: fused kernels vs chains of basic kernels vs hand-written
 //! kernels, on the selected OpenCL device.
 //!
-//! `cargo run --release --example bench_report -- [--quick] [--out DIR] [--max-n N] [--reps R]`
+//! `cargo run --release -p clfuse-bench --bin bench_report -- --help` lists the options.
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
@@ -12,11 +12,11 @@ mod overhead;
 mod timing;
 mod workloads;
 
-use fusion::Runtime;
+use clfuse::Runtime;
 use std::path::PathBuf;
 
 /// Which workloads run.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 enum Suite {
     All,
     Fusion,
@@ -25,100 +25,61 @@ enum Suite {
     Glm,
 }
 
+/// Benchmark report: fused kernels vs chains of basic kernels vs
+/// hand-written kernels, on the selected OpenCL device (`FUSION_DEVICE`).
+#[derive(Debug, clap::Parser)]
+#[command(name = "bench_report")]
 struct Args {
+    /// Small sizes and 3 repetitions (what `make test` runs).
+    #[arg(long)]
     quick: bool,
+    /// Which workloads run.
+    #[arg(long, value_enum, default_value_t = Suite::All)]
     suite: Suite,
+    /// Also sweep the GEMM tilings.
+    #[arg(long)]
     gemm_sweep: bool,
+    /// Skip the chains of basic kernels and the CPU references.
+    #[arg(long = "no-baselines", action = clap::ArgAction::SetFalse)]
     baselines: bool,
+    /// Where report.md, report.json and the plots go.
+    #[arg(long, default_value = "bench-out")]
     out: PathBuf,
+    /// Largest element-wise size (accepts `1e6`).
+    #[arg(long, value_parser = parse_size)]
     max_n: Option<usize>,
+    /// Repetitions per measurement (at least 9, or 3 with --quick).
+    #[arg(long, default_value_t = 9)]
     reps: usize,
-    /// GLM shapes (N, P) instead of the standard ones.
+    /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
+    #[arg(long, value_parser = parse_shapes)]
     glm_shapes: Option<Vec<(usize, usize)>>,
 }
 
+/// `1e6` or `1000000` as a size.
+fn parse_size(text: &str) -> Result<usize, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v as usize)
+        .ok_or_else(|| format!("expected a size such as 1e6, got {text:?}"))
+}
+
 /// `1e6x100,1e7x10` as (N, P) pairs.
-fn parse_shapes(text: &str) -> Option<Vec<(usize, usize)>> {
+fn parse_shapes(text: &str) -> Result<Vec<(usize, usize)>, String> {
     text.split(',')
         .map(|shape| {
-            let (n, p) = shape.split_once('x')?;
-            Some((
-                n.parse::<f64>().ok()? as usize,
-                p.parse::<f64>().ok()? as usize,
-            ))
+            let (n, p) = shape
+                .split_once('x')
+                .ok_or_else(|| format!("expected NxP, got {shape:?}"))?;
+            Ok((parse_size(n)?, parse_size(p)?))
         })
         .collect()
 }
 
-fn parse() -> Result<Args, String> {
-    let mut args = Args {
-        quick: false,
-        suite: Suite::All,
-        gemm_sweep: false,
-        baselines: true,
-        out: PathBuf::from("bench-out"),
-        max_n: None,
-        reps: 9,
-        glm_shapes: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => args.quick = true,
-            "--gemm-sweep" => args.gemm_sweep = true,
-            "--no-baselines" => args.baselines = false,
-            "--suite" => {
-                args.suite = match it.next().as_deref() {
-                    Some("all") => Suite::All,
-                    Some("fusion") => Suite::Fusion,
-                    Some("linalg") => Suite::Linalg,
-                    Some("gemm") => Suite::Gemm,
-                    Some("glm") => Suite::Glm,
-                    _ => return Err("--suite needs all, fusion, linalg, gemm or glm".into()),
-                }
-            }
-            "--out" => args.out = it.next().ok_or("--out needs a directory")?.into(),
-            "--max-n" => {
-                args.max_n = Some(
-                    it.next()
-                        .and_then(|v| v.parse::<f64>().ok())
-                        .ok_or("--max-n needs a number")? as usize,
-                )
-            }
-            "--reps" => {
-                args.reps = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("--reps needs a number")?
-            }
-            "--glm-shapes" => {
-                args.glm_shapes = Some(
-                    it.next()
-                        .as_deref()
-                        .and_then(parse_shapes)
-                        .ok_or("--glm-shapes needs shapes like 1e6x100,1e7x10")?,
-                )
-            }
-            "--help" | "-h" => {
-                return Err(
-                    "usage: bench_report [--quick] [--suite all|fusion|linalg|gemm|glm] [--gemm-sweep] [--no-baselines] [--out DIR] [--max-n N] [--reps R] [--glm-shapes NxP,...]".into(),
-                );
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    args.reps = args.reps.max(if args.quick { 3 } else { 9 });
-    Ok(args)
-}
-
 fn main() {
-    let args = match parse() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let mut args = <Args as clap::Parser>::parse();
+    args.reps = args.reps.max(if args.quick { 3 } else { 9 });
     if let Err(e) = run(&args) {
         eprintln!("bench_report failed: {e}");
         std::process::exit(1);
@@ -129,7 +90,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     plotters::style::register_font(
         "sans-serif",
         plotters::style::FontStyle::Normal,
-        include_bytes!("../../assets/DejaVuSans.ttf"),
+        include_bytes!("../../../../assets/DejaVuSans.ttf"),
     )
     .map_err(|_| "cannot load the bundled font")?;
     let rt = Runtime::get()?;

@@ -1,11 +1,12 @@
 //! Host cost per launch: the typed and fused paths against raw opencl3 enqueues.
 
 use crate::workloads::Ctx;
-use fusion::fusion_core::opencl3::kernel::{ExecuteKernel, Kernel};
-use fusion::fusion_core::opencl3::program::Program;
-use fusion::fusion_core::{InOut, NdRange, TypedKernel};
-use fusion::prelude::*;
-use fusion::{Error, Runtime};
+use clfuse::Result;
+use clfuse::clfuse_core::opencl3::kernel::{ExecuteKernel, Kernel};
+use clfuse::clfuse_core::opencl3::program::Program;
+use clfuse::clfuse_core::{InOut, NdRange, TypedKernel};
+use clfuse::prelude::*;
+use clfuse::{Error, Runtime};
 use std::time::Instant;
 
 const TRIVIAL: &str = "__kernel void touch(__global T* x, int n) {
@@ -19,7 +20,7 @@ static TOUCH: TypedKernel<(InOut<i32>, i32)> = TypedKernel::new("touch", TRIVIAL
 
 fn raw_kernel(source: &str, name: &str, options: &str) -> Result<(Program, Kernel)> {
     let rt = Runtime::get()?;
-    let cl = |e: fusion::fusion_core::opencl3::error_codes::ClError| Error::OpenCl {
+    let cl = |e: clfuse::clfuse_core::opencl3::error_codes::ClError| Error::OpenCl {
         code: e.0,
         name: e.to_string(),
         call: "bench raw kernel",

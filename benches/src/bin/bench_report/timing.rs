@@ -1,10 +1,10 @@
 //! Repetitions, medians and the per-measurement record.
 
-use fusion::{Result, Runtime};
+use clfuse::{Result, Runtime};
 use std::time::Instant;
 
 /// One measured variant of one workload at one size.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Record {
     pub workload: String,
     pub variant: String,

@@ -1,9 +1,9 @@
 //! Criterion benchmarks (developer use): fused kernels vs chains of
 //! single-operation kernels. `cargo bench`; HTML reports in target/criterion.
-//! The user-facing comparison with plots is `examples/bench_report`.
+//! The user-facing comparison with plots is the `bench_report` binary of this crate.
 
+use clfuse::prelude::*;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use fusion::prelude::*;
 
 fn vector(n: usize, salt: f64) -> MatrixCl<f64> {
     let host: Vec<f64> = (0..n)
@@ -16,7 +16,7 @@ fn vector(n: usize, salt: f64) -> MatrixCl<f64> {
 }
 
 fn finish() {
-    if let Ok(rt) = fusion::Runtime::get() {
+    if let Ok(rt) = clfuse::Runtime::get() {
         let _ = rt.finish();
     }
 }
@@ -78,7 +78,7 @@ fn toeplitz(n: usize) -> MatrixCl<f64> {
 
 /// The hand-written leaves (GPU/CPU comparisons with faer are in bench_report).
 fn linear_algebra(c: &mut Criterion) {
-    use fusion::fusion_kernels as k;
+    use clfuse::clfuse_kernels as k;
     let mut group = c.benchmark_group("linear algebra");
     group.sample_size(10);
     for n in [256usize, 512] {

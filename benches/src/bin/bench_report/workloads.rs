@@ -1,9 +1,10 @@
 //! The workloads: each computes one thing several ways in the same run.
 
 use crate::timing::{Record, first_call, measure};
-use fusion::Runtime;
-use fusion::fusion_core::{In, NdRange, Out, TypedKernel};
-use fusion::prelude::*;
+use clfuse::Result;
+use clfuse::Runtime;
+use clfuse::clfuse_core::{In, NdRange, Out, TypedKernel};
+use clfuse::prelude::*;
 
 pub struct Ctx {
     pub reps: usize,
@@ -46,12 +47,12 @@ impl Ctx {
             return Ok(());
         }
         rt.finish()?;
-        fusion::fusion_core::take_profile()?;
-        fusion::fusion_core::profile_mark("(host: call starts)")?;
+        clfuse::clfuse_core::take_profile()?;
+        clfuse::clfuse_core::profile_mark("(host: call starts)")?;
         f()?;
-        fusion::fusion_core::profile_mark("(host: call returned)")?;
+        clfuse::clfuse_core::profile_mark("(host: call returned)")?;
         rt.finish()?;
-        let profile = fusion::fusion_core::take_profile()?;
+        let profile = clfuse::clfuse_core::take_profile()?;
         self.profiles.push((title, profile.to_string()));
         Ok(())
     }
@@ -260,7 +261,7 @@ pub fn glm_link(ctx: &mut Ctx, n: usize) -> Result<()> {
     Ok(())
 }
 
-fusion::fusion_core::kernel! {
+clfuse::clfuse_core::kernel! {
     /// A hand-crafted Bayesian linear regression likelihood kernel (the
     /// slides' comparison): residuals, squares and a work-group reduction.
     fn blr_squares(out partial: f64, in y: f64, in x: f64, in beta: f64, alpha: f64, inv_sigma: f64, n: i32, p: i32) = source "
@@ -341,7 +342,7 @@ pub fn linear_regression(ctx: &mut Ctx, n: usize) -> Result<()> {
     })?;
     ctx.push(w, "chain", n, bytes, 3.0 * n as f64, t);
     if (fused_value - hand_value).abs() > 1e-6 * hand_value.abs().max(1.0) {
-        return Err(fusion::Error::InvalidArgument {
+        return Err(clfuse::Error::InvalidArgument {
             function: "linear_regression benchmark",
             argument: "results",
             reason: format!("fused {fused_value} and hand-written {hand_value} disagree"),

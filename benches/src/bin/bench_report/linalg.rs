@@ -4,10 +4,11 @@
 
 use crate::timing::measure;
 use crate::workloads::Ctx;
+use clfuse::Result;
+use clfuse::clfuse_kernels::{self as k, CholeskyOptions, GemmConfig, MultiplyOptions};
+use clfuse::prelude::*;
 use faer::linalg::{matmul::matmul, triangular_inverse::invert_lower_triangular};
 use faer::{Accum, Mat, Par, Side};
-use fusion::fusion_kernels::{self as k, CholeskyOptions, GemmConfig, MultiplyOptions};
-use fusion::prelude::*;
 use std::time::Instant;
 
 fn toeplitz(n: usize) -> Vec<f64> {

@@ -11,28 +11,48 @@ pub struct DeviceLine {
     pub platform: String,
 }
 
-pub fn json(records: &[Record], dev: &DeviceLine, command: &str) -> serde_json::Value {
-    serde_json::json!({
-        "device": dev.device,
-        "driver": dev.driver,
-        "platform": dev.platform,
-        "command": command,
-        "records": records.iter().map(|r| serde_json::json!({
-            "workload": r.workload,
-            "variant": r.variant,
-            "n": r.n,
-            "device": dev.device,
-            "driver": dev.driver,
-            "median_s": r.median_s,
-            "min_s": r.min_s,
-            "max_s": r.max_s,
-            "repetitions": r.repetitions,
-            "bytes": r.bytes,
-            "gbps": if r.bytes > 0.0 { r.gbps() } else { 0.0 },
-            "flops": r.flops,
-            "tflops": if r.flops > 0.0 { r.flops / r.median_s / 1e12 } else { 0.0 },
-        })).collect::<Vec<_>>(),
-    })
+/// report.json: the device line, the command and every record.
+#[derive(serde::Serialize)]
+pub struct Report<'a> {
+    pub device: &'a str,
+    pub driver: &'a str,
+    pub platform: &'a str,
+    pub command: &'a str,
+    pub records: Vec<RecordJson<'a>>,
+}
+
+/// One record of report.json, with its derived rates.
+#[derive(serde::Serialize)]
+pub struct RecordJson<'a> {
+    #[serde(flatten)]
+    pub record: &'a Record,
+    pub device: &'a str,
+    pub driver: &'a str,
+    pub gbps: f64,
+    pub tflops: f64,
+}
+
+pub fn json<'a>(records: &'a [Record], dev: &'a DeviceLine, command: &'a str) -> Report<'a> {
+    Report {
+        device: &dev.device,
+        driver: &dev.driver,
+        platform: &dev.platform,
+        command,
+        records: records
+            .iter()
+            .map(|r| RecordJson {
+                record: r,
+                device: &dev.device,
+                driver: &dev.driver,
+                gbps: if r.bytes > 0.0 { r.gbps() } else { 0.0 },
+                tflops: if r.flops > 0.0 {
+                    r.flops / r.median_s / 1e12
+                } else {
+                    0.0
+                },
+            })
+            .collect(),
+    }
 }
 
 fn fmt_time(s: f64) -> String {

@@ -5,11 +5,12 @@
 
 use crate::timing::measure;
 use crate::workloads::Ctx;
+use clfuse::Result;
+use clfuse::clfuse_kernels as k;
+use clfuse::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
+use clfuse::prelude::*;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
-use fusion::fusion_kernels as k;
-use fusion::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
-use fusion::prelude::*;
 use std::time::Instant;
 
 pub const SHAPES: [(usize, usize); 4] = [
@@ -46,7 +47,7 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         std::hint::black_box(out.value);
         Ok(())
     })?;
-    ctx.push(&w, "fused (fusion::glm)", n, bytes, flops, t);
+    ctx.push(&w, "fused (clfuse::glm)", n, bytes, flops, t);
     ctx.profile(
         format!("bernoulli_logit_glm value+grad n = {n}, p = {p}"),
         || bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options).map(drop),
@@ -212,12 +213,7 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     );
     // The gradients too: a faster kernel that sums the wrong rows must not pass.
     let close = |cpu: f64, gpu: f64| (cpu - gpu).abs() <= 1e-9 * cpu.abs().max(1.0);
-    let fused_alpha = reference
-        .d_alpha
-        .as_ref()
-        .map(MatrixCl::to_vec)
-        .transpose()?;
-    let fused_alpha = fused_alpha.unwrap_or_default();
+    let fused_alpha = reference.d_alpha()?.to_vec()?;
     assert!(
         fused_alpha.len() == 1 && close(d_alpha, fused_alpha[0]),
         "d_alpha disagrees: CPU {d_alpha} vs fused {fused_alpha:?}"
@@ -228,12 +224,7 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         std::hint::black_box(cpu());
         times.push(start.elapsed().as_secs_f64());
     }
-    let fused_beta = reference
-        .d_beta
-        .as_ref()
-        .map(MatrixCl::to_vec)
-        .transpose()?;
-    let fused_beta = fused_beta.unwrap_or_default();
+    let fused_beta = reference.d_beta()?.to_vec()?;
     assert!(
         fused_beta.len() == p && (0..p).all(|k| close(d_beta[(k, 0)], fused_beta[k])),
         "d_beta disagrees with the CPU"

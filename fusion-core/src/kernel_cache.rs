@@ -1,0 +1,172 @@
+//! Every compiled program of a device, in one place: the fused kernels the
+//! generator built and the hand-written kernels, each built once however
+//! many threads ask (see [`BuildOnce`]).
+//!
+//! The cache belongs to the runtime's device context ([`Runtime::kernels`]);
+//! every key starts with the device's index, so that programs built for one
+//! device are never launched on another.
+
+use crate::build_once::BuildOnce;
+use crate::compile::CompiledKernel;
+use crate::error::Result;
+use dashmap::DashMap;
+use std::any::TypeId;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock};
+
+/// A fused kernel the generator built: the compiled program and its source.
+#[derive(Debug)]
+pub struct FusedKernel {
+    compiled: CompiledKernel,
+    source: String,
+}
+
+impl FusedKernel {
+    /// Pairs a compiled kernel with the source it was built from.
+    pub fn new(compiled: CompiledKernel, source: String) -> Self {
+        FusedKernel { compiled, source }
+    }
+
+    /// The compiled kernel.
+    pub fn compiled(&self) -> &CompiledKernel {
+        &self.compiled
+    }
+
+    /// The generated OpenCL C.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+/// What the cache knows about one expression structure.
+#[derive(Debug, Clone)]
+pub enum FusedPlan {
+    /// Run this kernel in place.
+    Direct(Arc<FusedKernel>),
+    /// A target is read at other positions than it is written: evaluate
+    /// into temporaries first (decided once per structure).
+    ViaTemporaries,
+}
+
+/// A fused kernel's key: the device, the expression's type (lifetimes
+/// erased) and its alias pattern (which leaves are the same buffer, plus
+/// run-time structure such as enabled outputs and staging layouts).
+pub type FusedKey = (usize, TypeId, Vec<u32>);
+
+/// A hand-written kernel's key: the device, its source's address and
+/// name, its argument list's type and its extra build options.
+pub type TypedKey = (usize, usize, &'static str, TypeId, String);
+
+/// The compiled programs of one device.
+///
+/// ```
+/// let rt = clfuse_core::Runtime::get()?;
+/// let cache = rt.kernels();
+/// cache.purge(); // the next launch of each kernel compiles it again
+/// assert_eq!(cache.fused_len(), 0);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct KernelCache {
+    device: usize,
+    fused: BuildOnce<FusedKey, FusedPlan>,
+    typed: BuildOnce<TypedKey, Arc<CompiledKernel>>,
+}
+
+impl KernelCache {
+    /// An empty cache for the device at `device` (its [`list_devices`](crate::list_devices) index).
+    pub fn new(device: usize) -> Self {
+        KernelCache {
+            device,
+            fused: BuildOnce::new(),
+            typed: BuildOnce::new(),
+        }
+    }
+
+    /// The device index every key starts with.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// The fused plan for `(structure, pattern)`, built by `build` on a miss.
+    pub fn fused(
+        &self,
+        structure: TypeId,
+        pattern: Vec<u32>,
+        build: impl FnOnce(&FusedKey) -> Result<FusedPlan>,
+    ) -> Result<FusedPlan> {
+        let key = (self.device, structure, pattern);
+        self.fused.get_or_build(&key, || build(&key))
+    }
+
+    /// The hand-written kernel under `key` (its device part is filled in),
+    /// built by `build` on a miss.
+    pub fn typed(
+        &self,
+        source: usize,
+        name: &'static str,
+        args: TypeId,
+        options: &str,
+        build: impl FnOnce() -> Result<Arc<CompiledKernel>>,
+    ) -> Result<Arc<CompiledKernel>> {
+        let key = (self.device, source, name, args, options.to_string());
+        self.typed.get_or_build(&key, build)
+    }
+
+    /// Number of fused structures cached.
+    pub fn fused_len(&self) -> usize {
+        self.fused.len()
+    }
+
+    /// Number of hand-written kernel variants cached.
+    pub fn typed_len(&self) -> usize {
+        self.typed.len()
+    }
+
+    /// Drops every compiled program; each kernel compiles again at its next
+    /// launch. Launches already queued keep their programs alive until they
+    /// finish. The structure codes of [`type_code`] and [`snippet_code`]
+    /// are kept: a live expression still holds its code.
+    pub fn purge(&self) {
+        self.fused.clear();
+        self.typed.clear();
+    }
+}
+
+/// Small, exact numbers for erased expression types (`boxed`): part of a
+/// fused key, so two different erased trees never share a kernel. Codes
+/// name structures, not programs, so they are process-wide and outlive
+/// [`KernelCache::purge`] (a code must never be reused while an expression
+/// holding it is alive).
+///
+/// ```
+/// let a = clfuse_core::type_code(std::any::TypeId::of::<u8>());
+/// assert_eq!(a, clfuse_core::type_code(std::any::TypeId::of::<u8>()));
+/// assert_ne!(a, clfuse_core::type_code(std::any::TypeId::of::<u16>()));
+/// ```
+pub fn type_code(structure: TypeId) -> u32 {
+    static CODES: LazyLock<DashMap<TypeId, u32>> = LazyLock::new(DashMap::new);
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    *CODES
+        .entry(structure)
+        .or_insert_with(|| NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Small, exact numbers for custom OpenCL C snippets (`CustomCode`), with
+/// the same lifetime rule as [`type_code`].
+///
+/// ```
+/// let a = clfuse_core::snippet_code("{y} = {x};");
+/// assert_eq!(a, clfuse_core::snippet_code("{y} = {x};"));
+/// assert_ne!(a, clfuse_core::snippet_code("{y} = 2 * {x};"));
+/// ```
+pub fn snippet_code(code: &str) -> u32 {
+    static CODES: LazyLock<DashMap<String, u32>> = LazyLock::new(DashMap::new);
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    if let Some(found) = CODES.get(code) {
+        return *found;
+    }
+    *CODES
+        .entry(code.to_string())
+        .or_insert_with(|| NEXT.fetch_add(1, Ordering::Relaxed))
+}

@@ -1,0 +1,270 @@
+//! The assignment driver: from a list of outputs to one enqueued kernel.
+//!
+//! [`run`] → `launch`: shapes checked (pure queries) → non-fusable leaves
+//! evaluated (GEMM products, an explicit step) → launch shape chosen from the
+//! outputs' [`Schedule`](crate::Schedule) → outputs prepared (scratch
+//! buffers) → arguments bound (one tree walk, which also yields the alias
+//! pattern) → the device's [`KernelCache`](clfuse_core::KernelCache) looked
+//! up by (device, type, alias pattern) → on a miss only: source generated
+//! and compiled → enqueue → outputs finished (views set, reductions
+//! combined, checks read).
+
+use crate::binder::Binder;
+use crate::generator::{Generator, Index, Section};
+use crate::launch_shape::LaunchShape;
+use crate::operation::Operation;
+use crate::outputs::{Assignment, ColwiseAssignment, OutputList};
+use crate::reductions::{ColwiseReduction, ReduceOp};
+use clfuse_core::{
+    ClType, Error, FusedKernel, FusedKey, FusedPlan, MatrixCl, Result, Runtime, compile_kernel,
+    enqueue,
+};
+use std::any::TypeId;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Runs several outputs (a tuple from [`output`], [`optional`], checks, ...) in one kernel.
+pub fn fuse<L: OutputList>(outputs: L) -> Result<()> {
+    run(&outputs)
+}
+
+/// [`fuse`], with `then` run right after the kernel, its outputs' follow-up
+/// steps and the queuing of the read-backs (checks' flags, full reductions'
+/// values), before the host waits for those: work that uses the outputs (a
+/// hand-written leaf on one of them, say) is queued behind the transfers
+/// instead of after the wait. An error from a check takes precedence over
+/// one from `then`.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::fuse_then;
+/// let x = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
+/// let d = MatrixCl::<f64>::zeros(3, 1)?;
+/// let mut twice: Option<MatrixCl<f64>> = None;
+/// fuse_then((output(&d, exp(&x)), check_finite(&x, "example", "x")), || {
+///     twice = Some((2.0f64 * &d).eval()?);
+///     Ok(())
+/// })?;
+/// assert!(twice.is_some());
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn fuse_then<L: OutputList>(outputs: L, mut then: impl FnMut() -> Result<()>) -> Result<()> {
+    run_then(&outputs, &mut then)
+}
+
+/// The source of the kernel computing `list`.
+fn generate<L: OutputList>(list: &L, launch: &LaunchShape) -> Generator {
+    let mut g = Generator::new();
+    if launch.block_rows > 0 {
+        g.use_row_blocks();
+    }
+    list.declare_staged(&mut g, launch);
+    let mut values = Vec::new();
+    list.generate_exprs(&mut g, &mut values);
+    g.set_section(Section::Outputs);
+    list.generate_outputs(&mut g, &mut values.iter());
+    g
+}
+
+fn dump_name(key: &FusedKey) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    format!("fused_{:016x}", h.finish())
+}
+
+/// What [`launch`] did.
+enum Launched {
+    Done,
+    NeedsTemporaries,
+}
+
+/// Work queued after the kernel's own follow-up steps and before any result
+/// is read back (see [`fuse_then`]).
+type Then<'f> = &'f mut dyn FnMut() -> Result<()>;
+
+/// Checks, binds, looks up or builds the kernel, and runs it, unless the
+/// structure needs temporaries.
+fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
+    let mut grid = None;
+    list.grid(&mut grid)?;
+    let (rows, cols) = grid.unwrap_or((0, 0));
+    // Generated kernels index with `int`: a larger grid (a broadcast of a
+    // huge size) would wrap around.
+    let limit = clfuse_core::MAX_ELEMENTS;
+    if rows > limit || cols > limit || rows.checked_mul(cols).is_none_or(|n| n > limit) {
+        return Err(Error::InvalidArgument {
+            function: "assign",
+            argument: "expr",
+            reason: format!(
+                "a {rows} x {cols} result exceeds the limit of {} elements",
+                clfuse_core::MAX_ELEMENTS
+            ),
+        });
+    }
+    let mut ids = Vec::new();
+    list.target_ids(&mut ids);
+    for (k, id) in ids.iter().enumerate().skip(1) {
+        if ids[..k].contains(id) {
+            return Err(Error::InvalidArgument {
+                function: "assign",
+                argument: "targets",
+                reason: format!("output {k} writes the same matrix as an earlier output"),
+            });
+        }
+    }
+    // The non-fusable leaves (GEMM products) run first, so that the kernel
+    // reads their results like any matrix.
+    list.evaluate_leaves()?;
+    let rt = Runtime::get()?;
+    let schedule = list.schedule();
+    let launch = LaunchShape::choose(rows, cols, schedule, rt);
+    list.prepare(&launch)?;
+    let mut binder = Binder::new();
+    if launch.block_rows > 0 {
+        // Staged or not, and how: different kernels.
+        binder.structure(launch.staged.map_or(0, |layout| 1 + layout.code()));
+    }
+    list.bind_staged(&mut binder, &launch);
+    list.bind_exprs(&mut binder);
+    list.bind_outputs(&mut binder);
+    binder.int(rows as i32);
+    binder.int(cols as i32);
+    if launch.block_rows > 0 {
+        binder.int(launch.block_rows as i32);
+    }
+    let (args, pattern) = binder.finish()?;
+    let plan = rt.kernels().fused(TypeId::of::<L::Key>(), pattern, |key| {
+        let g = generate(list, &launch);
+        if g.reads_target_elsewhere() {
+            return Ok(FusedPlan::ViaTemporaries);
+        }
+        if g.uses_fp64() {
+            rt.require::<f64>("assign")?;
+        }
+        let source = g.kernel_source();
+        let compiled = compile_kernel("calculate", &source, "", &dump_name(key))?;
+        Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+            compiled, source,
+        ))))
+    })?;
+    match plan {
+        FusedPlan::Direct(kernel) => {
+            if rows > 0 && cols > 0 {
+                enqueue(kernel.compiled(), &args, launch.range())?;
+                if schedule.reduces {
+                    // The device starts on the kernel while the host queues
+                    // the second steps and read-backs.
+                    rt.flush()?;
+                }
+            }
+            // Read-backs are queued (not waited for) before `then`, so they
+            // complete while `then`'s work runs, even on an in-order queue.
+            let finished = list
+                .finish(&launch)
+                .and_then(|()| list.start_reads(&launch))
+                .and_then(|()| then());
+            list.verify(&launch)?;
+            finished?;
+            Ok(Launched::Done)
+        }
+        FusedPlan::ViaTemporaries => Ok(Launched::NeedsTemporaries),
+    }
+}
+
+/// Runs the outputs in `list` as one kernel or, when a target is read at
+/// positions other than those written (`a.assign(transpose(&a))`), by
+/// evaluating into temporaries first.
+pub fn run<L: OutputList>(list: &L) -> Result<()> {
+    run_then(list, &mut || Ok(()))
+}
+
+fn run_then<L: OutputList>(list: &L, then: Then<'_>) -> Result<()> {
+    match launch(list, then)? {
+        Launched::Done => Ok(()),
+        Launched::NeedsTemporaries => {
+            let mut temps = Vec::new();
+            list.eval_to_temporaries(&mut temps)?;
+            list.copy_from_temporaries(&mut temps.into_iter())?;
+            then()
+        }
+    }
+}
+
+/// Like [`run`] for outputs that cannot alias their inputs (fresh
+/// temporaries, reductions, checks). Kept separate so that the temporary
+/// path is not instantiated for ever-deeper reference types.
+pub(crate) fn run_direct<L: OutputList>(list: &L) -> Result<()> {
+    match launch(list, &mut || Ok(()))? {
+        Launched::Done => Ok(()),
+        Launched::NeedsTemporaries => Err(Error::InvalidArgument {
+            function: "assign",
+            argument: "outputs",
+            reason: "internal: an output into a fresh temporary was planned through temporaries"
+                .into(),
+        }),
+    }
+}
+
+/// Evaluates `op` into a new matrix without the temporary path.
+pub(crate) fn eval_direct<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
+    let (rows, cols) = op.shape()?.unwrap_or((1, 1));
+    let out = MatrixCl::<O::Scalar>::uninitialized(rows, cols)?;
+    run_direct(&Assignment::new(&out, op))?;
+    Ok(out)
+}
+
+/// The source `run(list)` compiles (generated afresh, not looked up).
+pub fn source_of<L: OutputList>(list: &L) -> Result<String> {
+    let mut grid = None;
+    list.grid(&mut grid)?;
+    let (rows, cols) = grid.unwrap_or((0, 0));
+    list.evaluate_leaves()?;
+    let rt = Runtime::get()?;
+    let launch = LaunchShape::choose(rows, cols, list.schedule(), rt);
+    Ok(generate(list, &launch).kernel_source())
+}
+
+/// Number of distinct kernel structures cached for the runtime's device
+/// (0 before the runtime exists).
+pub fn cached_kernels() -> usize {
+    Runtime::current().map_or(0, |rt| rt.kernels().fused_len())
+}
+
+/// Evaluates an operation into a new matrix.
+pub fn eval_operation<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
+    let Some((rows, cols)) = op.shape()? else {
+        return Err(Error::InvalidArgument {
+            function: "eval",
+            argument: "expr",
+            reason: "a scalar-only expression has no shape; use constant(v, rows, cols)".into(),
+        });
+    };
+    let out = MatrixCl::<O::Scalar>::uninitialized(rows, cols)?;
+    run(&Assignment::new(&out, op))?;
+    Ok(out)
+}
+
+/// Evaluates a column-wise reduction into a new `1 x cols` matrix.
+pub fn eval_colwise<R: ReduceOp, E: Operation>(
+    r: ColwiseReduction<R, E>,
+) -> Result<MatrixCl<E::Scalar>> {
+    let cols = r.0.shape()?.map_or(1, |s| s.1);
+    let out = MatrixCl::<E::Scalar>::uninitialized(1, cols)?;
+    run(&ColwiseAssignment::<E::Scalar, R, E>::new(&out, r.0))?;
+    Ok(out)
+}
+
+/// The kernel source that evaluating `op` into a fresh matrix uses.
+pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
+    op.evaluate_leaves()?;
+    let mut g = Generator::new();
+    let value = op.generate(&mut g, &Index::work_item());
+    // A target no expression can alias: buffer ids start at 1.
+    g.store(
+        crate::binder::Identity::Buffer(0),
+        O::Scalar::CL_NAME,
+        &Index::work_item(),
+        &value,
+    );
+    Ok(g.kernel_source())
+}

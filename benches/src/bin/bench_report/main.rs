@@ -53,8 +53,12 @@ struct Args {
     reps: usize,
     /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
     #[arg(long, value_parser = parse_shapes)]
-    glm_shapes: Option<Vec<(usize, usize)>>,
+    glm_shapes: Option<Shapes>,
 }
+
+/// GLM shapes (N, P), parsed from one argument.
+#[derive(Debug, Clone)]
+struct Shapes(Vec<(usize, usize)>);
 
 /// `1e6` or `1000000` as a size.
 fn parse_size(text: &str) -> Result<usize, String> {
@@ -66,7 +70,7 @@ fn parse_size(text: &str) -> Result<usize, String> {
 }
 
 /// `1e6x100,1e7x10` as (N, P) pairs.
-fn parse_shapes(text: &str) -> Result<Vec<(usize, usize)>, String> {
+fn parse_shapes(text: &str) -> Result<Shapes, String> {
     text.split(',')
         .map(|shape| {
             let (n, p) = shape
@@ -74,7 +78,8 @@ fn parse_shapes(text: &str) -> Result<Vec<(usize, usize)>, String> {
                 .ok_or_else(|| format!("expected NxP, got {shape:?}"))?;
             Ok((parse_size(n)?, parse_size(p)?))
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()
+        .map(Shapes)
 }
 
 fn main() {
@@ -160,7 +165,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         if !fusion_suite {
             workloads::copy_bandwidth(&mut ctx, if gpu { 100_000_000 } else { 10_000_000 })?;
         }
-        let shapes: &[(usize, usize)] = if let Some(shapes) = &args.glm_shapes {
+        let shapes: &[(usize, usize)] = if let Some(Shapes(shapes)) = &args.glm_shapes {
             shapes
         } else if args.quick {
             &[(10_000, 10), (100_000, 10)]

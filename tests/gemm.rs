@@ -5,6 +5,7 @@
 //! sums of at most a few thousand terms).
 
 mod common;
+use clfuse::Result;
 use clfuse::clfuse_kernels::{self as k, GemmConfig, MultiplyOptions, Op};
 use clfuse::prelude::*;
 use common::linalg::*;

@@ -185,7 +185,7 @@ pub fn compile_kernel(
     if let Some(dir) = &diagnostics.dump_kernels {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.cl"));
         // Dumping is a debugging aid; failing to write must not fail the build.
-        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(path, source));
+        let _ = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(path, source));
     }
     // One build at a time in the process: test binaries on NVIDIA's driver
     // aborted now and then (`free()`: double free / invalid pointer) while
@@ -210,7 +210,7 @@ pub fn compile_kernel(
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.log"));
         let log = program.get_build_log(device_id).unwrap_or_default();
         // A diagnostic aid like the dump above: a failed write is not a failed build.
-        let _ = std::fs::create_dir_all(&dir).and_then(|_| {
+        let _ = std::fs::create_dir_all(dir).and_then(|_| {
             use std::io::Write;
             let mut file = std::fs::OpenOptions::new()
                 .create(true)

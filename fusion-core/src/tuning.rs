@@ -161,7 +161,7 @@ impl Tuning {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn from_env() -> Result<Self> {
-        Self::from_lookup(|name| env_value(name))
+        Self::from_lookup(env_value)
     }
 
     /// Like [`from_env`](Self::from_env), reading values from `lookup`.

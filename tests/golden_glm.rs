@@ -10,18 +10,7 @@ use clfuse::prelude::*;
 use clfuse::{BuildDiagnostics, Result, RuntimeConfig};
 use std::path::{Path, PathBuf};
 
-fn check(name: &str, source: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.cl"));
-    if std::env::var_os("FUSION_BLESS").is_some() {
-        std::fs::write(&path, source).expect("write golden file");
-        return;
-    }
-    let golden = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
-    assert_eq!(source, golden, "generated source for {name} changed");
-}
+mod common;
 
 /// The fused row-block kernels dumped into `dir` so far.
 fn row_block_kernels(dir: &Path) -> Vec<(PathBuf, String)> {
@@ -91,7 +80,7 @@ fn glm_kernels_staged_and_prefetched() -> Result<()> {
         let (path, source) = &new[0];
         // Prefetching fetches the next block's row while this one is used.
         assert_eq!(source.contains("next_row"), p == 100, "{name}");
-        check(name, source);
+        common::check_golden(name, source);
         known.push(path.clone());
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -64,3 +64,18 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
         assert!(ok, "{what}: element {k}: device {g:e}, reference {w:e}");
     }
 }
+
+/// Compares `source` with `tests/golden/NAME.cl`, or rewrites that file
+/// when `FUSION_BLESS` is set.
+pub fn check_golden(name: &str, source: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.cl"));
+    if std::env::var_os("FUSION_BLESS").is_some() {
+        std::fs::write(&path, source).expect("write golden file");
+        return;
+    }
+    let golden = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+    assert_eq!(source, golden, "generated source for {name} changed");
+}

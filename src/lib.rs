@@ -49,7 +49,7 @@ pub use clfuse_core::{
 /// let a = MatrixCl::from_slice(2, 2, &[4.0, 2.0, 2.0, 3.0])?;
 /// let l = cholesky_decompose(&a)?; // from `linalg`, in the prelude
 /// let back = multiply_transposed(&l, Op::N, &l, Op::T)?;
-/// assert!(back.to_vec()?.iter().zip([4.0, 2.0, 2.0, 3.0]).all(|(x, y)| (x - y).abs() < 1e-12));
+/// assert!(back.to_vec()?.iter().zip([4.0f64, 2.0, 2.0, 3.0]).all(|(x, y)| (x - y).abs() < 1e-12));
 /// # Ok::<(), clfuse::Error>(())
 /// ```
 pub mod linalg {

@@ -45,7 +45,7 @@ fn main() -> Result<()> {
         (kernel_stats() - before).compiled
     );
 
-    let s = inv_logit(&a - 0.5).elt_multiply(log1p_exp(&b));
+    let s = inv_logit(&a - 0.5f64).elt_multiply(log1p_exp(&b));
     println!(
         "\nGenerated OpenCL C for inv_logit(a - 0.5) .* log1p_exp(b):\n\n{}",
         s.kernel_source()?

@@ -28,6 +28,9 @@
 
 pub mod glm;
 
+/// Reverse-mode automatic differentiation: [`rev::Var`], `grad`, the tape.
+pub use clfuse_ops::rev;
+
 pub use clfuse_core;
 pub use clfuse_kernels;
 pub use clfuse_ops;

@@ -38,7 +38,7 @@ fn the_headline_expression_in_every_operand_form() -> Result<()> {
         assert_eq!(d.to_vec()?, want2);
         // Element-wise product and quotient, free and method forms.
         let p = elt_multiply(&a, &b)
-            .elt_divide(1.0 + elt_multiply(&b, &b))
+            .elt_divide(1.0f64 + elt_multiply(&b, &b))
             .eval()?;
         let want3: Vec<f64> = ha
             .iter()

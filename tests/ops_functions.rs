@@ -164,7 +164,7 @@ macro_rules! binary_tests {
             // Method form with a scalar operand.
             let x = inputs(40, $lo, $hi, 5);
             let a = MatrixCl::from_slice(40, 1, &x)?;
-            let s = ($lo2 + $hi2) / 2.0;
+            let s: f64 = ($lo2 + $hi2) / 2.0;
             let got = (&a).$fun(s).eval()?.to_vec()?;
             let reference: fn(f64, f64) -> f64 = $reference;
             let want: Vec<f64> = x.iter().map(|u| reference(*u, s)).collect();

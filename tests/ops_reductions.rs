@@ -82,7 +82,7 @@ fn colwise_reductions() -> Result<()> {
             .collect();
         assert_close(
             "colwise_prod",
-            &colwise_prod(1.0 + &m / 100.0).eval()?.to_vec()?,
+            &colwise_prod(1.0f64 + &m / 100.0).eval()?.to_vec()?,
             &prods,
             1e-12,
         );

@@ -141,15 +141,14 @@ impl<'a, O> IntoOperand for &'a Expr<O> {
     }
 }
 
-macro_rules! scalar_operand {
-    ($($t:ty),*) => {$(
-        impl IntoOperand for $t {
-            type Operand = Scalar<$t>;
-            fn into_operand(self) -> Scalar<$t> { Scalar(self) }
-        }
-    )*};
+// One generic impl for the scalar types (not one each), so that
+// `&a - 4.0` has a known type before the literal's type is decided.
+impl<S: ScalarOperand> IntoOperand for S {
+    type Operand = Scalar<S>;
+    fn into_operand(self) -> Scalar<S> {
+        Scalar(self)
+    }
 }
-scalar_operand!(f64, f32, i32);
 
 /// Operators whose left operand is a matrix or expression.
 macro_rules! matrix_operators {
@@ -172,20 +171,17 @@ macro_rules! matrix_operators {
                 Expr(Neg(self.into_operand()))
             }
         }
-        matrix_operators!(@scalar [$($g)*] $lhs; f64);
-        matrix_operators!(@scalar [$($g)*] $lhs; f32);
-        matrix_operators!(@scalar [$($g)*] $lhs; i32);
-    };
-    (@scalar [$($g:tt)*] $lhs:ty; $s:ty) => {
-        impl<$($g)*> ops::Mul<$s> for $lhs {
-            type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
-            fn mul(self, rhs: $s) -> Self::Output {
+        // One generic impl (not one per scalar type), so that the result's
+        // type is known before a literal's type is: `(&a * 2.0).eval()`.
+        impl<$($g)*, S: ScalarOperand> ops::Mul<S> for $lhs {
+            type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
+            fn mul(self, rhs: S) -> Self::Output {
                 Expr(ElewiseMul(self.into_operand(), Scalar(rhs)))
             }
         }
-        impl<$($g)*> ops::Div<$s> for $lhs {
-            type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<$s>>>;
-            fn div(self, rhs: $s) -> Self::Output {
+        impl<$($g)*, S: ScalarOperand> ops::Div<S> for $lhs {
+            type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
+            fn div(self, rhs: S) -> Self::Output {
                 Expr(ElewiseDiv(self.into_operand(), Scalar(rhs)))
             }
         }
@@ -196,6 +192,13 @@ matrix_operators!([O] Expr<O>);
 matrix_operators!(['a, O] &'a Expr<O>);
 matrix_operators!(['a, T: ClType] &'a MatrixCl<T>);
 matrix_operators!([T: ClType] MatrixCl<T>);
+
+/// The scalar types that combine with matrices and expressions through
+/// `*` and `/` (`f64`, `f32`, `i32`).
+pub trait ScalarOperand: ClType {}
+impl ScalarOperand for f64 {}
+impl ScalarOperand for f32 {}
+impl ScalarOperand for i32 {}
 
 /// `*` between two matrices or expressions: the matrix product.
 macro_rules! product_pair {

@@ -104,6 +104,16 @@ impl<T: ClType> MatrixCl<T> {
         }
     }
 
+    /// A `0 x 0` matrix. It owns no buffer, so making it needs no device
+    /// and cannot fail.
+    ///
+    /// ```
+    /// assert!(clfuse_core::MatrixCl::<f64>::empty().is_empty());
+    /// ```
+    pub fn empty() -> Self {
+        Self::with_buffer(0, 0, None)
+    }
+
     /// An uninitialised matrix (contents unspecified); used for outputs.
     ///
     /// ```

@@ -10,7 +10,13 @@
 //! view = entire;                  // keep | entire | union | intersection | first
 //! helpers = [dev::INV_LOGIT];     // optional: device functions the template calls
 //! example = true;                 // optional: emit a runnable doc example
+//! d/dx = "{res}";                 // optional: the local derivative per operand, for autodiff
+//! derivative_helpers = [dev::X];  // optional: device functions the derivatives call
 //! ```
+//!
+//! Derivative templates name the operands (`{x}`, `{y}`), the result
+//! (`{res}`) and the float suffix (`{F}`). An operation without them (and
+//! not `result = int`) is not differentiable: recording it is an error.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -25,6 +31,8 @@ mod kw {
     syn::custom_keyword!(view);
     syn::custom_keyword!(helpers);
     syn::custom_keyword!(example);
+    syn::custom_keyword!(d);
+    syn::custom_keyword!(derivative_helpers);
 }
 
 enum Node {
@@ -43,6 +51,9 @@ struct Decl {
     view: Ident,
     helpers: Vec<Expr>,
     example: bool,
+    /// Derivative templates, by operand index.
+    derivatives: Vec<Option<LitStr>>,
+    derivative_helpers: Vec<Expr>,
 }
 
 impl Parse for Decl {
@@ -92,9 +103,33 @@ impl Parse for Decl {
         let mut view = None;
         let mut helpers = Vec::new();
         let mut example = false;
+        let mut derivatives: Vec<Option<LitStr>> = vec![None; operands.len()];
+        let mut derivative_helpers = Vec::new();
         while !input.is_empty() {
             let look = input.lookahead1();
-            if look.peek(kw::result) {
+            if look.peek(kw::d) {
+                input.parse::<kw::d>()?;
+                input.parse::<Token![/]>()?;
+                let wrt: Ident = input.parse()?;
+                input.parse::<Token![=]>()?;
+                let lit: LitStr = input.parse()?;
+                let name = wrt.to_string();
+                let index = operands
+                    .iter()
+                    .position(|op| name == format!("d{op}"))
+                    .ok_or_else(|| {
+                        syn::Error::new(wrt.span(), "expected `d/d<operand>`, e.g. `d/dx`")
+                    })?;
+                derivatives[index] = Some(lit);
+            } else if look.peek(kw::derivative_helpers) {
+                input.parse::<kw::derivative_helpers>()?;
+                input.parse::<Token![=]>()?;
+                let content;
+                bracketed!(content in input);
+                let list: Punctuated<Expr, Token![,]> =
+                    content.parse_terminated(Expr::parse, Token![,])?;
+                derivative_helpers = list.into_iter().collect();
+            } else if look.peek(kw::result) {
                 input.parse::<kw::result>()?;
                 input.parse::<Token![=]>()?;
                 let r: Ident = input.parse()?;
@@ -150,6 +185,8 @@ impl Parse for Decl {
             view,
             helpers,
             example,
+            derivatives,
+            derivative_helpers,
         })
     }
 }
@@ -191,8 +228,44 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     } else {
         (quote!(), quote!())
     };
+    let is_int = d.result == "int";
+    let derivative_helpers = &d.derivative_helpers;
+    let differentiable = !is_int && d.derivatives.iter().all(Option::is_some);
+    let derivative = |index: usize| -> TokenStream {
+        match d.derivatives.get(index).and_then(Option::as_ref) {
+            Some(lit) => quote!(#lit),
+            None => quote!(""),
+        }
+    };
     let operation_impl = if unary {
         let scalar = scalar_of(quote!(A::Scalar));
+        let dependence = if is_int {
+            quote!(#k::rev::Constant)
+        } else {
+            quote!(A::Dependence)
+        };
+        let dx = derivative(0);
+        let tangents = if differentiable {
+            quote! {
+                fn generate_tangents(&self, g: &mut #k::Generator, at: &#k::Index) -> #k::Result<#k::rev::Dual> {
+                    let a = self.0.generate_tangents(g, at)?;
+                    let x = a.value.clone();
+                    #convert_x
+                    let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
+                    #( g.helper(#k::instantiate(#helpers, cl_type)); )*
+                    let res = g.declare(cl_type, &#k::expand(#template, cl_type, &[&x]));
+                    if !a.is_variable() {
+                        return Ok(#k::rev::Dual::constant(res));
+                    }
+                    #( g.helper(#k::instantiate(#derivative_helpers, cl_type)); )*
+                    let dx = #k::rev::local_derivative(g, cl_type, #dx, &res, &[&x]);
+                    let tangents = #k::rev::Dual::chain(g, cl_type, &[(&a, dx.as_str())]);
+                    Ok(#k::rev::Dual { value: res, tangents })
+                }
+            }
+        } else {
+            quote!()
+        };
         let bound = if d.result == "real" {
             quote!(where A::Scalar: #k::RealOf)
         } else {
@@ -200,9 +273,13 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         };
         let view = view_of(quote!(self.0.view()), quote!(self.0.view()));
         quote! {
+            impl<A: #k::rev::Depends> #k::rev::Depends for #struct_path<A> {
+                type Dependence = #dependence;
+            }
             impl<A: #k::Operation> #k::Operation for #struct_path<A> #bound {
                 type Scalar = #scalar;
                 type Key = #struct_path<A::Key>;
+                #tangents
                 fn shape(&self) -> #k::Result<#k::Shape> {
                     self.0.shape()
                 }
@@ -234,10 +311,52 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         };
         let view = view_of(quote!(self.0.view()), quote!(self.1.view()));
         let name = function.to_string();
+        let dependence = if is_int {
+            quote!(#k::rev::Constant)
+        } else {
+            quote!(#k::rev::Both<A::Dependence, B::Dependence>)
+        };
+        let (dx, dy) = (derivative(0), derivative(1));
+        let tangents = if differentiable {
+            quote! {
+                fn generate_tangents(&self, g: &mut #k::Generator, at: &#k::Index) -> #k::Result<#k::rev::Dual> {
+                    let a = self.0.generate_tangents(g, at)?;
+                    let b = self.1.generate_tangents(g, at)?;
+                    let (x, y) = (a.value.clone(), b.value.clone());
+                    #convert_x
+                    #convert_y
+                    let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
+                    #( g.helper(#k::instantiate(#helpers, cl_type)); )*
+                    let res = g.declare(cl_type, &#k::expand(#template, cl_type, &[&x, &y]));
+                    if !a.is_variable() && !b.is_variable() {
+                        return Ok(#k::rev::Dual::constant(res));
+                    }
+                    #( g.helper(#k::instantiate(#derivative_helpers, cl_type)); )*
+                    let dx = if a.is_variable() {
+                        #k::rev::local_derivative(g, cl_type, #dx, &res, &[&x, &y])
+                    } else {
+                        ::std::string::String::new()
+                    };
+                    let dy = if b.is_variable() {
+                        #k::rev::local_derivative(g, cl_type, #dy, &res, &[&x, &y])
+                    } else {
+                        ::std::string::String::new()
+                    };
+                    let tangents = #k::rev::Dual::chain(g, cl_type, &[(&a, dx.as_str()), (&b, dy.as_str())]);
+                    Ok(#k::rev::Dual { value: res, tangents })
+                }
+            }
+        } else {
+            quote!()
+        };
         quote! {
+            impl<A: #k::rev::Depends, B: #k::rev::Depends> #k::rev::Depends for #struct_path<A, B> {
+                type Dependence = #dependence;
+            }
             impl<A: #k::Operation, B: #k::Operation> #k::Operation for #struct_path<A, B> #bound {
                 type Scalar = #scalar;
                 type Key = #struct_path<A::Key, B::Key>;
+                #tangents
                 fn shape(&self) -> #k::Result<#k::Shape> {
                     #k::combine_shapes(#name, self.0.shape()?, self.1.shape()?)
                 }
@@ -275,7 +394,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         let call = if unary {
             format!("{fname}(&a)")
         } else {
-            format!("{fname}(&a, 0.75)")
+            format!("{fname}(&a, 0.75f64)")
         };
         format!(
             "\n\n```\nuse clfuse_ops::prelude::*;\nlet a = MatrixCl::from_slice(1, 2, &[0.25f64, 0.5])?;\nlet r = {call}.eval()?;\nassert_eq!(r.to_vec()?.len(), 2);\n# Ok::<(), clfuse_ops::Error>(())\n```"

@@ -8,11 +8,11 @@ use clfuse_core::{Expr, IntoOperand};
 
 // The node types come from `clfuse_core::expr`; these declarations give
 // them their code. The function name is what shape errors report.
-crate::elementwise! { impl clfuse_core::expr::Add; fn add(x, y) = "{x} + {y}"; result = promote; view = union; }
-crate::elementwise! { impl clfuse_core::expr::Sub; fn subtract(x, y) = "{x} - {y}"; result = promote; view = union; }
-crate::elementwise! { impl clfuse_core::expr::ElewiseMul; fn elt_multiply(x, y) = "{x} * {y}"; result = promote; view = intersection; }
-crate::elementwise! { impl clfuse_core::expr::ElewiseDiv; fn elt_divide(x, y) = "{x} / {y}"; result = promote; view = entire; }
-crate::elementwise! { impl clfuse_core::expr::Neg; fn neg(x) = "-{x}"; result = same; view = keep; }
+crate::elementwise! { impl clfuse_core::expr::Add; fn add(x, y) = "{x} + {y}"; result = promote; view = union; d/dx = "1"; d/dy = "1"; }
+crate::elementwise! { impl clfuse_core::expr::Sub; fn subtract(x, y) = "{x} - {y}"; result = promote; view = union; d/dx = "1"; d/dy = "-1"; }
+crate::elementwise! { impl clfuse_core::expr::ElewiseMul; fn elt_multiply(x, y) = "{x} * {y}"; result = promote; view = intersection; d/dx = "{y}"; d/dy = "{x}"; }
+crate::elementwise! { impl clfuse_core::expr::ElewiseDiv; fn elt_divide(x, y) = "{x} / {y}"; result = promote; view = entire; d/dx = "1 / {y}"; d/dy = "-{res} / {y}"; }
+crate::elementwise! { impl clfuse_core::expr::Neg; fn neg(x) = "-{x}"; result = same; view = keep; d/dx = "-1"; }
 
 /// Element-wise product of two operands (`*` between matrices is the matrix product).
 ///

@@ -66,6 +66,11 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Whether `identity` was recorded already.
+    pub fn seen(&self, identity: Identity) -> bool {
+        self.seen.iter().any(|(id, _)| *id == identity)
+    }
+
     /// Whether `identity` was recorded more than once.
     pub fn bound_again(&self, identity: Identity) -> bool {
         self.seen

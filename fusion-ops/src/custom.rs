@@ -2,6 +2,7 @@
 //! inputs (any expressions) and named outputs (usable as expressions).
 
 use crate::binder::{Binder, Identity};
+use crate::rev::Depends;
 use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
@@ -54,7 +55,7 @@ impl<'a, T: ClType> CustomCode<'a, T> {
     pub fn input<E>(mut self, name: &str, expr: E) -> Self
     where
         E: IntoOperand,
-        E::Operand: Operation<Scalar = T> + 'a,
+        E::Operand: Operation<Scalar = T, Dependence = crate::rev::Constant> + 'a,
     {
         self.inputs.push((name.to_string(), boxed(expr).0));
         self
@@ -78,6 +79,10 @@ impl<'a, T: ClType> CustomCode<'a, T> {
 pub struct CustomOutput<'c, 'a, T: ClType> {
     code: &'c CustomCode<'a, T>,
     index: usize,
+}
+
+impl<T: ClType> Depends for CustomOutput<'_, '_, T> {
+    type Dependence = crate::rev::Constant;
 }
 
 impl<T: ClType> Operation for CustomOutput<'_, '_, T> {

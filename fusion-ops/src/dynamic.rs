@@ -6,8 +6,10 @@
 //! pattern: two different erased trees never share a kernel.
 
 use crate::binder::Binder;
+use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::{Constant, Dependence, Dual};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 use std::any::TypeId;
 
@@ -15,6 +17,7 @@ trait ErasedOperation<T> {
     fn shape(&self) -> Result<Shape>;
     fn view(&self) -> View;
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual>;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
     fn evaluate_leaves(&self) -> Result<()>;
 }
@@ -29,6 +32,9 @@ impl<O: Operation> ErasedOperation<O::Scalar> for O {
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         Operation::generate(self, g, at)
     }
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        Operation::generate_tangents(self, g, at)
+    }
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         Operation::bind(self, b)
     }
@@ -41,13 +47,15 @@ fn type_code<K: 'static>() -> u32 {
     clfuse_core::type_code(TypeId::of::<K>())
 }
 
-/// A boxed operation with element type `T`.
-pub struct DynOp<'a, T: ClType> {
+/// A boxed operation with element type `T` and dependence `D` (whether a
+/// variable is inside; see [`crate::rev`]).
+pub struct DynOp<'a, T: ClType, D: Dependence = Constant> {
     inner: Box<dyn ErasedOperation<T> + 'a>,
     code: u32,
+    _dependence: std::marker::PhantomData<D>,
 }
 
-impl<T: ClType> std::fmt::Debug for DynOp<'_, T> {
+impl<T: ClType, D: Dependence> std::fmt::Debug for DynOp<'_, T, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DynOp")
             .field("type", &T::CL_NAME)
@@ -68,7 +76,11 @@ impl<T: ClType> std::fmt::Debug for DynOp<'_, T> {
 /// assert_eq!(e.eval()?.to_vec()?, vec![8.0, 16.0]);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub fn boxed<'a, E>(expr: E) -> Expr<DynOp<'a, <E::Operand as Operation>::Scalar>>
+pub fn boxed<'a, E>(
+    expr: E,
+) -> Expr<
+    DynOp<'a, <E::Operand as Operation>::Scalar, <E::Operand as Depends>::Dependence>,
+>
 where
     E: IntoOperand,
     E::Operand: Operation + 'a,
@@ -77,12 +89,21 @@ where
     Expr(DynOp {
         code: type_code::<<E::Operand as Operation>::Key>(),
         inner: Box::new(op),
+        _dependence: std::marker::PhantomData,
     })
 }
 
-impl<T: ClType> Operation for DynOp<'_, T> {
+impl<T: ClType, D: Dependence> Depends for DynOp<'_, T, D> {
+    type Dependence = D;
+}
+
+impl<T: ClType, D: Dependence> Operation for DynOp<'_, T, D> {
     type Scalar = T;
-    type Key = DynOp<'static, T>;
+    type Key = DynOp<'static, T, D>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.inner.generate_tangents(g, at)
+    }
 
     fn shape(&self) -> Result<Shape> {
         self.inner.shape()

@@ -51,6 +51,14 @@ impl Index {
     }
 }
 
+/// A position in the kernel's statements; see [`Generator::insertion_point`].
+#[derive(Debug, Clone, Copy)]
+pub struct InsertionPoint {
+    section: usize,
+    line: usize,
+    indent: usize,
+}
+
 /// Where statements go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
@@ -170,6 +178,8 @@ pub struct Generator {
     recordings: Vec<Vec<String>>,
     recorded: Vec<(Identity, Vec<String>)>,
     replays: Vec<std::collections::VecDeque<String>>,
+    keyed_params: Vec<(String, String)>,
+    duals: Vec<((Identity, Index), crate::rev::Dual, usize)>,
 }
 
 impl Default for Generator {
@@ -214,6 +224,8 @@ impl Generator {
             recordings: Vec::new(),
             recorded: Vec::new(),
             replays: Vec::new(),
+            keyed_params: Vec::new(),
+            duals: Vec::new(),
         }
     }
 
@@ -290,6 +302,23 @@ impl Generator {
         if let Some(len) = self.scopes.pop() {
             self.values.truncate(len);
         }
+        let depth = self.scopes.len();
+        self.duals.retain(|(_, _, d)| *d <= depth);
+    }
+
+    /// A value with tangents computed earlier in the current scope for `key` at `at`.
+    pub fn known_dual(&self, key: Identity, at: &Index) -> Option<crate::rev::Dual> {
+        self.duals
+            .iter()
+            .rev()
+            .find(|((id, idx), _, _)| *id == key && idx == at)
+            .map(|(_, d, _)| d.clone())
+    }
+
+    /// Remembers the value with tangents of `key` at `at`.
+    pub fn remember_dual(&mut self, key: Identity, at: &Index, dual: &crate::rev::Dual) {
+        let depth = self.scopes.len();
+        self.duals.push(((key, at.clone()), dual.clone(), depth));
     }
 
     /// Declares a scalar kernel parameter and returns its name.
@@ -307,6 +336,42 @@ impl Generator {
             r.push(name.clone());
         }
         name
+    }
+
+    /// The scalar parameter named by `key`, declared on first use (a
+    /// leaf's extra argument, bound with its first occurrence; shared
+    /// sub-trees replayed elsewhere find it by its key).
+    pub fn keyed_param(&mut self, key: &str, cl_type: &'static str) -> String {
+        if let Some((_, name)) = self.keyed_params.iter().find(|(k, _)| k == key) {
+            return name.clone();
+        }
+        self.note_type(cl_type);
+        let name = self.fresh();
+        self.params.push(Param::Value {
+            name: name.clone(),
+            cl_type,
+        });
+        self.keyed_params.push((key.to_string(), name.clone()));
+        name
+    }
+
+    /// Where the next statement of the current section will go: declarations
+    /// inserted there later ([`insert_statement`](Self::insert_statement))
+    /// come before a branch whose body assigns them.
+    pub fn insertion_point(&self) -> InsertionPoint {
+        let s = section_index(self.section);
+        InsertionPoint {
+            section: s,
+            line: self.sections[s].len(),
+            indent: self.indent[s],
+        }
+    }
+
+    /// Inserts a statement at `point` and moves `point` past it.
+    pub fn insert_statement(&mut self, point: &mut InsertionPoint, line: &str) {
+        let text = format!("{}{}", "  ".repeat(point.indent), line);
+        self.sections[point.section].insert(point.line, text);
+        point.line += 1;
     }
 
     /// Declares a `__local cl_type*` parameter and returns its name.

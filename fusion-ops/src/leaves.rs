@@ -1,11 +1,17 @@
 //! Leaves: matrices, scalars, shared sub-expressions, constants and indices.
 
 use crate::binder::{Binder, Identity};
+use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::{Constant as Const, Dual};
 use clfuse_core::expr::MatrixRef;
 use clfuse_core::expr::{Load, Scalar, Shared};
 use clfuse_core::{Access, ClType, Expr, MatrixCl, Result, View};
+
+impl<T: ClType> Depends for Load<'_, T> {
+    type Dependence = Const;
+}
 
 impl<T: ClType> Operation for Load<'_, T> {
     type Scalar = T;
@@ -58,6 +64,10 @@ impl<T: ClType> Operation for Load<'_, T> {
     }
 }
 
+impl<T: ClType> Depends for Scalar<T> {
+    type Dependence = Const;
+}
+
 impl<T: ClType> Operation for Scalar<T> {
     type Scalar = T;
     type Key = Scalar<T>;
@@ -81,9 +91,31 @@ impl<T: ClType> Operation for Scalar<T> {
     }
 }
 
+impl<O: Depends> Depends for Shared<'_, O> {
+    type Dependence = O::Dependence;
+}
+
 impl<O: Operation> Operation for Shared<'_, O> {
     type Scalar = O::Scalar;
     type Key = Shared<'static, O::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let identity = Identity::Shared(self.0 as *const O as usize);
+        if let Some(dual) = g.known_dual(identity, at) {
+            return Ok(dual);
+        }
+        let mut outcome = Err(crate::rev::not_differentiable::<O>());
+        let var = g.shared_subtree(identity, |g| {
+            outcome = self.0.generate_tangents(g, at);
+            outcome
+                .as_ref()
+                .map_or_else(|_| "0".to_string(), |d| d.value.clone())
+        });
+        let dual = outcome?;
+        g.remember(identity, at, &var);
+        g.remember_dual(identity, at, &dual);
+        Ok(dual)
+    }
 
     fn shape(&self) -> Result<Shape> {
         self.0.shape()
@@ -137,6 +169,10 @@ pub struct Constant<T: ClType> {
 /// ```
 pub fn constant<T: ClType>(value: T, rows: usize, cols: usize) -> Expr<Constant<T>> {
     Expr(Constant { value, rows, cols })
+}
+
+impl<T: ClType> Depends for Constant<T> {
+    type Dependence = Const;
 }
 
 impl<T: ClType> Operation for Constant<T> {
@@ -199,6 +235,10 @@ pub fn col_index(rows: usize, cols: usize) -> Expr<ColIndex> {
 
 macro_rules! index_leaf {
     ($ty:ident, $field:ident) => {
+        impl Depends for $ty {
+            type Dependence = Const;
+        }
+
         impl Operation for $ty {
             type Scalar = i32;
             type Key = $ty;
@@ -256,6 +296,10 @@ pub enum ScalarOrColumn<'a, T: ClType> {
 /// ```
 pub fn scalar_or_column<T: ClType>(value: ScalarOrColumn<'_, T>) -> Expr<ScalarOrColumn<'_, T>> {
     Expr(value)
+}
+
+impl<T: ClType> Depends for ScalarOrColumn<'_, T> {
+    type Dependence = Const;
 }
 
 impl<T: ClType> Operation for ScalarOrColumn<'_, T> {

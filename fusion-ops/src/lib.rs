@@ -60,6 +60,7 @@ mod product;
 mod read_back;
 mod reductions;
 mod results;
+pub mod rev;
 mod structural;
 mod targets;
 mod templates;

@@ -1,8 +1,10 @@
 //! Comparisons, logical operators, `select` and `cast`.
 
 use crate::binder::Binder;
+use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
+use crate::rev::{Both, Dual};
 use crate::templates::convert;
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 use std::marker::PhantomData;
@@ -34,12 +36,30 @@ impl<T: ClType> CastMethod for &MatrixCl<T> {}
 #[derive(Debug, Clone, Copy)]
 pub struct Select<C, A, B>(pub C, pub A, pub B);
 
+impl<C: Depends, A: Depends, B: Depends> Depends for Select<C, A, B> {
+    type Dependence = Both<A::Dependence, B::Dependence>;
+}
+
 impl<C: Operation, A: Operation, B: Operation> Operation for Select<C, A, B>
 where
     A::Scalar: Promote<B::Scalar>,
 {
     type Scalar = <A::Scalar as Promote<B::Scalar>>::Output;
     type Key = Select<C::Key, A::Key, B::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let c = self.0.generate(g, at);
+        let a = self.1.generate_tangents(g, at)?;
+        let b = self.2.generate_tangents(g, at)?;
+        let cl_type = Self::Scalar::CL_NAME;
+        let (x, y) = (
+            convert::<A::Scalar, Self::Scalar>(&a.value),
+            convert::<B::Scalar, Self::Scalar>(&b.value),
+        );
+        let value = g.declare(cl_type, &format!("{c} ? {x} : {y}"));
+        let tangents = Dual::select(g, cl_type, &c, &a, &b);
+        Ok(Dual { value, tangents })
+    }
 
     fn shape(&self) -> Result<Shape> {
         let values = combine_shapes("select", self.1.shape()?, self.2.shape()?)?;
@@ -98,9 +118,24 @@ pub fn select<C: IntoOperand, A: IntoOperand, B: IntoOperand>(
 #[derive(Debug)]
 pub struct Cast<T, A>(pub A, pub PhantomData<T>);
 
+impl<T, A: Depends> Depends for Cast<T, A> {
+    type Dependence = A::Dependence;
+}
+
 impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     type Scalar = T;
     type Key = Cast<T, A::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let x = self.0.generate_tangents(g, at)?;
+        let value = g.declare(T::CL_NAME, &convert::<A::Scalar, T>(&x.value));
+        let tangents = x
+            .tangents
+            .iter()
+            .map(|(o, t)| (o.clone(), g.declare(T::CL_NAME, &convert::<A::Scalar, T>(t))))
+            .collect();
+        Ok(Dual { value, tangents })
+    }
 
     fn shape(&self) -> Result<Shape> {
         self.0.shape()

@@ -1,7 +1,8 @@
 //! Methods on matrices and expressions: `.eval()`, `.kernel_source()`,
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
-use crate::driver::{eval_colwise, eval_operation, operation_source};
+use crate::driver::operation_source;
+use crate::rev::{Dependence, Depends};
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use clfuse_core::expr::{ElewiseDiv, ElewiseMul};
@@ -20,8 +21,18 @@ where
     /// assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);
     /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
-    fn eval(self) -> Result<MatrixCl<<Self::Operand as Operation>::Scalar>> {
-        eval_operation(self.into_operand())
+    ///
+    /// An expression that reads a [`Var`](crate::rev::Var) evaluates to a
+    /// new `Var` instead, recording a reverse step (see [`crate::rev`]).
+    #[allow(clippy::type_complexity)]
+    fn eval(
+        self,
+    ) -> Result<
+        <<Self::Operand as Depends>::Dependence as Dependence>::Evaluated<
+            <Self::Operand as Operation>::Scalar,
+        >,
+    > {
+        <<Self::Operand as Depends>::Dependence as Dependence>::eval(self.into_operand())
     }
 
     /// The OpenCL C of the kernel that evaluates this expression.
@@ -68,10 +79,13 @@ impl<O: Operation> ExprMethods for &Expr<O> {
     }
 }
 
-/// `.eval()` of a column-wise reduction (a `1 x cols` matrix).
+/// `.eval()` of a column-wise reduction (a `1 x cols` matrix, or a
+/// [`Var`](crate::rev::Var) for a sum of an expression of variables).
 pub trait ReductionMethods {
     /// Element type.
     type Scalar: ClType;
+    /// What evaluating gives: `MatrixCl<Scalar>` or `Var<Scalar>`.
+    type Output;
     /// Evaluates into a new `1 x cols` matrix.
     ///
     /// ```
@@ -80,12 +94,13 @@ pub trait ReductionMethods {
     /// assert_eq!(colwise_sum(&m).eval()?.to_vec()?, vec![3, 7]);
     /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
-    fn eval(self) -> Result<MatrixCl<Self::Scalar>>;
+    fn eval(self) -> Result<Self::Output>;
 }
 
 impl<R: ReduceOp, E: Operation> ReductionMethods for Expr<ColwiseReduction<R, E>> {
     type Scalar = E::Scalar;
-    fn eval(self) -> Result<MatrixCl<E::Scalar>> {
-        eval_colwise(self.0)
+    type Output = <E::Dependence as Dependence>::Evaluated<E::Scalar>;
+    fn eval(self) -> Result<Self::Output> {
+        E::Dependence::eval_colwise(self.0)
     }
 }

@@ -6,6 +6,7 @@
 //! GEMM kernel; the fused kernel then reads the result like any matrix.
 
 use crate::binder::Binder;
+use crate::rev::Depends;
 use crate::driver::eval_direct;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
@@ -43,6 +44,10 @@ fn product_shape<L: Operation, R: Operation>(p: &MatrixProduct<L, R>) -> Result<
 
 fn stored<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&MatrixCl<T>> {
     p.result.get().and_then(|m| m.downcast_ref::<MatrixCl<T>>())
+}
+
+impl<L: Depends, R: Depends> Depends for MatrixProduct<L, R> {
+    type Dependence = crate::rev::Both<L::Dependence, R::Dependence>;
 }
 
 impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation

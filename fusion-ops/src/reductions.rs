@@ -8,6 +8,7 @@
 //! tiny second step combines the work-groups' partial results.
 
 use crate::binder::{Binder, Identity};
+use crate::rev::Depends;
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
@@ -132,6 +133,10 @@ impl ReduceOp for MinOp {
 #[derive(Debug, Clone, Copy)]
 pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>);
 
+impl<R: ReduceOp, E: Depends> Depends for RowwiseReduction<R, E> {
+    type Dependence = E::Dependence;
+}
+
 impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
     type Scalar = E::Scalar;
     type Key = RowwiseReduction<R, E::Key>;
@@ -226,6 +231,10 @@ pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
     v: V,
 ) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
     Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand()))
+}
+
+impl<X: Depends, V: Depends> Depends for MatrixVectorMultiply<X, V> {
+    type Dependence = crate::rev::Both<X::Dependence, V::Dependence>;
 }
 
 impl<X: Operation, V: Operation> Operation for MatrixVectorMultiply<X, V>

@@ -3,8 +3,10 @@
 //! index; none moves data by itself.
 
 use crate::binder::Binder;
+use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::{Both, Dual};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 
 /// Whether `start .. start + len` lies inside `0 .. limit` (checked: an
@@ -70,9 +72,22 @@ pub fn block<A: IntoOperand>(
     })
 }
 
+impl<E: Depends> Depends for Block<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for Block<E> {
     type Scalar = E::Scalar;
     type Key = Block<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let r = g.value_param("int");
+        let c = g.value_param("int");
+        self.inner.generate_tangents(
+            g,
+            &Index::new(format!("({} + {r})", at.i), format!("({} + {c})", at.j)),
+        )
+    }
 
     fn shape(&self) -> Result<Shape> {
         if let Some((r, c)) = self.inner.shape()?
@@ -138,9 +153,18 @@ pub fn transpose<A: IntoOperand>(a: A) -> Expr<Transpose<A::Operand>> {
     Expr(Transpose(a.into_operand()))
 }
 
+impl<E: Depends> Depends for Transpose<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for Transpose<E> {
     type Scalar = E::Scalar;
     type Key = Transpose<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.0
+            .generate_tangents(g, &Index::new(at.j.clone(), at.i.clone()))
+    }
 
     fn shape(&self) -> Result<Shape> {
         Ok(self.0.shape()?.map(|(r, c)| (c, r)))
@@ -180,9 +204,18 @@ pub fn diagonal<A: IntoOperand>(a: A) -> Expr<Diagonal<A::Operand>> {
     Expr(Diagonal(a.into_operand()))
 }
 
+impl<E: Depends> Depends for Diagonal<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for Diagonal<E> {
     type Scalar = E::Scalar;
     type Key = Diagonal<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.0
+            .generate_tangents(g, &Index::new(at.i.clone(), at.i.clone()))
+    }
 
     fn shape(&self) -> Result<Shape> {
         let (r, c) = shape_or_err("diagonal", self.0.shape()?, "diagonal")?;
@@ -231,9 +264,18 @@ pub fn rowwise_broadcast<A: IntoOperand>(a: A, rows: usize) -> Expr<RowwiseBroad
     })
 }
 
+impl<E: Depends> Depends for RowwiseBroadcast<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for RowwiseBroadcast<E> {
     type Scalar = E::Scalar;
     type Key = RowwiseBroadcast<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.inner
+            .generate_tangents(g, &Index::new("0", at.j.clone()))
+    }
 
     fn shape(&self) -> Result<Shape> {
         let (r, c) = shape_or_err(
@@ -293,9 +335,18 @@ pub fn colwise_broadcast<A: IntoOperand>(a: A, cols: usize) -> Expr<ColwiseBroad
     })
 }
 
+impl<E: Depends> Depends for ColwiseBroadcast<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for ColwiseBroadcast<E> {
     type Scalar = E::Scalar;
     type Key = ColwiseBroadcast<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.inner
+            .generate_tangents(g, &Index::new(at.i.clone(), "0"))
+    }
 
     fn shape(&self) -> Result<Shape> {
         let (r, c) = shape_or_err(
@@ -367,9 +418,25 @@ pub fn optional_broadcast<A: IntoOperand>(
     })
 }
 
+impl<E: Depends> Depends for OptionalBroadcast<E> {
+    type Dependence = E::Dependence;
+}
+
 impl<E: Operation> Operation for OptionalBroadcast<E> {
     type Scalar = E::Scalar;
     type Key = OptionalBroadcast<E::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let broadcast_rows = g.value_param("int");
+        let broadcast_cols = g.value_param("int");
+        self.inner.generate_tangents(
+            g,
+            &Index::new(
+                format!("({broadcast_rows} ? 0 : {})", at.i),
+                format!("({broadcast_cols} ? 0 : {})", at.j),
+            ),
+        )
+    }
 
     fn shape(&self) -> Result<Shape> {
         if let Some((r, c)) = self.inner.shape()?
@@ -475,12 +542,57 @@ fn branch<A: Operation, B: Operation, T: ClType>(
     var
 }
 
+/// [`branch`] with tangents: the tangents (and scattered indices) computed
+/// inside either branch are hoisted into variables declared before it.
+fn branch_tangents<A: Operation, B: Operation, T: ClType>(
+    g: &mut Generator,
+    condition: &str,
+    a: (&A, Index),
+    b: (&B, Index),
+) -> Result<Dual> {
+    let var = g.declare(T::CL_NAME, "0");
+    let mut point = g.insertion_point();
+    let mut hoisted = Vec::new();
+    g.statement(&format!("if ({condition}) {{"));
+    g.open_scope();
+    let x = a.0.generate_tangents(g, &a.1)?;
+    g.statement(&format!("{var} = {};", x.value));
+    crate::rev::hoist(g, &mut point, T::CL_NAME, &x, &mut hoisted);
+    g.close_scope();
+    g.statement("} else {");
+    g.open_scope();
+    let y = b.0.generate_tangents(g, &b.1)?;
+    g.statement(&format!("{var} = {};", y.value));
+    crate::rev::hoist(g, &mut point, T::CL_NAME, &y, &mut hoisted);
+    g.close_scope();
+    g.statement("}");
+    Ok(Dual {
+        value: var,
+        tangents: hoisted,
+    })
+}
+
+impl<A: Depends, B: Depends> Depends for AppendRow<A, B> {
+    type Dependence = Both<A::Dependence, B::Dependence>;
+}
+
 impl<A: Operation, B: Operation> Operation for AppendRow<A, B>
 where
     A::Scalar: Promote<B::Scalar>,
 {
     type Scalar = <A::Scalar as Promote<B::Scalar>>::Output;
     type Key = AppendRow<A::Key, B::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let top_rows = g.value_param("int");
+        let lower = Index::new(format!("({} - {top_rows})", at.i), at.j.clone());
+        branch_tangents::<A, B, Self::Scalar>(
+            g,
+            &format!("{} < {top_rows}", at.i),
+            (&self.0, at.clone()),
+            (&self.1, lower),
+        )
+    }
 
     fn shape(&self) -> Result<Shape> {
         let a = shape_or_err("append_row", self.0.shape()?, "append_row")?;
@@ -524,12 +636,27 @@ where
     }
 }
 
+impl<A: Depends, B: Depends> Depends for AppendCol<A, B> {
+    type Dependence = Both<A::Dependence, B::Dependence>;
+}
+
 impl<A: Operation, B: Operation> Operation for AppendCol<A, B>
 where
     A::Scalar: Promote<B::Scalar>,
 {
     type Scalar = <A::Scalar as Promote<B::Scalar>>::Output;
     type Key = AppendCol<A::Key, B::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let left_cols = g.value_param("int");
+        let right = Index::new(at.i.clone(), format!("({} - {left_cols})", at.j));
+        branch_tangents::<A, B, Self::Scalar>(
+            g,
+            &format!("{} < {left_cols}", at.j),
+            (&self.0, at.clone()),
+            (&self.1, right),
+        )
+    }
 
     fn shape(&self) -> Result<Shape> {
         let a = shape_or_err("append_col", self.0.shape()?, "append_col")?;
@@ -613,11 +740,37 @@ pub fn indexing<M: IntoOperand, R: IntoOperand, C: IntoOperand>(
     })
 }
 
+impl<M: Depends, R: Depends, C: Depends> Depends for Indexing<M, R, C> {
+    type Dependence = M::Dependence;
+}
+
 impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Operation
     for Indexing<M, R, C>
 {
     type Scalar = M::Scalar;
     type Key = Indexing<M::Key, R::Key, C::Key>;
+
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        let r = self.row_index.generate(g, at);
+        let c = self.col_index.generate(g, at);
+        let (m_rows, m_cols) = (g.value_param("int"), g.value_param("int"));
+        let var = g.declare(M::Scalar::CL_NAME, "0");
+        let mut point = g.insertion_point();
+        let mut hoisted = Vec::new();
+        g.statement(&format!(
+            "if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"
+        ));
+        g.open_scope();
+        let x = self.matrix.generate_tangents(g, &Index::new(r, c))?;
+        g.statement(&format!("{var} = {};", x.value));
+        crate::rev::hoist(g, &mut point, M::Scalar::CL_NAME, &x, &mut hoisted);
+        g.close_scope();
+        g.statement("}");
+        Ok(Dual {
+            value: var,
+            tangents: hoisted,
+        })
+    }
 
     fn shape(&self) -> Result<Shape> {
         shape_or_err("indexing", self.matrix.shape()?, "indexing")?;

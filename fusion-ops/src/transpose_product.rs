@@ -66,7 +66,12 @@ pub fn transpose_vector_multiply<X: IntoOperand, V: IntoOperand>(
 /// `.eval()` gives a new `p x 1` matrix.
 impl<X: Operation, V: Operation> ReductionMethods for Expr<TransposeVectorMultiply<X, V>> {
     type Scalar = X::Scalar;
+    type Output = MatrixCl<X::Scalar>;
     fn eval(self) -> Result<MatrixCl<X::Scalar>> {
+        use crate::rev::Dependence;
+        if X::Dependence::VARIABLE || V::Dependence::VARIABLE {
+            return Err(crate::rev::not_differentiable::<TransposeVectorMultiply<X, V>>());
+        }
         let p = self.0.0.shape()?.map_or(0, |s| s.1);
         let out = MatrixCl::<X::Scalar>::uninitialized(p, 1)?;
         run(&TransposeProductAssignment::new(&out, self.0))?;

@@ -1,0 +1,82 @@
+//! Whether an expression's value depends on a variable, in its type.
+//!
+//! Every operation names its [`Dependence`]: [`Constant`] for leaves and
+//! anything computed from constants only, [`Variable`] once a [`Var`] is
+//! below it. `eval()` returns a `MatrixCl` for the first and a `Var` (with a
+//! recorded reverse step) for the second; see [`crate::rev`].
+
+use crate::operation::Operation;
+use crate::reductions::{ColwiseReduction, ReduceOp, SumOp};
+use crate::rev::Var;
+use clfuse_core::{ClType, MatrixCl, Result};
+
+/// What an expression node's value depends on. Kept apart from
+/// [`Operation`] and implemented without bounds on element types, so that
+/// `eval()`'s result type is known even before a literal's float type is.
+pub trait Depends {
+    /// [`Constant`] or [`Variable`].
+    type Dependence: Dependence;
+}
+
+/// Constant or variable; see the module docs.
+pub trait Dependence: 'static {
+    /// Whether a variable is below.
+    const VARIABLE: bool;
+    /// The dependence of a value computed from this one and a `B` one.
+    type Or<B: Dependence>: Dependence;
+    /// What `eval()` returns for element type `T`.
+    type Evaluated<T: ClType>;
+    /// Evaluates an element-wise expression.
+    fn eval<O: Operation>(op: O) -> Result<Self::Evaluated<O::Scalar>>;
+    /// Evaluates a column-wise reduction (only sums have a derivative).
+    fn eval_colwise<R: ReduceOp, E: Operation>(
+        r: ColwiseReduction<R, E>,
+    ) -> Result<Self::Evaluated<E::Scalar>>;
+}
+
+/// No variable below: evaluates to a `MatrixCl`.
+#[derive(Debug, Clone, Copy)]
+pub struct Constant;
+
+/// A variable below: evaluates to a [`Var`] and records a reverse step.
+#[derive(Debug, Clone, Copy)]
+pub struct Variable;
+
+impl Dependence for Constant {
+    const VARIABLE: bool = false;
+    type Or<B: Dependence> = B;
+    type Evaluated<T: ClType> = MatrixCl<T>;
+    fn eval<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
+        crate::driver::eval_operation(op)
+    }
+    fn eval_colwise<R: ReduceOp, E: Operation>(
+        r: ColwiseReduction<R, E>,
+    ) -> Result<MatrixCl<E::Scalar>> {
+        crate::driver::eval_colwise(r)
+    }
+}
+
+impl Dependence for Variable {
+    const VARIABLE: bool = true;
+    type Or<B: Dependence> = Variable;
+    type Evaluated<T: ClType> = Var<T>;
+    fn eval<O: Operation>(op: O) -> Result<Var<O::Scalar>> {
+        crate::rev::forward::record(op, crate::rev::forward::Root::Elementwise)
+    }
+    fn eval_colwise<R: ReduceOp, E: Operation>(r: ColwiseReduction<R, E>) -> Result<Var<E::Scalar>> {
+        if std::any::TypeId::of::<R>() != std::any::TypeId::of::<SumOp>() {
+            return Err(clfuse_core::Error::InvalidArgument {
+                function: "eval",
+                argument: "expr",
+                reason: format!(
+                    "`colwise_{}` has no derivative; of the column-wise reductions only sums of variables can be evaluated",
+                    R::NAME
+                ),
+            });
+        }
+        crate::rev::forward::record(r.0, crate::rev::forward::Root::ColwiseSum)
+    }
+}
+
+/// The dependence of a two-operand operation: variable if either operand is.
+pub type Both<A, B> = <A as Dependence>::Or<B>;

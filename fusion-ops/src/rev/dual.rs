@@ -1,0 +1,125 @@
+//! A generated value together with its derivatives.
+//!
+//! In a recorded step's forward kernel every node emits its value and, for
+//! each variable element the value depends on, the derivative of the value
+//! with respect to that element (a tangent). Tangents flow up the tree by
+//! the chain rule; at the top they are the step's local partials, stored
+//! for the reverse kernel (see `forward.rs`).
+
+use crate::generator::{Generator, Index};
+use crate::rev::var::Differentiable;
+use std::rc::Rc;
+
+/// One element of a variable a value depends on: which variable, read at
+/// which index (an OpenCL C expression of the work item's position).
+#[derive(Clone)]
+pub struct Occurrence {
+    /// The variable.
+    pub var: Rc<dyn Differentiable>,
+    /// The parameter base name of its value buffer (`<base>_rows` is its row count).
+    pub base: String,
+    /// Where it is read.
+    pub at: Index,
+    /// Away from the work item's own element: the variable holding the flat
+    /// index read (-1 when out of range), for a scattered partial.
+    pub flat: Option<String>,
+}
+
+impl std::fmt::Debug for Occurrence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Occurrence")
+            .field("buffer", &self.var.value_id())
+            .field("at", &self.at)
+            .finish()
+    }
+}
+
+impl Occurrence {
+    fn same_element(&self, other: &Occurrence) -> bool {
+        self.var.value_id() == other.var.value_id() && self.at == other.at
+    }
+}
+
+/// A value and its tangents (`∂value/∂element` for each [`Occurrence`]).
+#[derive(Debug, Clone)]
+pub struct Dual {
+    /// The OpenCL C expression (usually a variable) holding the value.
+    pub value: String,
+    /// The derivatives, one per distinct variable element.
+    pub tangents: Vec<(Occurrence, String)>,
+}
+
+impl Dual {
+    /// A value that depends on no variable.
+    pub fn constant(value: String) -> Self {
+        Dual {
+            value,
+            tangents: Vec::new(),
+        }
+    }
+
+    /// Whether the value depends on a variable.
+    pub fn is_variable(&self) -> bool {
+        !self.tangents.is_empty()
+    }
+
+    /// The tangents of `Σ derivative_k · operand_k` (the chain rule for a
+    /// node whose local derivatives with respect to its operands are
+    /// `derivative_k`), merging contributions to the same element.
+    pub fn chain(g: &mut Generator, cl_type: &'static str, parts: &[(&Dual, &str)]) -> Vec<(Occurrence, String)> {
+        let mut terms: Vec<(Occurrence, Vec<String>)> = Vec::new();
+        for (operand, derivative) in parts {
+            for (occurrence, tangent) in &operand.tangents {
+                let term = product(derivative, tangent);
+                match terms.iter_mut().find(|(o, _)| o.same_element(occurrence)) {
+                    Some((_, sum)) => sum.push(term),
+                    None => terms.push((occurrence.clone(), vec![term])),
+                }
+            }
+        }
+        terms
+            .into_iter()
+            .map(|(occurrence, sum)| {
+                let tangent = g.declare(cl_type, &sum.join(" + "));
+                (occurrence, tangent)
+            })
+            .collect()
+    }
+
+    /// The tangents of a value chosen by `condition` between `then` and
+    /// `otherwise` (no derivative through the condition).
+    pub fn select(g: &mut Generator, cl_type: &'static str, condition: &str, then: &Dual, otherwise: &Dual) -> Vec<(Occurrence, String)> {
+        let mut out: Vec<(Occurrence, String, String)> = Vec::new();
+        for (occurrence, tangent) in &then.tangents {
+            out.push((occurrence.clone(), tangent.clone(), "0".into()));
+        }
+        for (occurrence, tangent) in &otherwise.tangents {
+            match out.iter_mut().find(|(o, _, _)| o.same_element(occurrence)) {
+                Some((_, _, other)) => *other = tangent.clone(),
+                None => out.push((occurrence.clone(), "0".into(), tangent.clone())),
+            }
+        }
+        out.into_iter()
+            .map(|(occurrence, a, b)| {
+                let tangent = g.declare(cl_type, &format!("{condition} ? {a} : {b}"));
+                (occurrence, tangent)
+            })
+            .collect()
+    }
+}
+
+/// `a * b`, leaving out a factor `1` and bracketing compound factors.
+fn product(a: &str, b: &str) -> String {
+    let factor = |s: &str| {
+        if s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            s.to_string()
+        } else {
+            format!("({s})")
+        }
+    };
+    match (a, b) {
+        ("1", b) => factor(b),
+        (a, "1") => factor(a),
+        (a, b) => format!("{} * {}", factor(a), factor(b)),
+    }
+}

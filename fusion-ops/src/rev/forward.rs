@@ -1,0 +1,336 @@
+//! Recording a step: one forward kernel that computes the value and stores
+//! the step's local partials.
+//!
+//! The forward kernel evaluates the expression as any fused kernel does
+//! and, at each element of its grid, the derivative of that element with
+//! respect to every variable element it reads (tangents, see `dual.rs`).
+//! Those partials are stored, one grid-sized buffer per variable (or per
+//! scattered read, with the index read), so the reverse kernel needs
+//! nothing but the partials and the adjoints: constants are not kept alive
+//! and nothing is recomputed.
+//!
+//! How each variable's partial is applied (`Mode`) decides whether the
+//! reverse kernel needs atomics:
+//! - `Identity`: every read is at the work item's own element of a
+//!   variable shaped like the grid: a plain `+=`, one work item per element.
+//! - `Reduce`: a `1 x 1` variable (a broadcast scalar): the work-group sums
+//!   its contributions in local memory, then one atomic add per group.
+//! - `Scatter`: anything else (transposes, blocks, broadcasts, indexing with
+//!   repeated indices, one variable read at two positions): an atomic add
+//!   per contribution, at the flat index the forward kernel stored.
+
+use crate::binder::{Binder, Identity};
+use crate::driver::run_direct;
+use crate::generator::{Generator, Index};
+use crate::launch_shape::LaunchShape;
+use crate::operation::{Operation, Shape};
+use crate::outputs::{Assignment, ColwiseAssignment, OutputList, Schedule};
+use crate::reductions::SumOp;
+use crate::rev::dual::Dual;
+use crate::rev::reverse::ElementwiseStep;
+use crate::rev::var::{Differentiable, Var};
+use crate::rev::{Constant, Depends, tape};
+use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
+use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What the step's result is made of its expression's elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Root {
+    /// Element `(i, j)` of the result is element `(i, j)` of the expression.
+    Elementwise,
+    /// The result is `1 x cols`: the sums of the expression's columns.
+    ColwiseSum,
+}
+
+impl Root {
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Root::Elementwise => 0,
+            Root::ColwiseSum => 1,
+        }
+    }
+}
+
+/// How one stored partial reaches its variable's adjoint (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Identity,
+    Reduce,
+    Scatter,
+}
+
+impl Mode {
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Mode::Identity => 0,
+            Mode::Reduce => 1,
+            Mode::Scatter => 2,
+        }
+    }
+}
+
+/// One stored partial: its variable, how it is applied, which tangents of
+/// the expression's [`Dual`] it sums, and its buffers.
+pub(crate) struct PartialSpec<T: ClType> {
+    pub(crate) var: Rc<dyn Differentiable>,
+    pub(crate) mode: Mode,
+    tangents: Vec<usize>,
+    pub(crate) partial: MatrixCl<T>,
+    pub(crate) index: Option<MatrixCl<i32>>,
+}
+
+/// Decides the partials of `dual` on a `grid` and allocates their buffers.
+fn plan<T: ClType>(dual: &Dual, grid: (usize, usize)) -> Result<Vec<PartialSpec<T>>> {
+    let mut by_var: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (k, (occurrence, _)) in dual.tangents.iter().enumerate() {
+        let id = occurrence.var.value_id();
+        match by_var.iter_mut().find(|(v, _)| *v == id) {
+            Some((_, list)) => list.push(k),
+            None => by_var.push((id, vec![k])),
+        }
+    }
+    let mut specs = Vec::new();
+    for (_, list) in by_var {
+        let var = dual.tangents[list[0]].0.var.clone();
+        var.usable("eval")?;
+        let shape = var.shape();
+        let at_own_element = list
+            .iter()
+            .all(|&k| dual.tangents[k].0.at == Index::work_item());
+        let grouped = if shape == (1, 1) {
+            vec![(Mode::Reduce, list)]
+        } else if at_own_element && shape == grid {
+            vec![(Mode::Identity, list)]
+        } else {
+            list.into_iter().map(|k| (Mode::Scatter, vec![k])).collect()
+        };
+        for (mode, tangents) in grouped {
+            let index = match mode {
+                Mode::Scatter => Some(MatrixCl::<i32>::uninitialized(grid.0, grid.1)?),
+                _ => None,
+            };
+            specs.push(PartialSpec {
+                var: var.clone(),
+                mode,
+                tangents,
+                partial: MatrixCl::<T>::uninitialized(grid.0, grid.1)?,
+                index,
+            });
+        }
+    }
+    Ok(specs)
+}
+
+/// Evaluates `op` on variables into a new [`Var`] with one kernel and
+/// records its reverse step.
+pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> {
+    if O::Scalar::RANK == 0 {
+        return Err(Error::InvalidArgument {
+            function: "eval",
+            argument: "expr",
+            reason: "an integer expression of variables has no derivative; cast it or compare instead".into(),
+        });
+    }
+    let Some(grid) = op.shape()? else {
+        return Err(Error::InvalidArgument {
+            function: "eval",
+            argument: "expr",
+            reason: "a scalar-only expression has no shape".into(),
+        });
+    };
+    // Nested steps (products, row-wise reductions) run first; the probe
+    // below then sees their results as variables.
+    op.evaluate_leaves()?;
+    let mut probe = Generator::new();
+    let dual = op.generate_tangents(&mut probe, &Index::work_item())?;
+    let specs = plan::<O::Scalar>(&dual, grid)?;
+    let stash = RefCell::new(None);
+    let tangents = Tangents {
+        expr: &op,
+        stash: &stash,
+    };
+    let stores = PartialStores {
+        grid,
+        stash: &stash,
+        specs: &specs,
+    };
+    let value = match root {
+        Root::Elementwise => {
+            let out = MatrixCl::<O::Scalar>::uninitialized(grid.0, grid.1)?;
+            run_direct(&(Assignment::new(&out, tangents), stores))?;
+            out
+        }
+        Root::ColwiseSum => {
+            let out = MatrixCl::<O::Scalar>::uninitialized(1, grid.1)?;
+            run_direct(&(
+                ColwiseAssignment::<O::Scalar, SumOp, _>::new(&out, tangents),
+                stores,
+            ))?;
+            out
+        }
+    };
+    if let Some(Err(e)) = stash.into_inner() {
+        return Err(e);
+    }
+    let result = Var::computed(value, None);
+    if specs.is_empty() {
+        return Ok(result);
+    }
+    let step = ElementwiseStep {
+        result: result.0.clone(),
+        root,
+        grid,
+        specs,
+    };
+    result.0.step.set(Some(tape::push(Box::new(step))?));
+    Ok(result)
+}
+
+type Stash = RefCell<Option<Result<Dual>>>;
+
+/// The expression of a recorded step: generates its value with tangents and
+/// leaves the tangents for [`PartialStores`].
+struct Tangents<'s, E> {
+    expr: &'s E,
+    stash: &'s Stash,
+}
+
+/// Marks the cache key of a step's forward kernel apart from a plain one.
+struct WithTangents<K>(K);
+
+impl<E: Depends> Depends for Tangents<'_, E> {
+    type Dependence = Constant;
+}
+
+impl<E: Operation> Operation for Tangents<'_, E> {
+    type Scalar = E::Scalar;
+    type Key = WithTangents<E::Key>;
+
+    fn shape(&self) -> Result<Shape> {
+        self.expr.shape()
+    }
+
+    fn view(&self) -> View {
+        self.expr.view()
+    }
+
+    fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        let dual = self.expr.generate_tangents(g, at);
+        let value = dual.as_ref().map_or_else(|_| "0".to_string(), |d| d.value.clone());
+        *self.stash.borrow_mut() = Some(dual);
+        value
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        self.expr.bind(b)
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.expr.evaluate_leaves()
+    }
+}
+
+/// The output storing a step's partials (and scattered indices).
+struct PartialStores<'s, T: ClType> {
+    grid: (usize, usize),
+    stash: &'s Stash,
+    specs: &'s [PartialSpec<T>],
+}
+
+struct PartialStoresKey<T>(T);
+
+impl<T: ClType> OutputList for PartialStores<'_, T> {
+    type Key = PartialStoresKey<T>;
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        crate::outputs::common_grid(grid, self.grid)
+    }
+
+    fn schedule(&self) -> Schedule {
+        Schedule::ELEMENTWISE
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+
+    fn bind_exprs<'a>(&'a self, _b: &mut Binder<'a>) {}
+
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        for spec in self.specs {
+            // Which tangents each partial sums decides the code.
+            b.structure(spec.mode.code() | (spec.tangents.len() as u32) << 2);
+            b.matrix(&spec.partial, Access::Write, false);
+            if let Some(index) = &spec.index {
+                b.matrix(index, Access::Write, false);
+            }
+        }
+    }
+
+    fn generate_exprs(&self, _g: &mut Generator, _values: &mut Vec<String>) {}
+
+    fn generate_outputs(&self, g: &mut Generator, _values: &mut std::slice::Iter<'_, String>) {
+        let stash = self.stash.borrow();
+        let Some(Ok(dual)) = stash.as_ref() else {
+            return; // the error is reported by `record`
+        };
+        let here = Index::work_item();
+        for spec in self.specs {
+            let sum: Vec<&str> = spec
+                .tangents
+                .iter()
+                .filter_map(|&k| dual.tangents.get(k).map(|(_, t)| t.as_str()))
+                .collect();
+            g.store(
+                Identity::Buffer(spec.partial.buffer_id()),
+                T::CL_NAME,
+                &here,
+                &sum.join(" + "),
+            );
+            if let (Some(index), Some(flat)) = (
+                &spec.index,
+                spec.tangents
+                    .first()
+                    .and_then(|&k| dual.tangents.get(k))
+                    .and_then(|(o, _)| o.flat.as_ref()),
+            ) {
+                g.store(Identity::Buffer(index.buffer_id()), "int", &here, flat);
+            }
+        }
+    }
+
+    fn finish(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        for spec in self.specs {
+            ids.push(spec.partial.buffer_id());
+            if let Some(index) = &spec.index {
+                ids.push(index.buffer_id());
+            }
+        }
+    }
+
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        Err(internal())
+    }
+
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Err(internal())
+    }
+}
+
+fn internal() -> Error {
+    Error::InvalidArgument {
+        function: "eval",
+        argument: "expr",
+        reason: "internal: a step's partials never need temporaries".into(),
+    }
+}

@@ -430,6 +430,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             impl<O> #method_trait for #k::Expr<O> {}
             impl<'a, O> #method_trait for &'a #k::Expr<O> {}
             impl<'a, T: #k::ClType> #method_trait for &'a #k::MatrixCl<T> {}
+            impl<'a, T: #k::ClType> #method_trait for &'a #k::rev::Var<T> {}
         }
     } else {
         quote! {
@@ -453,6 +454,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             impl<O> #method_trait for #k::Expr<O> {}
             impl<'a, O> #method_trait for &'a #k::Expr<O> {}
             impl<'a, T: #k::ClType> #method_trait for &'a #k::MatrixCl<T> {}
+            impl<'a, T: #k::ClType> #method_trait for &'a #k::rev::Var<T> {}
         }
     };
     Ok(quote! {

@@ -31,6 +31,7 @@ pub trait CastMethod: IntoOperand + Sized {
 impl<O> CastMethod for Expr<O> {}
 impl<O> CastMethod for &Expr<O> {}
 impl<T: ClType> CastMethod for &MatrixCl<T> {}
+impl<T: ClType> CastMethod for &crate::rev::Var<T> {}
 
 /// `condition ? then : otherwise`: the node built by [`select()`].
 #[derive(Debug, Clone, Copy)]

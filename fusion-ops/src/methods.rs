@@ -65,7 +65,7 @@ macro_rules! method_receivers {
     )*};
 }
 
-method_receivers!([O] Expr<O>, ['a, O] &'a Expr<O>, ['a, T: ClType] &'a MatrixCl<T>);
+method_receivers!([O] Expr<O>, ['a, O] &'a Expr<O>, ['a, T: ClType] &'a MatrixCl<T>, ['a, T: ClType] &'a crate::rev::Var<T>);
 
 impl<O: Operation> ExprMethods for Expr<O> {
     fn kernel_source(&self) -> Result<String> {

@@ -39,6 +39,7 @@
 
 mod dependence;
 mod dual;
+mod operators;
 pub(crate) mod forward;
 pub(crate) mod reverse;
 mod tape;
@@ -47,6 +48,7 @@ mod var;
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use dual::{Dual, Occurrence};
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
+pub use operators::VarScalar;
 pub use var::{Differentiable, OwnedVarLoad, Var, VarData, VarLoad};
 
 use crate::generator::Generator;

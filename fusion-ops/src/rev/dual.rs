@@ -20,9 +20,9 @@ pub struct Occurrence {
     pub base: String,
     /// Where it is read.
     pub at: Index,
-    /// Away from the work item's own element: the variable holding the flat
-    /// index read (-1 when out of range), for a scattered partial.
-    pub flat: Option<String>,
+    /// The variable holding the flat index read (-1 when out of range or
+    /// not read), for a scattered partial.
+    pub flat: String,
 }
 
 impl std::fmt::Debug for Occurrence {

@@ -298,7 +298,7 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
                 spec.tangents
                     .first()
                     .and_then(|&k| dual.tangents.get(k))
-                    .and_then(|(o, _)| o.flat.as_ref()),
+                    .map(|(o, _)| &o.flat),
             ) {
                 g.store(Identity::Buffer(index.buffer_id()), "int", &here, flat);
             }

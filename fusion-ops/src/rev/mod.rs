@@ -91,11 +91,8 @@ pub fn hoist(
             None => {
                 let holder = g.fresh();
                 g.insert_statement(point, &format!("{cl_type} {holder} = 0;"));
-                let flat = occurrence.flat.as_ref().map(|_| {
-                    let flat = g.fresh();
-                    g.insert_statement(point, &format!("int {flat} = -1;"));
-                    flat
-                });
+                let flat = g.fresh();
+                g.insert_statement(point, &format!("int {flat} = -1;"));
                 let mut moved = occurrence.clone();
                 moved.flat = flat.clone();
                 hoisted.push((moved, holder.clone()));
@@ -103,9 +100,7 @@ pub fn hoist(
             }
         };
         g.statement(&format!("{holder} = {tangent};"));
-        if let (Some(flat), Some(inner)) = (flat, &occurrence.flat) {
-            g.statement(&format!("{flat} = {inner};"));
-        }
+        g.statement(&format!("{flat} = {};", occurrence.flat));
     }
 }
 

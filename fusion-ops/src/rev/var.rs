@@ -227,17 +227,15 @@ fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> Dual
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let base = g.buffer(identity, T::CL_NAME, true);
     let tangent = g.declare(T::CL_NAME, &format!("in_view({}, {}, {base}_view)", at.i, at.j));
-    let flat = (*at != Index::work_item()).then(|| {
-        let cols = g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
-        g.declare(
-            "int",
-            &format!(
-                "(0 <= {i} && {i} < {base}_rows && 0 <= {j} && {j} < {cols}) ? {i} + {base}_rows * {j} : -1",
-                i = at.i,
-                j = at.j
-            ),
-        )
-    });
+    let cols = g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
+    let flat = g.declare(
+        "int",
+        &format!(
+            "(0 <= {i} && {i} < {base}_rows && 0 <= {j} && {j} < {cols}) ? {i} + {base}_rows * {j} : -1",
+            i = at.i,
+            j = at.j
+        ),
+    );
     let occurrence = Occurrence {
         var: var.0.clone(),
         base,

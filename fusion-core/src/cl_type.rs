@@ -8,7 +8,15 @@
 /// assert_eq!(<i32 as ClType>::CL_NAME, "int");
 /// ```
 pub trait ClType:
-    Copy + Default + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug + 'static
+    Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + 'static
+    + Promote<Self, Output = Self>
 {
     /// The OpenCL C spelling of the type.
     const CL_NAME: &'static str;

@@ -149,6 +149,10 @@ impl<O: Operation> Operation for Shared<'_, O> {
     fn matrix(&self) -> Option<&MatrixCl<O::Scalar>> {
         self.0.matrix()
     }
+
+    fn variable(&self) -> Option<&crate::rev::Var<O::Scalar>> {
+        self.0.variable()
+    }
 }
 
 /// A `rows x cols` matrix with every element `value` (never stored).

@@ -70,6 +70,12 @@ pub trait Operation: Depends {
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         None
     }
+
+    /// The variable this operation reads unchanged, if it is one (a `&var`
+    /// leaf): nested steps then use it instead of recording a copy.
+    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
+        None
+    }
 }
 
 /// The shape of two operands combined element-wise by `operation`.
@@ -121,5 +127,9 @@ impl<O: Operation + ?Sized> Operation for &O {
 
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         (**self).matrix()
+    }
+
+    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
+        (**self).variable()
     }
 }

@@ -6,7 +6,7 @@
 //! GEMM kernel; the fused kernel then reads the result like any matrix.
 
 use crate::binder::Binder;
-use crate::rev::Depends;
+use crate::rev::{Dependence, Depends};
 use crate::driver::eval_direct;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
@@ -43,7 +43,15 @@ fn product_shape<L: Operation, R: Operation>(p: &MatrixProduct<L, R>) -> Result<
 }
 
 fn stored<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&MatrixCl<T>> {
-    p.result.get().and_then(|m| m.downcast_ref::<MatrixCl<T>>())
+    let result = p.result.get()?;
+    result
+        .downcast_ref::<MatrixCl<T>>()
+        .or_else(|| result.downcast_ref::<crate::rev::Var<T>>().map(|v| v.value()))
+}
+
+/// The product as a variable, when an operand was one.
+fn stored_var<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&crate::rev::Var<T>> {
+    p.result.get()?.downcast_ref::<crate::rev::Var<T>>()
 }
 
 impl<L: Depends, R: Depends> Depends for MatrixProduct<L, R> {
@@ -67,6 +75,9 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        if let Some(var) = stored_var::<T, L, R>(self) {
+            return crate::rev::var::generate_value(var, g, at);
+        }
         match stored::<T, L, R>(self) {
             Some(m) => Load(MatrixRef::Borrowed(m)).generate(g, at),
             // Never compiled: binding the same tree failed first (see `bind`).
@@ -74,7 +85,20 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
         }
     }
 
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<crate::rev::Dual> {
+        match stored_var::<T, L, R>(self) {
+            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
+            None if <Self as Depends>::Dependence::VARIABLE => {
+                Err(crate::rev::not_differentiable::<Self>())
+            }
+            None => Ok(crate::rev::Dual::constant(self.generate(g, at))),
+        }
+    }
+
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(var) = stored_var::<T, L, R>(self) {
+            return crate::rev::var::bind_var(var, b);
+        }
         match stored::<T, L, R>(self) {
             Some(m) => b.matrix(m, Access::Read, true),
             None => b.unevaluated("multiply"),
@@ -86,6 +110,14 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
             return Ok(());
         }
         product_shape(self)?;
+        if <Self as Depends>::Dependence::VARIABLE {
+            // A product of variables is its own step; the kernel reads its result.
+            self.lhs.evaluate_leaves()?;
+            self.rhs.evaluate_leaves()?;
+            let var = crate::rev::nested::multiply(&self.lhs, &self.rhs)?;
+            let _ = self.result.set(Box::new(var));
+            return Ok(());
+        }
         // An operand that is not a plain matrix is evaluated by the driver,
         // leaves first (a product of products multiplies inner results).
         let a = operand_matrix(&self.lhs)?;

@@ -8,6 +8,8 @@
 //! tiny second step combines the work-groups' partial results.
 
 use crate::binder::{Binder, Identity};
+use crate::rev::{Dependence, Dual, Materialized};
+use std::any::TypeId;
 use crate::rev::Depends;
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
@@ -130,8 +132,11 @@ impl ReduceOp for MinOp {
 }
 
 /// Reduces each row of an operand to one value: the node built by [`rowwise_sum()`] and friends.
-#[derive(Debug, Clone, Copy)]
-pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>);
+///
+/// Of an expression of variables, a row-wise sum is its own step (see
+/// [`crate::rev`]): the third field holds its result.
+#[derive(Debug, Clone)]
+pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>, pub Materialized);
 
 impl<R: ReduceOp, E: Depends> Depends for RowwiseReduction<R, E> {
     type Dependence = E::Dependence;
@@ -155,6 +160,9 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        if let Some(var) = self.2.get::<E::Scalar>() {
+            return crate::rev::var::generate_value(var, g, at);
+        }
         let t = E::Scalar::CL_NAME;
         let (view, cols) = (g.value_param("int"), g.value_param("int"));
         let acc = g.declare(t, R::init(t));
@@ -177,14 +185,35 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(var) = self.2.get::<E::Scalar>() {
+            return crate::rev::var::bind_var(var, b);
+        }
         let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
         b.int(self.0.view().bits());
         b.int(cols as i32);
         self.0.bind(b);
     }
 
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        match self.2.get::<E::Scalar>() {
+            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
+            None if E::Dependence::VARIABLE => Err(crate::rev::not_differentiable::<Self>()),
+            None => Ok(Dual::constant(self.generate(g, at))),
+        }
+    }
+
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
+        if E::Dependence::VARIABLE && self.2.get::<E::Scalar>().is_none() {
+            if R::NAME != "sum" {
+                return Err(Error::InvalidArgument {
+                    function: "eval",
+                    argument: "expr",
+                    reason: format!("`rowwise_{}` has no derivative; of the row-wise reductions only sums of variables can be evaluated", R::NAME),
+                });
+            }
+            self.2.set(crate::rev::nested::rowwise_sum(&self.0)?);
+        }
         Ok(())
     }
 }
@@ -198,7 +227,7 @@ macro_rules! rowwise {
             "assert_eq!(r.to_vec()?.len(), 2);\n",
             "# Ok::<(), clfuse_ops::Error>(())\n```")]
         pub fn $fun<A: IntoOperand>(a: A) -> Expr<RowwiseReduction<$op, A::Operand>> {
-            Expr(RowwiseReduction(a.into_operand(), PhantomData))
+            Expr(RowwiseReduction(a.into_operand(), PhantomData, Materialized::default()))
         }
     )*};
 }
@@ -212,8 +241,11 @@ rowwise! {
 
 /// `x · v` for a matrix `x` and a column vector `v`, as a fusable row-wise
 /// reduction: the node built by [`matrix_vector_multiply()`].
-#[derive(Debug, Clone, Copy)]
-pub struct MatrixVectorMultiply<X, V>(pub X, pub V);
+///
+/// With a variable on either side it is its own step (see [`crate::rev`]):
+/// the third field holds its result.
+#[derive(Debug, Clone)]
+pub struct MatrixVectorMultiply<X, V>(pub X, pub V, pub Materialized);
 
 /// `x · v` (`x` is `n x p`, `v` is `p x 1`), fused with the expressions that
 /// produce `x` and `v` and with those that use the product.
@@ -230,7 +262,7 @@ pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
     x: X,
     v: V,
 ) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
-    Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand()))
+    Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand(), Materialized::default()))
 }
 
 impl<X: Depends, V: Depends> Depends for MatrixVectorMultiply<X, V> {
@@ -267,6 +299,9 @@ where
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        if let Some(var) = self.2.get::<Self::Scalar>() {
+            return crate::rev::var::generate_value(var, g, at);
+        }
         let t = Self::Scalar::CL_NAME;
         let cols = g.value_param("int");
         let staged = self
@@ -291,15 +326,40 @@ where
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        if let Some(var) = self.2.get::<Self::Scalar>() {
+            return crate::rev::var::bind_var(var, b);
+        }
         let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
         b.int(cols as i32);
         self.0.bind(b);
         self.1.bind(b);
     }
 
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        match self.2.get::<Self::Scalar>() {
+            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
+            None if <Self as Depends>::Dependence::VARIABLE => {
+                Err(crate::rev::not_differentiable::<Self>())
+            }
+            None => Ok(Dual::constant(self.generate(g, at))),
+        }
+    }
+
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         self.1.evaluate_leaves()?;
+        if <Self as Depends>::Dependence::VARIABLE && self.2.get::<Self::Scalar>().is_none() {
+            if TypeId::of::<X::Scalar>() != TypeId::of::<Self::Scalar>() {
+                return Err(Error::InvalidArgument {
+                    function: "matrix_vector_multiply",
+                    argument: "x",
+                    reason: "a product of variables needs x of the result's element type".into(),
+                });
+            }
+            let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
+            let var = crate::rev::nested::matrix_vector_multiply(&self.0, &v)?;
+            self.2.set(var);
+        }
         Ok(())
     }
 }

@@ -39,15 +39,17 @@
 
 mod dependence;
 mod dual;
+pub(crate) mod nested;
 mod operators;
 pub(crate) mod forward;
 pub(crate) mod reverse;
 mod tape;
-mod var;
+pub(crate) mod var;
 
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use dual::{Dual, Occurrence};
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
+pub use nested::{Materialized, leaf};
 pub use operators::VarScalar;
 pub use var::{Differentiable, OwnedVarLoad, Var, VarData, VarLoad};
 

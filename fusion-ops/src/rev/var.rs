@@ -216,13 +216,13 @@ pub(crate) fn cols_key(id: u64) -> String {
     format!("cols of buffer {id}")
 }
 
-fn generate_value<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> String {
+pub(crate) fn generate_value<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> String {
     let value = Load(MatrixRef::Borrowed(&var.0.value)).generate(g, at);
     g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
     value
 }
 
-fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> Dual {
+pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> Dual {
     let value = generate_value(var, g, at);
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let base = g.buffer(identity, T::CL_NAME, true);
@@ -248,7 +248,7 @@ fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Index) -> Dual
     }
 }
 
-fn bind_var<'a, T: ClType>(var: &'a Var<T>, b: &mut Binder<'a>) {
+pub(crate) fn bind_var<'a, T: ClType>(var: &'a Var<T>, b: &mut Binder<'a>) {
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let first = !b.seen(identity);
     b.matrix(&var.0.value, Access::Read, true);
@@ -299,6 +299,11 @@ macro_rules! var_operation {
                 let $var = self;
                 let var: &Var<T> = $get;
                 Some(&var.0.value)
+            }
+
+            fn variable(&self) -> Option<&Var<T>> {
+                let $var = self;
+                Some($get)
             }
         }
     };

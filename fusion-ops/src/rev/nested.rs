@@ -1,0 +1,226 @@
+//! Steps that are not one element-wise kernel: row-wise sums and
+//! matrix-vector products of variables (materialised as their own steps, so
+//! that a reduction inside an element-wise expression is computed once, not
+//! per element), matrix products, and any hand-written kernel registered
+//! with [`leaf`].
+
+use crate::assign::AssignExt;
+use crate::operation::Operation;
+use crate::rev::forward::{Root, record};
+use crate::rev::tape::{self, Step};
+use crate::rev::var::{Var, VarData};
+use crate::rev::Dependence;
+use clfuse_core::{ClFloat, ClType, Error, MatrixCl, Result};
+use std::any::Any;
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+/// The variable a node computed as its own step (set by `evaluate_leaves`).
+#[derive(Default)]
+pub struct Materialized(OnceCell<Box<dyn Any>>);
+
+impl Materialized {
+    /// The stored variable, if the node was materialised.
+    pub fn get<T: ClType>(&self) -> Option<&Var<T>> {
+        self.0.get().and_then(|b| b.downcast_ref::<Var<T>>())
+    }
+
+    /// Stores `var` (the first value wins; a node is evaluated once).
+    pub fn set<T: ClType>(&self, var: Var<T>) {
+        let _ = self.0.set(Box::new(var));
+    }
+}
+
+impl Clone for Materialized {
+    /// A copy of an expression is evaluated afresh.
+    fn clone(&self) -> Self {
+        Materialized::default()
+    }
+}
+
+impl std::fmt::Debug for Materialized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "Materialized(set)" } else { "Materialized(empty)" })
+    }
+}
+
+/// An operand of a step: a variable, or a constant the reverse pass may need.
+pub(crate) enum Operand<T: ClType> {
+    Variable(Var<T>),
+    Constant(MatrixCl<T>),
+}
+
+impl<T: ClType> Operand<T> {
+    pub(crate) fn value(&self) -> &MatrixCl<T> {
+        match self {
+            Operand::Variable(v) => v.value(),
+            Operand::Constant(m) => m,
+        }
+    }
+
+    fn var(&self) -> Option<&Var<T>> {
+        match self {
+            Operand::Variable(v) => Some(v),
+            Operand::Constant(_) => None,
+        }
+    }
+}
+
+/// Evaluates an operand of a nested step: a variable itself, an expression
+/// of variables as its own step, or a constant (copied: the reverse pass
+/// may read it after the caller's matrix is gone).
+pub(crate) fn operand<O: Operation>(op: &O) -> Result<Operand<O::Scalar>> {
+    if let Some(var) = op.variable() {
+        return Ok(Operand::Variable(var.clone()));
+    }
+    if O::Dependence::VARIABLE {
+        return Ok(Operand::Variable(record(op, Root::Elementwise)?));
+    }
+    Ok(Operand::Constant(crate::driver::eval_direct(op)?))
+}
+
+/// Adds `contribution` into `var`'s adjoint (one fused kernel).
+fn accumulate<T: ClType>(var: &Var<T>, contribution: &MatrixCl<T>) -> Result<()> {
+    var.adjoint().add_assign(contribution)
+}
+
+/// A step whose reverse pass is a closure of the result's adjoint
+/// returning one contribution per parent.
+struct LeafStep<T: ClType> {
+    result: Rc<VarData<T>>,
+    parents: Vec<Var<T>>,
+    reverse: Box<dyn Fn(&MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>>>,
+}
+
+impl<T: ClType> Step for LeafStep<T> {
+    fn reverse(&self) -> Result<()> {
+        let contributions = (self.reverse)(self.result.adjoint_matrix())?;
+        for (parent, contribution) in self.parents.iter().zip(contributions) {
+            if let Some(c) = contribution {
+                accumulate(parent, &c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes a hand-written kernel's result a differentiable variable: `value`
+/// was computed from `parents`; in the reverse pass `reverse` receives the
+/// result's adjoint and returns each parent's contribution (`None` for
+/// none), which is added to that parent's adjoint.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let x = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?);
+/// // y = 3 x, by any kernel at all; its adjoint rule is adj(x) += 3 adj(y).
+/// let y = rev::leaf((x.value() * 3.0).eval()?, &[&x], |adj_y| {
+///     Ok(vec![Some((adj_y * 3.0).eval()?)])
+/// })?;
+/// colwise_sum(&y).eval()?.grad()?;
+/// assert_eq!(x.adjoint().to_vec()?, vec![3.0, 3.0]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn leaf<T: ClType>(
+    value: MatrixCl<T>,
+    parents: &[&Var<T>],
+    reverse: impl Fn(&MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>> + 'static,
+) -> Result<Var<T>> {
+    for parent in parents {
+        parent.usable("rev::leaf")?;
+    }
+    let result = Var::computed(value, None);
+    result.usable("rev::leaf")?;
+    let step = LeafStep {
+        result: result.0.clone(),
+        parents: parents.iter().map(|p| (*p).clone()).collect(),
+        reverse: Box::new(reverse),
+    };
+    result.0.step.set(Some(tape::push(Box::new(step))?));
+    Ok(result)
+}
+
+/// `rowwise_sum(e)` of an expression of variables: `e` as its own step,
+/// then the sums, whose reverse pass broadcasts the adjoint along rows.
+pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
+    let inner = operand(e)?;
+    let Operand::Variable(inner) = inner else {
+        return Err(internal("rowwise_sum"));
+    };
+    let value = crate::driver::eval_direct(crate::reductions::rowwise_sum(inner.value()).0)?;
+    let cols = inner.cols();
+    leaf(value, &[&inner], move |adj| {
+        Ok(vec![Some(crate::driver::eval_direct(
+            crate::structural::colwise_broadcast(adj, cols).0,
+        )?)])
+    })
+}
+
+/// `x · v` with a variable on either side, as its own step.
+pub(crate) fn matrix_vector_multiply<X, V>(x: &X, v: &V) -> Result<Var<X::Scalar>>
+where
+    X: Operation,
+    V: Operation<Scalar = X::Scalar>,
+{
+    let (x, v) = (operand(x)?, operand(v)?);
+    let value = crate::driver::eval_direct(
+        crate::reductions::matrix_vector_multiply(x.value(), v.value()).0,
+    )?;
+    let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
+    let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
+    let reverse = move |adj: &MatrixCl<X::Scalar>| -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
+        let mut out = Vec::new();
+        if x_is_var {
+            // adj(x) = adj · vᵀ, one element-wise kernel.
+            let p = v.value().rows();
+            let outer = crate::arithmetic::elt_multiply(
+                crate::structural::colwise_broadcast(adj, p),
+                crate::structural::rowwise_broadcast(crate::structural::transpose(v.value()), adj.rows()),
+            );
+            out.push(Some(crate::driver::eval_direct(outer.0)?));
+        }
+        if v_is_var {
+            // adj(v) = xᵀ · adj, one fused row-block kernel.
+            use crate::methods::ReductionMethods;
+            out.push(Some(crate::transpose_product::transpose_vector_multiply(x.value(), adj).eval()?));
+        }
+        Ok(out)
+    };
+    let parents: Vec<&Var<X::Scalar>> = parents.iter().collect();
+    leaf(value, &parents, reverse)
+}
+
+/// `a · b` (GEMM) with a variable on either side, as its own step.
+pub(crate) fn multiply<L, R>(a: &L, b: &R) -> Result<Var<L::Scalar>>
+where
+    L: Operation,
+    R: Operation<Scalar = L::Scalar>,
+    L::Scalar: ClFloat,
+{
+    let (a, b) = (operand(a)?, operand(b)?);
+    let value = clfuse_kernels::multiply(a.value(), b.value())?;
+    let parents: Vec<Var<L::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
+    let (a_is_var, b_is_var) = (a.var().is_some(), b.var().is_some());
+    let reverse = move |adj: &MatrixCl<L::Scalar>| -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
+        use clfuse_kernels::{Op, multiply_transposed};
+        // adj(a) = adj · bᵀ, adj(b) = aᵀ · adj (transposes read in place).
+        let mut out = Vec::new();
+        if a_is_var {
+            out.push(Some(multiply_transposed(adj, Op::N, b.value(), Op::T)?));
+        }
+        if b_is_var {
+            out.push(Some(multiply_transposed(a.value(), Op::T, adj, Op::N)?));
+        }
+        Ok(out)
+    };
+    let parents: Vec<&Var<L::Scalar>> = parents.iter().collect();
+    leaf(value, &parents, reverse)
+}
+
+fn internal(function: &'static str) -> Error {
+    Error::InvalidArgument {
+        function,
+        argument: "expr",
+        reason: "internal: a variable expression evaluated to a constant".into(),
+    }
+}

@@ -1,0 +1,133 @@
+//! Nested steps (row-wise sums, matrix-vector and matrix products, leaves)
+//! and the kernel counts of a step.
+use clfuse::Result;
+use clfuse::prelude::*;
+use clfuse::rev::{self, Var};
+
+fn values(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+}
+
+fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{name}: length");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{name}[{k}]: {g} vs {w}");
+    }
+}
+
+/// Logistic regression log likelihood: sum(y .* log_inv_logit(xβ + α) + (1-y) .* log1m_inv_logit(xβ + α)).
+#[test]
+fn logistic_regression_through_a_matrix_vector_product() -> Result<()> {
+    for (n, p) in [(1, 1), (33, 3), (1000, 7)] {
+        let xs = values(n * p, 0.5);
+        let ys: Vec<f64> = (0..n).map(|k| ((k * 7) % 3 == 0) as i32 as f64).collect();
+        let bs = values(p, 1.5);
+        let x = MatrixCl::from_slice(n, p, &xs)?;
+        let y = MatrixCl::from_slice(n, 1, &ys)?;
+        let beta = Var::new(MatrixCl::from_slice(p, 1, &bs)?);
+        let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.25])?);
+        let eta = matrix_vector_multiply(&x, &beta) + optional_broadcast(&alpha, n, 1);
+        let eta = &eta;
+        let lp = colwise_sum(
+            elt_multiply(&y, log_inv_logit(eta)) + elt_multiply(1.0f64 - &y, log1m_inv_logit(eta)),
+        )
+        .eval()?;
+        lp.grad()?;
+        // CPU reference.
+        let mut d_beta = vec![0.0; p];
+        let (mut d_alpha, mut value) = (0.0, 0.0);
+        for i in 0..n {
+            let e: f64 = (0..p).map(|k| xs[i + n * k] * bs[k]).sum::<f64>() + 0.25;
+            let s = 1.0 / (1.0 + (-e).exp());
+            value += ys[i] * s.ln() + (1.0 - ys[i]) * (1.0 - s).ln();
+            let r = ys[i] - s;
+            d_alpha += r;
+            for k in 0..p {
+                d_beta[k] += r * xs[i + n * k];
+            }
+        }
+        close("value", &lp.value().to_vec()?, &[value], 1e-10);
+        close("d_beta", &beta.adjoint().to_vec()?, &d_beta, 1e-10);
+        close("d_alpha", &alpha.adjoint().to_vec()?, &[d_alpha], 1e-10);
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_rowwise_log_sum_exp_is_two_steps_not_quadratic() -> Result<()> {
+    let (n, k) = (33, 5);
+    let zs = values(n * k, 2.5);
+    let z = Var::new(MatrixCl::from_slice(n, k, &zs)?);
+    // sum_i log(sum_j exp(z_ij)): the inner row sum is its own step.
+    let steps_before = rev::steps_recorded();
+    let lse = log(rowwise_sum(exp(&z)));
+    let total = colwise_sum(lse).eval()?;
+    assert_eq!(rev::steps_recorded() - steps_before, 3, "exp, row sums, log + sum");
+    total.grad()?;
+    let mut want = vec![0.0; n * k];
+    for i in 0..n {
+        let s: f64 = (0..k).map(|j| zs[i + n * j].exp()).sum();
+        for j in 0..k {
+            want[i + n * j] = zs[i + n * j].exp() / s;
+        }
+    }
+    close("softmax", &z.adjoint().to_vec()?, &want, 1e-12);
+    rev::clear()
+}
+
+#[test]
+fn matrix_products_of_variables_use_the_gemm_adjoints() -> Result<()> {
+    for (m, k, n) in [(1, 1, 1), (5, 3, 4), (33, 31, 2)] {
+        let avals = values(m * k, 3.5);
+        let bvals = values(k * n, 4.5);
+        let a = Var::new(MatrixCl::from_slice(m, k, &avals)?);
+        let b = Var::new(MatrixCl::from_slice(k, n, &bvals)?);
+        let c_const = MatrixCl::from_slice(m, n, &values(m * n, 5.5))?;
+        // f = sum((a b) .* c): adj(a) = c bᵀ, adj(b) = aᵀ c.
+        let inner = colwise_sum(elt_multiply(&a * &b, &c_const)).eval()?;
+        let total = colwise_sum(transpose(&inner)).eval()?;
+        total.grad()?;
+        let cv = c_const.to_vec()?;
+        let mut da = vec![0.0; m * k];
+        let mut db = vec![0.0; k * n];
+        for i in 0..m {
+            for j in 0..n {
+                for l in 0..k {
+                    da[i + m * l] += cv[i + m * j] * bvals[l + k * j];
+                    db[l + k * j] += avals[i + m * l] * cv[i + m * j];
+                }
+            }
+        }
+        close("adj(a)", &a.adjoint().to_vec()?, &da, 1e-12);
+        close("adj(b)", &b.adjoint().to_vec()?, &db, 1e-12);
+        // Against the existing adjoint kernel too.
+        let ones = MatrixCl::from_slice(m, n, &cv)?;
+        let reference = clfuse::linalg::multiply_adjoint(a.value(), b.value(), &ones)?;
+        close("adj(a) vs kernel", &a.adjoint().to_vec()?, &reference.adj_a.to_vec()?, 1e-12);
+        close("adj(b) vs kernel", &b.adjoint().to_vec()?, &reference.adj_b.to_vec()?, 1e-12);
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn one_step_adjoint_is_one_launch_and_reevaluating_compiles_nothing() -> Result<()> {
+    let n = 101;
+    let x = Var::new(MatrixCl::from_slice(n, 1, &values(n, 6.5))?);
+    let w = Var::new(MatrixCl::from_slice(n, 1, &values(n, 7.5))?);
+    let model = || colwise_sum(log1p_exp(elt_multiply(&x, &w)) + elt_multiply(&x, &x)).eval();
+    // Warm up: compile forward, reverse and the seed.
+    model()?.grad()?;
+    rev::clear()?;
+    let before = thread_kernel_stats();
+    let lp = model()?;
+    let forward = thread_kernel_stats() - before;
+    assert_eq!(forward.compiled, 0, "a second evaluation compiles nothing");
+    let before = thread_kernel_stats();
+    lp.grad()?;
+    let reverse = thread_kernel_stats() - before;
+    assert_eq!(reverse.compiled, 0);
+    assert_eq!(reverse.launched, 1, "one adjoint kernel for the step: {reverse:?}");
+    rev::clear()
+}

@@ -28,8 +28,7 @@
 
 pub mod glm;
 
-/// Reverse-mode automatic differentiation: [`rev::Var`], `grad`, the tape.
-pub use clfuse_ops::rev;
+pub mod rev;
 
 pub use clfuse_core;
 pub use clfuse_kernels;

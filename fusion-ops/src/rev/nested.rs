@@ -89,12 +89,12 @@ fn accumulate<T: ClType>(var: &Var<T>, contribution: &MatrixCl<T>) -> Result<()>
 struct LeafStep<T: ClType> {
     result: Rc<VarData<T>>,
     parents: Vec<Var<T>>,
-    reverse: Box<dyn Fn(&MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>>>,
+    reverse: Box<dyn Fn(&MatrixCl<T>, &MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>>>,
 }
 
 impl<T: ClType> Step for LeafStep<T> {
     fn reverse(&self) -> Result<()> {
-        let contributions = (self.reverse)(self.result.adjoint_matrix())?;
+        let contributions = (self.reverse)(&self.result.value, self.result.adjoint_matrix())?;
         for (parent, contribution) in self.parents.iter().zip(contributions) {
             if let Some(c) = contribution {
                 accumulate(parent, &c)?;
@@ -106,15 +106,15 @@ impl<T: ClType> Step for LeafStep<T> {
 
 /// Makes a hand-written kernel's result a differentiable variable: `value`
 /// was computed from `parents`; in the reverse pass `reverse` receives the
-/// result's adjoint and returns each parent's contribution (`None` for
-/// none), which is added to that parent's adjoint.
+/// result's value and adjoint and returns each parent's contribution
+/// (`None` for none), which is added to that parent's adjoint.
 ///
 /// ```
 /// use clfuse_ops::prelude::*;
 /// use clfuse_ops::rev::{self, Var};
 /// let x = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?);
 /// // y = 3 x, by any kernel at all; its adjoint rule is adj(x) += 3 adj(y).
-/// let y = rev::leaf((x.value() * 3.0).eval()?, &[&x], |adj_y| {
+/// let y = rev::leaf((x.value() * 3.0).eval()?, &[&x], |_y, adj_y| {
 ///     Ok(vec![Some((adj_y * 3.0).eval()?)])
 /// })?;
 /// colwise_sum(&y).eval()?.grad()?;
@@ -124,7 +124,7 @@ impl<T: ClType> Step for LeafStep<T> {
 pub fn leaf<T: ClType>(
     value: MatrixCl<T>,
     parents: &[&Var<T>],
-    reverse: impl Fn(&MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>> + 'static,
+    reverse: impl Fn(&MatrixCl<T>, &MatrixCl<T>) -> Result<Vec<Option<MatrixCl<T>>>> + 'static,
 ) -> Result<Var<T>> {
     for parent in parents {
         parent.usable("rev::leaf")?;
@@ -149,7 +149,7 @@ pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
     };
     let value = crate::driver::eval_direct(crate::reductions::rowwise_sum(inner.value()).0)?;
     let cols = inner.cols();
-    leaf(value, &[&inner], move |adj| {
+    leaf(value, &[&inner], move |_, adj| {
         Ok(vec![Some(crate::driver::eval_direct(
             crate::structural::colwise_broadcast(adj, cols).0,
         )?)])
@@ -168,7 +168,7 @@ where
     )?;
     let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
     let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
-    let reverse = move |adj: &MatrixCl<X::Scalar>| -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
+    let reverse = move |_: &MatrixCl<X::Scalar>, adj: &MatrixCl<X::Scalar>| -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
         let mut out = Vec::new();
         if x_is_var {
             // adj(x) = adj · vᵀ, one element-wise kernel.
@@ -201,7 +201,7 @@ where
     let value = clfuse_kernels::multiply(a.value(), b.value())?;
     let parents: Vec<Var<L::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
     let (a_is_var, b_is_var) = (a.var().is_some(), b.var().is_some());
-    let reverse = move |adj: &MatrixCl<L::Scalar>| -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
+    let reverse = move |_: &MatrixCl<L::Scalar>, adj: &MatrixCl<L::Scalar>| -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
         use clfuse_kernels::{Op, multiply_transposed};
         // adj(a) = adj · bᵀ, adj(b) = aᵀ · adj (transposes read in place).
         let mut out = Vec::new();

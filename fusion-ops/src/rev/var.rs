@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 /// The shared state of a [`Var`].
 pub struct VarData<T: ClType> {
-    value: MatrixCl<T>,
+    pub(crate) value: MatrixCl<T>,
     adjoint: MatrixCl<T>,
     /// Why the adjoint could not be allocated, reported by the first
     /// fallible call that uses the variable.

@@ -1,0 +1,313 @@
+//! Reverse-mode automatic differentiation: [`Var`], `grad`, the tape (all of
+//! [`clfuse_ops::rev`]), and the hand-written kernels as differentiable
+//! leaves: Cholesky, triangular solve and inverse, and the GLMs, whose
+//! analytic gradients become their adjoints.
+//!
+//! Every function here takes [`Operand`]s: a `&Var` (differentiated) or a
+//! `&MatrixCl` (a constant, no adjoint).
+
+pub use clfuse_ops::rev::*;
+
+use crate::glm::{GlmOptions, Outcomes, Param, Wrt};
+use crate::linalg;
+use clfuse_core::{Error, MatrixCl, Result, View};
+use clfuse_ops::prelude::*;
+
+/// An argument of a differentiable leaf: a variable or a constant matrix.
+pub trait Operand {
+    /// Its value.
+    fn value(&self) -> &MatrixCl<f64>;
+    /// The variable, if it is one.
+    fn variable(&self) -> Option<&Var>;
+}
+
+impl Operand for &Var {
+    fn value(&self) -> &MatrixCl<f64> {
+        Var::value(self)
+    }
+    fn variable(&self) -> Option<&Var> {
+        Some(self)
+    }
+}
+
+impl Operand for &MatrixCl<f64> {
+    fn value(&self) -> &MatrixCl<f64> {
+        self
+    }
+    fn variable(&self) -> Option<&Var> {
+        None
+    }
+}
+
+/// The variables among `operands`, with a flag per operand.
+fn parents<'a>(operands: &[&'a dyn Operand]) -> (Vec<&'a Var>, Vec<bool>) {
+    let flags = operands.iter().map(|o| o.variable().is_some()).collect();
+    (operands.iter().filter_map(|o| o.variable()).collect(), flags)
+}
+
+/// Keeps the contributions of the operands that are variables.
+fn keep(flags: &[bool], contributions: Vec<MatrixCl<f64>>) -> Vec<Option<MatrixCl<f64>>> {
+    flags
+        .iter()
+        .zip(contributions)
+        .filter(|(is_var, _)| **is_var)
+        .map(|(_, c)| Some(c))
+        .collect()
+}
+
+/// `L` with `L Lᵀ = a` (lower triangular), differentiable in `a`; the
+/// adjoint is the blocked Cholesky adjoint kernel (lower triangular: the
+/// derivative with respect to each pair `a_ij = a_ji`, as the
+/// decomposition reads only the lower triangle).
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let a = Var::new(MatrixCl::from_slice(1, 1, &[4.0])?);
+/// let l = rev::cholesky_decompose(&a)?;
+/// colwise_sum(&l).eval()?.grad()?; // d sqrt(a) / da = 1 / (2 sqrt(a))
+/// assert_eq!(a.adjoint().to_vec()?, vec![0.25]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn cholesky_decompose(a: impl Operand) -> Result<Var> {
+    let l = linalg::cholesky_decompose(a.value())?;
+    let (vars, _) = parents(&[&a]);
+    leaf(l, &vars, |l, adj_l| {
+        let adj_l = lower_part(adj_l)?;
+        Ok(vec![Some(linalg::cholesky_adjoint(l, &adj_l)?)])
+    })
+}
+
+/// `adj` with its strictly upper part zeroed and a lower view, as the
+/// triangular adjoint kernels read it.
+fn lower_part(m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    let (r, c) = (m.rows(), m.cols());
+    let lower = select(ge(row_index(r, c), col_index(r, c)), m, 0.0f64).eval()?;
+    Ok(lower.with_view(View::Lower))
+}
+
+/// `a⁻¹ b` for lower-triangular `a`, differentiable in both.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let a = MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower);
+/// let b = Var::new(MatrixCl::from_slice(1, 1, &[4.0])?);
+/// let c = rev::mdivide_left_tri(&a, &b)?;
+/// colwise_sum(&c).eval()?.grad()?;
+/// assert_eq!(b.adjoint().to_vec()?, vec![0.5]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn mdivide_left_tri(a: impl Operand, b: impl Operand) -> Result<Var> {
+    let lower = a.value().try_clone()?.with_view(View::Lower);
+    let rhs = b.value().try_clone()?;
+    let c = linalg::mdivide_left_tri(&lower, &rhs)?;
+    let (vars, flags) = parents(&[&a, &b]);
+    leaf(c, &vars, move |_, adj| {
+        let adjoint = linalg::mdivide_left_tri_adjoint(&lower, &rhs, adj)?;
+        Ok(keep(&flags, vec![adjoint.adj_a, adjoint.adj_b]))
+    })
+}
+
+/// `a⁻¹` for lower-triangular `a`, differentiable:
+/// `adj(a) = -(a⁻ᵀ adj(a⁻¹) a⁻ᵀ)`, kept to the lower triangle.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let a = Var::new(MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower));
+/// let inv = rev::tri_inverse(&a)?;
+/// colwise_sum(&inv).eval()?.grad()?; // d(1/a)/da = -1/a²
+/// assert_eq!(a.adjoint().to_vec()?, vec![-0.25]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn tri_inverse(a: impl Operand) -> Result<Var> {
+    let lower = a.value().try_clone()?.with_view(View::Lower);
+    let inv = linalg::tri_inverse(&lower)?;
+    let (vars, _) = parents(&[&a]);
+    leaf(inv, &vars, |inv, adj| {
+        use linalg::Op;
+        let left = linalg::multiply_transposed(inv, Op::T, adj, Op::N)?;
+        let full = linalg::multiply_transposed(&left, Op::N, inv, Op::T)?;
+        Ok(vec![Some(lower_part(&(-&full).eval()?)?)])
+    })
+}
+
+/// The intercept as a GLM parameter: a `1 x 1` value is read to the host
+/// (one small transfer), an `n x 1` one stays on the device.
+fn glm_alpha(alpha: &MatrixCl<f64>) -> Result<Param<'_>> {
+    match (alpha.rows(), alpha.cols()) {
+        (1, 1) => Ok(Param::Scalar(alpha.to_vec()?[0])),
+        (_, 1) => Ok(Param::Vector(alpha)),
+        (r, c) => Err(Error::InvalidArgument {
+            function: "rev glm",
+            argument: "alpha",
+            reason: format!("must be 1 x 1 or n x 1, is {r} x {c}"),
+        }),
+    }
+}
+
+/// A GLM's value as a `1 x 1` variable whose adjoint scales the analytic
+/// gradients of the parameters that are variables.
+fn glm_leaf(value: f64, parents: &[&Var], gradients: Vec<MatrixCl<f64>>) -> Result<Var> {
+    let result = MatrixCl::from_slice(1, 1, &[value])?;
+    leaf(result, parents, move |_, adj| {
+        gradients
+            .iter()
+            .map(|g| {
+                let scaled = elt_multiply(g, optional_broadcast(adj, g.rows(), g.cols())).eval()?;
+                Ok(Some(scaled))
+            })
+            .collect()
+    })
+}
+
+macro_rules! linear_glm {
+    ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty) => {
+        $(#[$doc])*
+        pub fn $name<'a>(
+            y: impl Into<Outcomes<'a, $y>>,
+            x: &MatrixCl<f64>,
+            alpha: impl Operand,
+            beta: impl Operand,
+        ) -> Result<Var> {
+            let wrt = Wrt {
+                alpha: alpha.variable().is_some(),
+                beta: beta.variable().is_some(),
+                ..Wrt::default()
+            };
+            let y: Outcomes<'_, $y> = y.into();
+            let out = $glm(y, x, glm_alpha(alpha.value())?, beta.value(), &GlmOptions::gradients(wrt))?;
+            let value = out.value;
+            let [d_alpha, d_beta, _, _] = out.into_gradients();
+            let (vars, _) = parents(&[&alpha, &beta]);
+            glm_leaf(value, &vars, [d_alpha, d_beta].into_iter().flatten().collect())
+        }
+    };
+}
+
+linear_glm! {
+    /// `bernoulli_logit_glm_lpmf` as a differentiable `1 x 1` variable
+    /// (intercept `1 x 1` or `n x 1`, coefficients `p x 1`).
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+    /// let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+    /// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+    /// let lp = rev::bernoulli_logit_glm(&[1, 0][..], &x, &alpha, &beta)?;
+    /// lp.grad()?;
+    /// // d/dβ Σ (y - 1/2) x = (1 - 0.5)·1 + (0 - 0.5)·(-1) = 1
+    /// assert!((beta.adjoint().to_vec()?[0] - 1.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    bernoulli_logit_glm => crate::glm::bernoulli_logit_glm_lpmf, i32
+}
+
+linear_glm! {
+    /// `poisson_log_glm_lpmf` as a differentiable `1 x 1` variable.
+    poisson_log_glm => crate::glm::poisson_log_glm_lpmf, i32
+}
+
+/// `normal_id_glm_lpdf` as a differentiable `1 x 1` variable; `sigma` is a
+/// `1 x 1` operand (read to the host) or `n x 1`.
+pub fn normal_id_glm<'a>(
+    y: impl Into<Outcomes<'a, f64>>,
+    x: &MatrixCl<f64>,
+    alpha: impl Operand,
+    beta: impl Operand,
+    sigma: impl Operand,
+) -> Result<Var> {
+    let wrt = Wrt {
+        alpha: alpha.variable().is_some(),
+        beta: beta.variable().is_some(),
+        aux: sigma.variable().is_some(),
+        ..Wrt::default()
+    };
+    let y: Outcomes<'_, f64> = y.into();
+    let out = crate::glm::normal_id_glm_lpdf(
+        y,
+        x,
+        glm_alpha(alpha.value())?,
+        beta.value(),
+        glm_alpha(sigma.value())?,
+        &GlmOptions::gradients(wrt),
+    )?;
+    let value = out.value;
+    let [d_alpha, d_beta, _, d_sigma] = out.into_gradients();
+    let (vars, _) = parents(&[&alpha, &beta, &sigma]);
+    glm_leaf(value, &vars, [d_alpha, d_beta, d_sigma].into_iter().flatten().collect())
+}
+
+/// The GLMs written as expressions of variables and differentiated by the
+/// tape, instead of their hand-derived fused gradients: the same values
+/// and gradients, for comparison and as templates for new likelihoods.
+/// The hand-fused leaves above stay the default: they read `x` once, the
+/// composed forms twice (forward and reverse), see BENCHMARKS.md.
+pub mod composed {
+    use super::*;
+
+    /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable.
+    fn linear_predictor<'a>(
+        x: &'a MatrixCl<f64>,
+        alpha: &'a Var,
+        beta: &'a Var,
+    ) -> Result<Var> {
+        let n = x.rows();
+        (matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)).eval()
+    }
+
+    /// Bernoulli-logit log mass `Σ log_inv_logit(s·η)`, `s = 2y - 1`.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+    /// let y = MatrixCl::from_slice(2, 1, &[1, 0])?;
+    /// let (alpha, beta) = (Var::new(MatrixCl::zeros(1, 1)?), Var::new(MatrixCl::zeros(1, 1)?));
+    /// rev::composed::bernoulli_logit_glm(&y, &x, &alpha, &beta)?.grad()?;
+    /// assert!((beta.adjoint().to_vec()?[0] - 1.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn bernoulli_logit_glm(
+        y: &MatrixCl<i32>,
+        x: &MatrixCl<f64>,
+        alpha: &Var,
+        beta: &Var,
+    ) -> Result<Var> {
+        let eta = linear_predictor(x, alpha, beta)?;
+        let sign = (2 * y - 1).cast::<f64>();
+        colwise_sum(log_inv_logit(elt_multiply(sign, &eta))).eval()
+    }
+
+    /// Poisson-log log mass `Σ y·η - exp(η) - lgamma(y + 1)`.
+    pub fn poisson_log_glm(
+        y: &MatrixCl<i32>,
+        x: &MatrixCl<f64>,
+        alpha: &Var,
+        beta: &Var,
+    ) -> Result<Var> {
+        let eta = linear_predictor(x, alpha, beta)?;
+        let y = y.cast::<f64>();
+        let y = &y;
+        colwise_sum(elt_multiply(y, &eta) - exp(&eta) - lgamma(y + 1.0)).eval()
+    }
+
+    /// Normal log density `Σ -z²/2 - log σ - log √(2π)`, `z = (y - η) / σ`,
+    /// `σ` a `1 x 1` variable.
+    pub fn normal_id_glm(
+        y: &MatrixCl<f64>,
+        x: &MatrixCl<f64>,
+        alpha: &Var,
+        beta: &Var,
+        sigma: &Var,
+    ) -> Result<Var> {
+        let n = x.rows();
+        let eta = linear_predictor(x, alpha, beta)?;
+        let sigma = optional_broadcast(sigma, n, 1);
+        let sigma = &sigma;
+        let z = elt_divide(y - &eta, sigma);
+        colwise_sum(-0.5f64 * square(z) - log(sigma) - 0.918_938_533_204_672_8).eval()
+    }
+}

@@ -1,0 +1,144 @@
+//! The hand-written kernels as differentiable leaves, against their adjoint
+//! kernels and finite differences; the GLM leaves against their composed forms.
+use clfuse::Result;
+use clfuse::prelude::*;
+use clfuse::rev::{self, Var};
+
+fn values(n: usize, seed: f64) -> Vec<f64> {
+    (0..n).map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+}
+
+fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{name}: length");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{name}[{k}]: {g} vs {w}");
+    }
+}
+
+/// A symmetric positive-definite n x n matrix.
+fn spd(n: usize) -> Vec<f64> {
+    let b = values(n * n, 0.25);
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            a[i + n * j] = (0..n).map(|k| b[i + n * k] * b[j + n * k]).sum::<f64>();
+        }
+        a[i + n * i] += n as f64;
+    }
+    a
+}
+
+/// Weights for a scalar summary `sum(w .* f)` of a matrix result.
+fn weights(n: usize, m: usize) -> MatrixCl<f64> {
+    MatrixCl::from_slice(n, m, &values(n * m, 9.5)).expect("weights")
+}
+
+fn weighted_total(v: &Var, w: &MatrixCl<f64>) -> Result<Var> {
+    let by_col = colwise_sum(elt_multiply(v, w)).eval()?;
+    colwise_sum(transpose(&by_col)).eval()
+}
+
+#[test]
+fn cholesky_matches_its_adjoint_kernel_and_finite_differences() -> Result<()> {
+    for n in [1, 5, 33] {
+        let avals = spd(n);
+        let a = Var::new(MatrixCl::from_slice(n, n, &avals)?);
+        let l = rev::cholesky_decompose(&a)?;
+        let w = weights(n, n);
+        weighted_total(&l, &w)?.grad()?;
+        // Against the kernel: adj(l) = w on the lower triangle.
+        let wl = select(ge(row_index(n, n), col_index(n, n)), &w, 0.0f64).eval()?.with_view(View::Lower);
+        let reference = clfuse::linalg::cholesky_adjoint(l.value(), &wl)?;
+        close("cholesky", &a.adjoint().to_vec()?, &reference.to_vec()?, 1e-12);
+        // Finite differences of one lower entry (perturbing a_ij and a_ji together).
+        if n > 1 {
+            let (i, j) = (n - 1, 0);
+            let f = |h: f64| -> Result<f64> {
+                let mut m = avals.clone();
+                m[i + n * j] += h;
+                m[j + n * i] += h;
+                let l = clfuse::linalg::cholesky_decompose(&MatrixCl::from_slice(n, n, &m)?)?;
+                let lv = l.to_vec()?;
+                let wv = w.to_vec()?;
+                Ok((0..n * n).filter(|k| k % n >= k / n).map(|k| lv[k] * wv[k]).sum())
+            };
+            let h = 1e-5;
+            let fd = (f(h)? - f(-h)?) / (2.0 * h);
+            let got = a.adjoint().to_vec()?[i + n * j];
+            assert!((got - fd).abs() < 1e-6 * fd.abs().max(1.0), "n = {n}: {got} vs {fd}");
+        }
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn triangular_solve_and_inverse_match_their_kernels() -> Result<()> {
+    for n in [1, 7, 33] {
+        let l = clfuse::linalg::cholesky_decompose(&MatrixCl::from_slice(n, n, &spd(n))?)?;
+        let a = Var::new(l.try_clone()?.with_view(View::Lower));
+        let b = Var::new(MatrixCl::from_slice(n, 2, &values(2 * n, 1.5))?);
+        let c = rev::mdivide_left_tri(&a, &b)?;
+        let w = weights(n, 2);
+        weighted_total(&c, &w)?.grad()?;
+        let reference = clfuse::linalg::mdivide_left_tri_adjoint(&l, b.value(), &w)?;
+        close("solve adj(a)", &a.adjoint().to_vec()?, &reference.adj_a.to_vec()?, 1e-10);
+        close("solve adj(b)", &b.adjoint().to_vec()?, &reference.adj_b.to_vec()?, 1e-10);
+        rev::clear()?;
+        // The inverse equals the solve with b = I.
+        let a2 = Var::new(l.try_clone()?.with_view(View::Lower));
+        let inv = rev::tri_inverse(&a2)?;
+        let w = weights(n, n);
+        weighted_total(&inv, &w)?.grad()?;
+        let eye = select(eq(row_index(n, n), col_index(n, n)), 1.0f64, 0.0f64).eval()?;
+        let reference = clfuse::linalg::mdivide_left_tri_adjoint(&l, &eye, &w)?;
+        let lower = select(ge(row_index(n, n), col_index(n, n)), &reference.adj_a, 0.0f64).eval()?;
+        close("inverse adj(a)", &a2.adjoint().to_vec()?, &lower.to_vec()?, 1e-10);
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn glm_leaves_agree_with_their_composed_forms() -> Result<()> {
+    for (n, p) in [(1, 1), (33, 3), (1001, 5)] {
+        let x = MatrixCl::from_slice(n, p, &values(n * p, 2.5))?;
+        let counts: Vec<i32> = (0..n).map(|k| ((k * 7) % 4) as i32).collect();
+        let binary: Vec<i32> = counts.iter().map(|c| (*c > 1) as i32).collect();
+        let reals: Vec<f64> = values(n, 3.5);
+        let beta = Var::new(MatrixCl::from_slice(p, 1, &values(p, 4.5))?);
+        let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.3])?);
+        let sigma = Var::new(MatrixCl::from_slice(1, 1, &[1.3])?);
+        let grads = |f: &dyn Fn() -> Result<Var>| -> Result<(f64, Vec<Vec<f64>>)> {
+            let (value, g) = rev::value_and_grad(&[&alpha, &beta, &sigma], f)?;
+            Ok((value, g.iter().map(|m| m.to_vec()).collect::<Result<_>>()?))
+        };
+        let yb = MatrixCl::from_slice(n, 1, &binary)?;
+        let yc = MatrixCl::from_slice(n, 1, &counts)?;
+        let yr = MatrixCl::from_slice(n, 1, &reals)?;
+        let cases: [(&str, (f64, Vec<Vec<f64>>), (f64, Vec<Vec<f64>>)); 3] = [
+            (
+                "bernoulli",
+                grads(&|| rev::bernoulli_logit_glm(&yb, &x, &alpha, &beta))?,
+                grads(&|| rev::composed::bernoulli_logit_glm(&yb, &x, &alpha, &beta))?,
+            ),
+            (
+                "poisson",
+                grads(&|| rev::poisson_log_glm(&yc, &x, &alpha, &beta))?,
+                grads(&|| rev::composed::poisson_log_glm(&yc, &x, &alpha, &beta))?,
+            ),
+            (
+                "normal",
+                grads(&|| rev::normal_id_glm(&yr, &x, &alpha, &beta, &sigma))?,
+                grads(&|| rev::composed::normal_id_glm(&yr, &x, &alpha, &beta, &sigma))?,
+            ),
+        ];
+        for (name, (v1, g1), (v2, g2)) in cases {
+            close(name, &[v1], &[v2], 1e-10);
+            for (a, b) in g1.iter().zip(&g2) {
+                close(name, a, b, 1e-10);
+            }
+        }
+    }
+    rev::clear()
+}

@@ -42,7 +42,10 @@ impl Operand for &MatrixCl<f64> {
 /// The variables among `operands`, with a flag per operand.
 fn parents<'a>(operands: &[&'a dyn Operand]) -> (Vec<&'a Var>, Vec<bool>) {
     let flags = operands.iter().map(|o| o.variable().is_some()).collect();
-    (operands.iter().filter_map(|o| o.variable()).collect(), flags)
+    (
+        operands.iter().filter_map(|o| o.variable()).collect(),
+        flags,
+    )
 }
 
 /// Keeps the contributions of the operands that are variables.
@@ -237,7 +240,11 @@ pub fn normal_id_glm<'a>(
     let value = out.value;
     let [d_alpha, d_beta, _, d_sigma] = out.into_gradients();
     let (vars, _) = parents(&[&alpha, &beta, &sigma]);
-    glm_leaf(value, &vars, [d_alpha, d_beta, d_sigma].into_iter().flatten().collect())
+    glm_leaf(
+        value,
+        &vars,
+        [d_alpha, d_beta, d_sigma].into_iter().flatten().collect(),
+    )
 }
 
 /// The GLMs written as expressions of variables and differentiated by the
@@ -249,11 +256,7 @@ pub mod composed {
     use super::*;
 
     /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable.
-    fn linear_predictor<'a>(
-        x: &'a MatrixCl<f64>,
-        alpha: &'a Var,
-        beta: &'a Var,
-    ) -> Result<Var> {
+    fn linear_predictor<'a>(x: &'a MatrixCl<f64>, alpha: &'a Var, beta: &'a Var) -> Result<Var> {
         let n = x.rows();
         (matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)).eval()
     }

@@ -1,7 +1,7 @@
 //! Reverse mode: the issue's example, and the first checks.
+use clfuse::Result;
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
-use clfuse::Result;
 
 #[test]
 fn the_issue_example_compiles_and_matches_calculus() -> Result<()> {
@@ -15,7 +15,11 @@ fn the_issue_example_compiles_and_matches_calculus() -> Result<()> {
     let (gx, gw) = (x.adjoint().to_vec()?, w.adjoint().to_vec()?);
     let value = lp.value().to_vec()?[0];
     let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
-    let expected: f64 = xs.iter().zip(&ws).map(|(x, w)| (1.0 + (x * w).exp()).ln() + x * x).sum();
+    let expected: f64 = xs
+        .iter()
+        .zip(&ws)
+        .map(|(x, w)| (1.0 + (x * w).exp()).ln() + x * x)
+        .sum();
     assert!((value - expected).abs() < 1e-12 * expected.abs().max(1.0));
     for k in 0..n {
         let s = sigmoid(xs[k] * ws[k]);

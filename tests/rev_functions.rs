@@ -149,7 +149,9 @@ binary! {
 #[test]
 fn copysign_follows_its_magnitude() -> Result<()> {
     let xs = points(31, 0.2, 3.0);
-    let ys: Vec<f64> = (0..31).map(|k| if k % 2 == 0 { 1.5 } else { -0.5 }).collect();
+    let ys: Vec<f64> = (0..31)
+        .map(|k| if k % 2 == 0 { 1.5 } else { -0.5 })
+        .collect();
     let x = Var::new(MatrixCl::from_slice(31, 1, &xs)?);
     let y = Var::new(MatrixCl::from_slice(31, 1, &ys)?);
     colwise_sum(copysign(&x, &y)).eval()?.grad()?;
@@ -167,8 +169,19 @@ fn arithmetic_with_scalars_and_constants() -> Result<()> {
     let x = Var::new(MatrixCl::from_slice(33, 1, &xs)?);
     let c = MatrixCl::from_slice(33, 1, &cs)?;
     // f = sum(3 x - x / c + (-x) * x + 2 - c)
-    colwise_sum(3.0f64 * &x - clfuse::clfuse_ops::elt_divide(&x, &c) + clfuse::clfuse_ops::elt_multiply(-&x, &x) + 2.0 - &c).eval()?.grad()?;
-    let want: Vec<f64> = xs.iter().zip(&cs).map(|(x, c)| 3.0 - 1.0 / c - 2.0 * x).collect();
+    colwise_sum(
+        3.0f64 * &x - clfuse::clfuse_ops::elt_divide(&x, &c)
+            + clfuse::clfuse_ops::elt_multiply(-&x, &x)
+            + 2.0
+            - &c,
+    )
+    .eval()?
+    .grad()?;
+    let want: Vec<f64> = xs
+        .iter()
+        .zip(&cs)
+        .map(|(x, c)| 3.0 - 1.0 / c - 2.0 * x)
+        .collect();
     assert_gradient("arithmetic", &x.adjoint().to_vec()?, &want);
     rev::clear()
 }

@@ -5,13 +5,18 @@ use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
 
 fn values(n: usize, seed: f64) -> Vec<f64> {
-    (0..n).map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+    (0..n)
+        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
+        .collect()
 }
 
 fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{name}: length");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{name}[{k}]: {g} vs {w}");
+        assert!(
+            (g - w).abs() <= tol * w.abs().max(1.0),
+            "{name}[{k}]: {g} vs {w}"
+        );
     }
 }
 
@@ -47,9 +52,16 @@ fn cholesky_matches_its_adjoint_kernel_and_finite_differences() -> Result<()> {
         let w = weights(n, n);
         weighted_total(&l, &w)?.grad()?;
         // Against the kernel: adj(l) = w on the lower triangle.
-        let wl = select(ge(row_index(n, n), col_index(n, n)), &w, 0.0f64).eval()?.with_view(View::Lower);
+        let wl = select(ge(row_index(n, n), col_index(n, n)), &w, 0.0f64)
+            .eval()?
+            .with_view(View::Lower);
         let reference = clfuse::linalg::cholesky_adjoint(l.value(), &wl)?;
-        close("cholesky", &a.adjoint().to_vec()?, &reference.to_vec()?, 1e-12);
+        close(
+            "cholesky",
+            &a.adjoint().to_vec()?,
+            &reference.to_vec()?,
+            1e-12,
+        );
         // Finite differences of one lower entry (perturbing a_ij and a_ji together).
         if n > 1 {
             let (i, j) = (n - 1, 0);
@@ -60,12 +72,18 @@ fn cholesky_matches_its_adjoint_kernel_and_finite_differences() -> Result<()> {
                 let l = clfuse::linalg::cholesky_decompose(&MatrixCl::from_slice(n, n, &m)?)?;
                 let lv = l.to_vec()?;
                 let wv = w.to_vec()?;
-                Ok((0..n * n).filter(|k| k % n >= k / n).map(|k| lv[k] * wv[k]).sum())
+                Ok((0..n * n)
+                    .filter(|k| k % n >= k / n)
+                    .map(|k| lv[k] * wv[k])
+                    .sum())
             };
             let h = 1e-5;
             let fd = (f(h)? - f(-h)?) / (2.0 * h);
             let got = a.adjoint().to_vec()?[i + n * j];
-            assert!((got - fd).abs() < 1e-6 * fd.abs().max(1.0), "n = {n}: {got} vs {fd}");
+            assert!(
+                (got - fd).abs() < 1e-6 * fd.abs().max(1.0),
+                "n = {n}: {got} vs {fd}"
+            );
         }
         rev::clear()?;
     }
@@ -82,8 +100,18 @@ fn triangular_solve_and_inverse_match_their_kernels() -> Result<()> {
         let w = weights(n, 2);
         weighted_total(&c, &w)?.grad()?;
         let reference = clfuse::linalg::mdivide_left_tri_adjoint(&l, b.value(), &w)?;
-        close("solve adj(a)", &a.adjoint().to_vec()?, &reference.adj_a.to_vec()?, 1e-10);
-        close("solve adj(b)", &b.adjoint().to_vec()?, &reference.adj_b.to_vec()?, 1e-10);
+        close(
+            "solve adj(a)",
+            &a.adjoint().to_vec()?,
+            &reference.adj_a.to_vec()?,
+            1e-10,
+        );
+        close(
+            "solve adj(b)",
+            &b.adjoint().to_vec()?,
+            &reference.adj_b.to_vec()?,
+            1e-10,
+        );
         rev::clear()?;
         // The inverse equals the solve with b = I.
         let a2 = Var::new(l.try_clone()?.with_view(View::Lower));
@@ -92,8 +120,18 @@ fn triangular_solve_and_inverse_match_their_kernels() -> Result<()> {
         weighted_total(&inv, &w)?.grad()?;
         let eye = select(eq(row_index(n, n), col_index(n, n)), 1.0f64, 0.0f64).eval()?;
         let reference = clfuse::linalg::mdivide_left_tri_adjoint(&l, &eye, &w)?;
-        let lower = select(ge(row_index(n, n), col_index(n, n)), &reference.adj_a, 0.0f64).eval()?;
-        close("inverse adj(a)", &a2.adjoint().to_vec()?, &lower.to_vec()?, 1e-10);
+        let lower = select(
+            ge(row_index(n, n), col_index(n, n)),
+            &reference.adj_a,
+            0.0f64,
+        )
+        .eval()?;
+        close(
+            "inverse adj(a)",
+            &a2.adjoint().to_vec()?,
+            &lower.to_vec()?,
+            1e-10,
+        );
         rev::clear()?;
     }
     Ok(())

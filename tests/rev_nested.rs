@@ -5,13 +5,18 @@ use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
 
 fn values(n: usize, seed: f64) -> Vec<f64> {
-    (0..n).map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+    (0..n)
+        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
+        .collect()
 }
 
 fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{name}: length");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * w.abs().max(1.0), "{name}[{k}]: {g} vs {w}");
+        assert!(
+            (g - w).abs() <= tol * w.abs().max(1.0),
+            "{name}[{k}]: {g} vs {w}"
+        );
     }
 }
 
@@ -63,7 +68,11 @@ fn a_rowwise_log_sum_exp_is_two_steps_not_quadratic() -> Result<()> {
     let steps_before = rev::steps_recorded();
     let lse = log(rowwise_sum(exp(&z)));
     let total = colwise_sum(lse).eval()?;
-    assert_eq!(rev::steps_recorded() - steps_before, 3, "exp, row sums, log + sum");
+    assert_eq!(
+        rev::steps_recorded() - steps_before,
+        3,
+        "exp, row sums, log + sum"
+    );
     total.grad()?;
     let mut want = vec![0.0; n * k];
     for i in 0..n {
@@ -104,8 +113,18 @@ fn matrix_products_of_variables_use_the_gemm_adjoints() -> Result<()> {
         // Against the existing adjoint kernel too.
         let ones = MatrixCl::from_slice(m, n, &cv)?;
         let reference = clfuse::linalg::multiply_adjoint(a.value(), b.value(), &ones)?;
-        close("adj(a) vs kernel", &a.adjoint().to_vec()?, &reference.adj_a.to_vec()?, 1e-12);
-        close("adj(b) vs kernel", &b.adjoint().to_vec()?, &reference.adj_b.to_vec()?, 1e-12);
+        close(
+            "adj(a) vs kernel",
+            &a.adjoint().to_vec()?,
+            &reference.adj_a.to_vec()?,
+            1e-12,
+        );
+        close(
+            "adj(b) vs kernel",
+            &b.adjoint().to_vec()?,
+            &reference.adj_b.to_vec()?,
+            1e-12,
+        );
         rev::clear()?;
     }
     Ok(())
@@ -128,6 +147,9 @@ fn one_step_adjoint_is_one_launch_and_reevaluating_compiles_nothing() -> Result<
     lp.grad()?;
     let reverse = thread_kernel_stats() - before;
     assert_eq!(reverse.compiled, 0);
-    assert_eq!(reverse.launched, 1, "one adjoint kernel for the step: {reverse:?}");
+    assert_eq!(
+        reverse.launched, 1,
+        "one adjoint kernel for the step: {reverse:?}"
+    );
     rev::clear()
 }

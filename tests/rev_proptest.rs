@@ -62,8 +62,11 @@ fn tree() -> impl Strategy<Value = Tree> {
         ];
         prop_oneof![
             (unary, inner.clone()).prop_map(|(u, a)| Tree::Unary(u, Box::new(a))),
-            (binary, inner.clone(), inner.clone())
-                .prop_map(|(b, l, r)| Tree::Binary(b, Box::new(l), Box::new(r))),
+            (binary, inner.clone(), inner.clone()).prop_map(|(b, l, r)| Tree::Binary(
+                b,
+                Box::new(l),
+                Box::new(r)
+            )),
             inner.clone().prop_map(|a| Tree::Transpose(Box::new(a))),
             inner.clone().prop_map(|a| Tree::Shared(Box::new(a))),
             (inner.clone(), inner).prop_map(|(a, b)| Tree::Select(Box::new(a), Box::new(b))),
@@ -172,7 +175,9 @@ fn cpu_total(trees: &[Tree], m: &[&[f64]; 3], n: usize) -> f64 {
 
 fn check(trees: &[Tree], n: usize, seed: f64) -> Result<()> {
     let vals = |s: f64| -> Vec<f64> {
-        (0..n * n).map(|k| ((k as f64 + s) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+        (0..n * n)
+            .map(|k| ((k as f64 + s) * 0.7548776662).fract() * 2.0 - 1.0)
+            .collect()
     };
     let (xs, ys, cs) = (vals(seed), vals(seed + 0.5), vals(seed + 0.25));
     let x = Var::new(MatrixCl::from_slice(n, n, &xs)?);
@@ -191,7 +196,10 @@ fn check(trees: &[Tree], n: usize, seed: f64) -> Result<()> {
     let m = [&xs[..], &ys[..], &cs[..]];
     let value = total.value().to_vec()?[0];
     let want = cpu_total(trees, &m, n);
-    assert!((value - want).abs() <= 1e-10 * want.abs().max(1.0), "value {value} vs {want}");
+    assert!(
+        (value - want).abs() <= 1e-10 * want.abs().max(1.0),
+        "value {value} vs {want}"
+    );
     for (which, var) in [(0usize, &x), (1, &y)] {
         let got = var.adjoint().to_vec()?;
         for k in 0..n * n {
@@ -215,7 +223,10 @@ fn check(trees: &[Tree], n: usize, seed: f64) -> Result<()> {
 }
 
 fn cases() -> u32 {
-    std::env::var("FUSION_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(50)
+    std::env::var("FUSION_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50)
 }
 
 proptest! {

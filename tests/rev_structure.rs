@@ -5,13 +5,18 @@ use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
 
 fn values(n: usize, seed: f64) -> Vec<f64> {
-    (0..n).map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0).collect()
+    (0..n)
+        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
+        .collect()
 }
 
 fn close(name: &str, got: &[f64], want: &[f64]) {
     assert_eq!(got.len(), want.len(), "{name}: length");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{name}[{k}]: {g} vs {w}");
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+            "{name}[{k}]: {g} vs {w}"
+        );
     }
 }
 
@@ -58,7 +63,10 @@ fn transpose_of_itself_races_nothing() -> Result<()> {
         }
         close("(x + xᵀ) .* x", &x.adjoint().to_vec()?, &want);
         let value = f.value().to_vec()?[0];
-        let expected: f64 = (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| (at(i, j) + at(j, i)) * at(i, j)).sum();
+        let expected: f64 = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| (at(i, j) + at(j, i)) * at(i, j))
+            .sum();
         assert!((value - expected).abs() < 1e-10);
         rev::clear()?;
     }
@@ -74,16 +82,28 @@ fn a_scalar_variable_broadcast_sums_over_work_groups() -> Result<()> {
         let sigma = Var::new(MatrixCl::from_slice(1, 1, &[1.7])?);
         // sum(((y - α) / σ)²) through broadcasts of 1 x 1 variables.
         let a = colwise_broadcast(rowwise_broadcast(&alpha, 1), 1);
-        let z = elt_divide(&y - optional_broadcast(&alpha, n, 1), optional_broadcast(&sigma, n, 1));
+        let z = elt_divide(
+            &y - optional_broadcast(&alpha, n, 1),
+            optional_broadcast(&sigma, n, 1),
+        );
         let _ = a;
         colwise_sum(square(z)).eval()?.grad()?;
         let (a0, s0) = (0.3, 1.7);
         let d_alpha: f64 = ys.iter().map(|y| -2.0 * (y - a0) / (s0 * s0)).sum();
-        let d_sigma: f64 = ys.iter().map(|y| -2.0 * (y - a0) * (y - a0) / (s0 * s0 * s0)).sum();
+        let d_sigma: f64 = ys
+            .iter()
+            .map(|y| -2.0 * (y - a0) * (y - a0) / (s0 * s0 * s0))
+            .sum();
         let got_a = alpha.adjoint().to_vec()?[0];
         let got_s = sigma.adjoint().to_vec()?[0];
-        assert!((got_a - d_alpha).abs() < 1e-9 * d_alpha.abs().max(1.0), "n = {n}: {got_a} vs {d_alpha}");
-        assert!((got_s - d_sigma).abs() < 1e-9 * d_sigma.abs().max(1.0), "n = {n}: {got_s} vs {d_sigma}");
+        assert!(
+            (got_a - d_alpha).abs() < 1e-9 * d_alpha.abs().max(1.0),
+            "n = {n}: {got_a} vs {d_alpha}"
+        );
+        assert!(
+            (got_s - d_sigma).abs() < 1e-9 * d_sigma.abs().max(1.0),
+            "n = {n}: {got_s} vs {d_sigma}"
+        );
         rev::clear()?;
     }
     Ok(())
@@ -99,7 +119,9 @@ fn repeated_indices_add_up_with_atomics() -> Result<()> {
         let effects = values(groups, 3.5);
         let u = Var::new(MatrixCl::from_slice(groups, 1, &effects)?);
         // sum(u[g] ^ 2): du[k] = 2 u[k] * count(g == k).
-        colwise_sum(square(indexing(&u, &index, &zero))).eval()?.grad()?;
+        colwise_sum(square(indexing(&u, &index, &zero)))
+            .eval()?
+            .grad()?;
         let mut want = vec![0.0; groups];
         for &k in &g {
             want[k as usize] += 2.0 * effects[k as usize];
@@ -139,7 +161,9 @@ fn blocks_diagonals_broadcasts_and_appends() -> Result<()> {
             dx[i + r * j] += vs[j];
         }
     }
-    let dv: Vec<f64> = (0..c).map(|j| (0..r).map(|i| at(i, j)).sum::<f64>() + 6.0).collect();
+    let dv: Vec<f64> = (0..c)
+        .map(|j| (0..r).map(|i| at(i, j)).sum::<f64>() + 6.0)
+        .collect();
     close("x", &x.adjoint().to_vec()?, &dx);
     close("v", &v.adjoint().to_vec()?, &dv);
     rev::clear()
@@ -150,8 +174,13 @@ fn select_has_no_derivative_through_its_condition() -> Result<()> {
     let xs = values(33, 6.5);
     let x = Var::new(MatrixCl::from_slice(33, 1, &xs)?);
     // relu(x) + |x| via select; the condition reads x too.
-    colwise_sum(select(gt(&x, 0.0), &x, 0.0) + select(lt(&x, 0.0), -&x, &x)).eval()?.grad()?;
-    let want: Vec<f64> = xs.iter().map(|v| if *v > 0.0 { 2.0 } else { -1.0 }).collect();
+    colwise_sum(select(gt(&x, 0.0), &x, 0.0) + select(lt(&x, 0.0), -&x, &x))
+        .eval()?
+        .grad()?;
+    let want: Vec<f64> = xs
+        .iter()
+        .map(|v| if *v > 0.0 { 2.0 } else { -1.0 })
+        .collect();
     close("select", &x.adjoint().to_vec()?, &want);
     rev::clear()
 }

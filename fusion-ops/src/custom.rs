@@ -2,10 +2,10 @@
 //! inputs (any expressions) and named outputs (usable as expressions).
 
 use crate::binder::{Binder, Identity};
-use crate::rev::Depends;
 use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
+use crate::rev::Depends;
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
 /// A user snippet of OpenCL C. Inputs and outputs are named; in the code,

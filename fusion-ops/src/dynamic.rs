@@ -6,9 +6,9 @@
 //! pattern: two different erased trees never share a kernel.
 
 use crate::binder::Binder;
-use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::Depends;
 use crate::rev::{Constant, Dependence, Dual};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 use std::any::TypeId;
@@ -78,9 +78,7 @@ impl<T: ClType, D: Dependence> std::fmt::Debug for DynOp<'_, T, D> {
 /// ```
 pub fn boxed<'a, E>(
     expr: E,
-) -> Expr<
-    DynOp<'a, <E::Operand as Operation>::Scalar, <E::Operand as Depends>::Dependence>,
->
+) -> Expr<DynOp<'a, <E::Operand as Operation>::Scalar, <E::Operand as Depends>::Dependence>>
 where
     E: IntoOperand,
     E::Operand: Operation + 'a,

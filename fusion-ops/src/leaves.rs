@@ -1,9 +1,9 @@
 //! Leaves: matrices, scalars, shared sub-expressions, constants and indices.
 
 use crate::binder::{Binder, Identity};
-use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::Depends;
 use crate::rev::{Constant as Const, Dual};
 use clfuse_core::expr::MatrixRef;
 use clfuse_core::expr::{Load, Scalar, Shared};

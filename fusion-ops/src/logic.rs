@@ -1,9 +1,9 @@
 //! Comparisons, logical operators, `select` and `cast`.
 
 use crate::binder::Binder;
-use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
+use crate::rev::Depends;
 use crate::rev::{Both, Dual};
 use crate::templates::convert;
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
@@ -133,7 +133,12 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
         let tangents = x
             .tangents
             .iter()
-            .map(|(o, t)| (o.clone(), g.declare(T::CL_NAME, &convert::<A::Scalar, T>(t))))
+            .map(|(o, t)| {
+                (
+                    o.clone(),
+                    g.declare(T::CL_NAME, &convert::<A::Scalar, T>(t)),
+                )
+            })
             .collect();
         Ok(Dual { value, tangents })
     }

@@ -2,9 +2,9 @@
 //! `.elt_multiply(..)` and every function (`.exp()`, `.lt(..)`, ...).
 
 use crate::driver::operation_source;
-use crate::rev::{Dependence, Depends};
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
+use crate::rev::{Dependence, Depends};
 use clfuse_core::expr::{ElewiseDiv, ElewiseMul};
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
 

@@ -6,10 +6,10 @@
 //! GEMM kernel; the fused kernel then reads the result like any matrix.
 
 use crate::binder::Binder;
-use crate::rev::{Dependence, Depends};
 use crate::driver::eval_direct;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::{Dependence, Depends};
 use clfuse_core::expr::{Load, MatrixProduct, MatrixRef};
 use clfuse_core::{Access, ClFloat, Error, MatrixCl, Result, View};
 
@@ -44,9 +44,11 @@ fn product_shape<L: Operation, R: Operation>(p: &MatrixProduct<L, R>) -> Result<
 
 fn stored<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&MatrixCl<T>> {
     let result = p.result.get()?;
-    result
-        .downcast_ref::<MatrixCl<T>>()
-        .or_else(|| result.downcast_ref::<crate::rev::Var<T>>().map(|v| v.value()))
+    result.downcast_ref::<MatrixCl<T>>().or_else(|| {
+        result
+            .downcast_ref::<crate::rev::Var<T>>()
+            .map(|v| v.value())
+    })
 }
 
 /// The product as a variable, when an operand was one.

@@ -8,12 +8,12 @@
 //! tiny second step combines the work-groups' partial results.
 
 use crate::binder::{Binder, Identity};
-use crate::rev::{Dependence, Dual, Materialized};
-use std::any::TypeId;
-use crate::rev::Depends;
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
+use crate::rev::Depends;
+use crate::rev::{Dependence, Dual, Materialized};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 /// How values are combined.
@@ -209,7 +209,10 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
                 return Err(Error::InvalidArgument {
                     function: "eval",
                     argument: "expr",
-                    reason: format!("`rowwise_{}` has no derivative; of the row-wise reductions only sums of variables can be evaluated", R::NAME),
+                    reason: format!(
+                        "`rowwise_{}` has no derivative; of the row-wise reductions only sums of variables can be evaluated",
+                        R::NAME
+                    ),
                 });
             }
             self.2.set(crate::rev::nested::rowwise_sum(&self.0)?);
@@ -262,7 +265,11 @@ pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
     x: X,
     v: V,
 ) -> Expr<MatrixVectorMultiply<X::Operand, V::Operand>> {
-    Expr(MatrixVectorMultiply(x.into_operand(), v.into_operand(), Materialized::default()))
+    Expr(MatrixVectorMultiply(
+        x.into_operand(),
+        v.into_operand(),
+        Materialized::default(),
+    ))
 }
 
 impl<X: Depends, V: Depends> Depends for MatrixVectorMultiply<X, V> {

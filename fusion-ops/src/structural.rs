@@ -3,9 +3,9 @@
 //! index; none moves data by itself.
 
 use crate::binder::Binder;
-use crate::rev::Depends;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
+use crate::rev::Depends;
 use crate::rev::{Both, Dual};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 

@@ -70,7 +70,9 @@ impl<X: Operation, V: Operation> ReductionMethods for Expr<TransposeVectorMultip
     fn eval(self) -> Result<MatrixCl<X::Scalar>> {
         use crate::rev::Dependence;
         if X::Dependence::VARIABLE || V::Dependence::VARIABLE {
-            return Err(crate::rev::not_differentiable::<TransposeVectorMultiply<X, V>>());
+            return Err(crate::rev::not_differentiable::<
+                TransposeVectorMultiply<X, V>,
+            >());
         }
         let p = self.0.0.shape()?.map_or(0, |s| s.1);
         let out = MatrixCl::<X::Scalar>::uninitialized(p, 1)?;

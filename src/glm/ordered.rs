@@ -113,8 +113,15 @@ pub fn ordered_logistic_glm_lpmf<'a>(
         let outcome = &outcome;
         let cut = col_index(n, cuts);
         let cut = &cut;
-        let scattered = select(eq(outcome, cut + 2), colwise_broadcast(&d_lower, cuts), 0.0f64)
-            + select(eq(outcome, cut + 1), colwise_broadcast(&d_upper, cuts), 0.0f64);
+        let scattered = select(
+            eq(outcome, cut + 2),
+            colwise_broadcast(&d_lower, cuts),
+            0.0f64,
+        ) + select(
+            eq(outcome, cut + 1),
+            colwise_broadcast(&d_upper, cuts),
+            0.0f64,
+        );
         Some(colwise_sum(scattered).eval()?.reshape(cuts, 1)?)
     } else {
         None

@@ -63,7 +63,9 @@ impl Dependence for Variable {
     fn eval<O: Operation>(op: O) -> Result<Var<O::Scalar>> {
         crate::rev::forward::record(op, crate::rev::forward::Root::Elementwise)
     }
-    fn eval_colwise<R: ReduceOp, E: Operation>(r: ColwiseReduction<R, E>) -> Result<Var<E::Scalar>> {
+    fn eval_colwise<R: ReduceOp, E: Operation>(
+        r: ColwiseReduction<R, E>,
+    ) -> Result<Var<E::Scalar>> {
         if std::any::TypeId::of::<R>() != std::any::TypeId::of::<SumOp>() {
             return Err(clfuse_core::Error::InvalidArgument {
                 function: "eval",

@@ -66,7 +66,11 @@ impl Dual {
     /// The tangents of `Σ derivative_k · operand_k` (the chain rule for a
     /// node whose local derivatives with respect to its operands are
     /// `derivative_k`), merging contributions to the same element.
-    pub fn chain(g: &mut Generator, cl_type: &'static str, parts: &[(&Dual, &str)]) -> Vec<(Occurrence, String)> {
+    pub fn chain(
+        g: &mut Generator,
+        cl_type: &'static str,
+        parts: &[(&Dual, &str)],
+    ) -> Vec<(Occurrence, String)> {
         let mut terms: Vec<(Occurrence, Vec<String>)> = Vec::new();
         for (operand, derivative) in parts {
             for (occurrence, tangent) in &operand.tangents {
@@ -88,7 +92,13 @@ impl Dual {
 
     /// The tangents of a value chosen by `condition` between `then` and
     /// `otherwise` (no derivative through the condition).
-    pub fn select(g: &mut Generator, cl_type: &'static str, condition: &str, then: &Dual, otherwise: &Dual) -> Vec<(Occurrence, String)> {
+    pub fn select(
+        g: &mut Generator,
+        cl_type: &'static str,
+        condition: &str,
+        then: &Dual,
+        otherwise: &Dual,
+    ) -> Vec<(Occurrence, String)> {
         let mut out: Vec<(Occurrence, String, String)> = Vec::new();
         for (occurrence, tangent) in &then.tangents {
             out.push((occurrence.clone(), tangent.clone(), "0".into()));
@@ -111,7 +121,9 @@ impl Dual {
 /// `a * b`, leaving out a factor `1` and bracketing compound factors.
 fn product(a: &str, b: &str) -> String {
     let factor = |s: &str| {
-        if s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+        if s.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
             s.to_string()
         } else {
             format!("({s})")

@@ -130,7 +130,9 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
         return Err(Error::InvalidArgument {
             function: "eval",
             argument: "expr",
-            reason: "an integer expression of variables has no derivative; cast it or compare instead".into(),
+            reason:
+                "an integer expression of variables has no derivative; cast it or compare instead"
+                    .into(),
         });
     }
     let Some(grid) = op.shape()? else {
@@ -218,7 +220,9 @@ impl<E: Operation> Operation for Tangents<'_, E> {
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         let dual = self.expr.generate_tangents(g, at);
-        let value = dual.as_ref().map_or_else(|_| "0".to_string(), |d| d.value.clone());
+        let value = dual
+            .as_ref()
+            .map_or_else(|_| "0".to_string(), |d| d.value.clone());
         *self.stash.borrow_mut() = Some(dual);
         value
     }

@@ -39,18 +39,18 @@
 
 mod dependence;
 mod dual;
+pub(crate) mod forward;
 pub(crate) mod nested;
 mod operators;
-pub(crate) mod forward;
 pub(crate) mod reverse;
 mod tape;
 pub(crate) mod var;
 
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use dual::{Dual, Occurrence};
-pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
 pub use nested::{Materialized, leaf};
 pub use operators::VarScalar;
+pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
 pub use var::{Differentiable, OwnedVarLoad, Var, VarData, VarLoad};
 
 use crate::generator::Generator;
@@ -161,7 +161,12 @@ pub fn value_and_grad(
             .iter()
             .map(|input| input.adjoint().try_clone())
             .collect::<Result<Vec<_>>>()?;
-        let value = result.value().to_vec()?.first().copied().unwrap_or(f64::NAN);
+        let value = result
+            .value()
+            .to_vec()?
+            .first()
+            .copied()
+            .unwrap_or(f64::NAN);
         Ok((value, grads))
     })();
     tape::truncate(mark)?;

@@ -6,10 +6,10 @@
 
 use crate::assign::AssignExt;
 use crate::operation::Operation;
+use crate::rev::Dependence;
 use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
 use crate::rev::var::{Var, VarData};
-use crate::rev::Dependence;
 use clfuse_core::{ClFloat, ClType, Error, MatrixCl, Result};
 use std::any::Any;
 use std::cell::OnceCell;
@@ -40,7 +40,11 @@ impl Clone for Materialized {
 
 impl std::fmt::Debug for Materialized {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() { "Materialized(set)" } else { "Materialized(empty)" })
+        f.write_str(if self.0.get().is_some() {
+            "Materialized(set)"
+        } else {
+            "Materialized(empty)"
+        })
     }
 }
 
@@ -168,21 +172,28 @@ where
     )?;
     let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
     let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
-    let reverse = move |_: &MatrixCl<X::Scalar>, adj: &MatrixCl<X::Scalar>| -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
+    let reverse = move |_: &MatrixCl<X::Scalar>,
+                        adj: &MatrixCl<X::Scalar>|
+          -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
         let mut out = Vec::new();
         if x_is_var {
             // adj(x) = adj · vᵀ, one element-wise kernel.
             let p = v.value().rows();
             let outer = crate::arithmetic::elt_multiply(
                 crate::structural::colwise_broadcast(adj, p),
-                crate::structural::rowwise_broadcast(crate::structural::transpose(v.value()), adj.rows()),
+                crate::structural::rowwise_broadcast(
+                    crate::structural::transpose(v.value()),
+                    adj.rows(),
+                ),
             );
             out.push(Some(crate::driver::eval_direct(outer.0)?));
         }
         if v_is_var {
             // adj(v) = xᵀ · adj, one fused row-block kernel.
             use crate::methods::ReductionMethods;
-            out.push(Some(crate::transpose_product::transpose_vector_multiply(x.value(), adj).eval()?));
+            out.push(Some(
+                crate::transpose_product::transpose_vector_multiply(x.value(), adj).eval()?,
+            ));
         }
         Ok(out)
     };
@@ -201,7 +212,9 @@ where
     let value = clfuse_kernels::multiply(a.value(), b.value())?;
     let parents: Vec<Var<L::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
     let (a_is_var, b_is_var) = (a.var().is_some(), b.var().is_some());
-    let reverse = move |_: &MatrixCl<L::Scalar>, adj: &MatrixCl<L::Scalar>| -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
+    let reverse = move |_: &MatrixCl<L::Scalar>,
+                        adj: &MatrixCl<L::Scalar>|
+          -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
         use clfuse_kernels::{Op, multiply_transposed};
         // adj(a) = adj · bᵀ, adj(b) = aᵀ · adj (transposes read in place).
         let mut out = Vec::new();

@@ -98,7 +98,9 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
 "
     ));
     if reduces {
-        out.push_str("  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n");
+        out.push_str(
+            "  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n",
+        );
     }
     for (k, mode) in modes.iter().enumerate() {
         match mode {
@@ -144,24 +146,30 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         let modes: Vec<Mode> = self.specs.iter().map(|s| s.mode).collect();
         let mut pattern = vec![self.root.code()];
         pattern.extend(modes.iter().map(|m| m.code()));
-        let plan = rt.kernels().fused(
-            TypeId::of::<ReverseKernel<T>>(),
-            pattern,
-            |_key| {
+        let plan = rt
+            .kernels()
+            .fused(TypeId::of::<ReverseKernel<T>>(), pattern, |_key| {
                 let source = reverse_source(T::CL_NAME, self.root, &modes);
                 let name = format!(
                     "adjoint_{}_{}",
                     T::CL_NAME,
-                    modes.iter().map(|m| m.code().to_string()).collect::<String>()
+                    modes
+                        .iter()
+                        .map(|m| m.code().to_string())
+                        .collect::<String>()
                 );
                 let compiled = compile_kernel("adjoint", &source, "", &name)?;
-                Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(compiled, source))))
-            },
-        )?;
+                Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+                    compiled, source,
+                ))))
+            })?;
         let FusedPlan::Direct(kernel) = plan else {
             return Ok(());
         };
-        let mut args = vec![KernelArg::buffer(self.result.adjoint_matrix(), Access::Read)];
+        let mut args = vec![KernelArg::buffer(
+            self.result.adjoint_matrix(),
+            Access::Read,
+        )];
         for spec in &self.specs {
             args.push(KernelArg::buffer(&spec.partial, Access::Read));
             args.push(spec.var.adjoint_arg());

@@ -37,7 +37,11 @@ fn busy() -> Error {
 }
 
 fn with_tape<R>(f: impl FnOnce(&mut Tape) -> R) -> Result<R> {
-    TAPE.with(|t| t.try_borrow_mut().map(|mut t| f(&mut t)).map_err(|_| busy()))
+    TAPE.with(|t| {
+        t.try_borrow_mut()
+            .map(|mut t| f(&mut t))
+            .map_err(|_| busy())
+    })
 }
 
 /// Appends a step; returns its id.

@@ -226,7 +226,10 @@ pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Ind
     let value = generate_value(var, g, at);
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let base = g.buffer(identity, T::CL_NAME, true);
-    let tangent = g.declare(T::CL_NAME, &format!("in_view({}, {}, {base}_view)", at.i, at.j));
+    let tangent = g.declare(
+        T::CL_NAME,
+        &format!("in_view({}, {}, {base}_view)", at.i, at.j),
+    );
     let cols = g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
     let flat = g.declare(
         "int",

@@ -25,7 +25,8 @@ test: opencl
 	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 cargo test --test glm --test ops_transpose_product
 	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 cargo test --test glm --test ops_transpose_product
 	# Cross-thread ordering on an in-order queue too (the default run above is out of order).
-	FUSION_QUEUE=in-order cargo test --test soundness_threads
+	FUSION_QUEUE=in-order cargo test --test soundness_threads --test rev_structure --test rev_nested
 	cargo run --example user_function
 	cargo run --example glm_composition
+	cargo run --example autodiff_model -- --quick --compare-glm
 	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

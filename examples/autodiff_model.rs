@@ -173,7 +173,9 @@ fn main() -> Result<()> {
     println!("n = {n}, p = {p}, groups = {groups}: log density {value:.6}");
     println!("  vs the CPU's value and gradient: worst relative difference {worst:.2e}");
     println!("  vs central finite differences: worst relative difference {fd_worst:.2e}");
-    if worst > 1e-9 || fd_worst > 1e-6 {
+    // Finite differences of a sum over many rows carry rounding noise of
+    // about eps·|value|/h; the CPU comparison is the tight one.
+    if worst > 1e-9 || fd_worst > 1e-5 {
         return Err(clfuse::Error::InvalidArgument {
             function: "autodiff_model",
             argument: "gradient",

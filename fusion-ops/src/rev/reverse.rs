@@ -88,31 +88,47 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
     out.push_str(") {\n");
     let seed_at = match root {
         Root::Elementwise => "element",
-        Root::ColwiseSum => "j",
+        Root::ColwiseSum => "element / rows",
     };
+    // A grid-stride loop over a bounded number of work-groups: partials of
+    // 1 x 1 variables are summed per work item, then per group, so the
+    // number of atomic adds per variable is the number of groups.
+    for (k, mode) in modes.iter().enumerate() {
+        if *mode == Mode::Reduce {
+            out.push_str(&format!("  {cl_type} sum{k} = 0;\n"));
+        }
+    }
     out.push_str(&format!(
-        "  const int element = get_global_id(0);
-  const bool in_range = element < rows * cols;
-  const int j = in_range ? element / rows : 0;
-  const {cl_type} seed = in_range ? result_adjoint[{seed_at}] : 0;
+        "  for (int element = get_global_id(0); element < rows * cols; element += get_global_size(0)) {{
+    const {cl_type} seed = result_adjoint[{seed_at}];
 "
     ));
+    for (k, mode) in modes.iter().enumerate() {
+        match mode {
+            Mode::Identity => out.push_str(&format!(
+                "    adjoint{k}[element] += seed * partial{k}[element];\n"
+            )),
+            Mode::Scatter => out.push_str(&format!(
+                "    const int target{k} = index{k}[element];
+    if (target{k} >= 0) {{
+      atomic_add_{cl_type}(&adjoint{k}[target{k}], seed * partial{k}[element]);
+    }}
+"
+            )),
+            Mode::Reduce => out.push_str(&format!("    sum{k} += seed * partial{k}[element];\n")),
+        }
+    }
+    out.push_str("  }\n");
     if reduces {
         out.push_str(
             "  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n",
         );
     }
     for (k, mode) in modes.iter().enumerate() {
-        match mode {
-            Mode::Identity => out.push_str(&format!(
-                "  if (in_range) {{\n    adjoint{k}[element] += seed * partial{k}[element];\n  }}\n"
-            )),
-            Mode::Scatter => out.push_str(&format!(
-                "  if (in_range && index{k}[element] >= 0) {{\n    atomic_add_{cl_type}(&adjoint{k}[index{k}[element]], seed * partial{k}[element]);\n  }}\n"
-            )),
-            Mode::Reduce => out.push_str(&format!(
-                "  // The work-group sums its contributions to the 1 x 1 variable, then adds them once.
-  scratch[lid] = in_range ? seed * partial{k}[element] : 0;
+        if *mode == Mode::Reduce {
+            out.push_str(&format!(
+                "  // The work-group adds its sum for the 1 x 1 variable once.
+  scratch[lid] = sum{k};
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = lsize / 2; step > 0; step /= 2) {{
     if (lid < step) {{
@@ -125,7 +141,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
   }}
   barrier(CLK_LOCAL_MEM_FENCE);
 "
-            )),
+            ));
         }
     }
     out.push_str("}\n");
@@ -179,11 +195,15 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         }
         args.push(KernelArg::Int(rows as i32));
         args.push(KernelArg::Int(cols as i32));
-        let group = work_group_size(rt.device_info().max_work_group_size);
+        let info = rt.device_info();
+        let group = work_group_size(info.max_work_group_size);
         if modes.contains(&Mode::Reduce) {
             args.push(KernelArg::Local(group * std::mem::size_of::<T>()));
         }
-        let global = elements.div_ceil(group) * group;
+        // Enough groups to fill the device a few times over; each work item
+        // then walks several elements.
+        let max_groups = 8 * info.compute_units.max(1) as usize;
+        let global = elements.div_ceil(group).min(max_groups) * group;
         enqueue(
             kernel.compiled(),
             &args,
@@ -220,6 +240,6 @@ mod tests {
         assert!(!source.contains("atom"));
         let source = reverse_source("double", Root::ColwiseSum, &[Mode::Identity, Mode::Scatter]);
         assert!(source.contains("cl_khr_int64_base_atomics"));
-        assert!(source.contains("result_adjoint[j]"));
+        assert!(source.contains("result_adjoint[element / rows]"));
     }
 }

@@ -150,48 +150,51 @@ impl<S: ScalarOperand> IntoOperand for S {
     }
 }
 
-/// Operators whose left operand is a matrix or expression.
-macro_rules! matrix_operators {
-    ([$($g:tt)*] $lhs:ty) => {
-        impl<$($g)*, Rhs: IntoOperand> ops::Add<Rhs> for $lhs {
-            type Output = Expr<Add<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
+/// Operators whose left operand is a matrix, expression or variable; `$scalar`
+/// is the trait of the scalar types `*` and `/` accept (one generic impl, not
+/// one per scalar type, so that the result's type is known before a
+/// literal's type is: `(&a * 2.0).eval()`). Shared with `clfuse_::std::ops::rev`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __matrix_operators {
+    ($scalar:path; [$($g:tt)*] $lhs:ty) => {
+        impl<$($g)*, Rhs: $crate::expr::IntoOperand> ::std::ops::Add<Rhs> for $lhs {
+            type Output = $crate::expr::Expr<$crate::expr::Add<<$lhs as $crate::expr::IntoOperand>::Operand, Rhs::Operand>>;
             fn add(self, rhs: Rhs) -> Self::Output {
-                Expr(Add(self.into_operand(), rhs.into_operand()))
+                $crate::expr::Expr($crate::expr::Add(self.into_operand(), rhs.into_operand()))
             }
         }
-        impl<$($g)*, Rhs: IntoOperand> ops::Sub<Rhs> for $lhs {
-            type Output = Expr<Sub<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
+        impl<$($g)*, Rhs: $crate::expr::IntoOperand> ::std::ops::Sub<Rhs> for $lhs {
+            type Output = $crate::expr::Expr<$crate::expr::Sub<<$lhs as $crate::expr::IntoOperand>::Operand, Rhs::Operand>>;
             fn sub(self, rhs: Rhs) -> Self::Output {
-                Expr(Sub(self.into_operand(), rhs.into_operand()))
+                $crate::expr::Expr($crate::expr::Sub(self.into_operand(), rhs.into_operand()))
             }
         }
-        impl<$($g)*> ops::Neg for $lhs {
-            type Output = Expr<Neg<<$lhs as IntoOperand>::Operand>>;
+        impl<$($g)*> ::std::ops::Neg for $lhs {
+            type Output = $crate::expr::Expr<$crate::expr::Neg<<$lhs as $crate::expr::IntoOperand>::Operand>>;
             fn neg(self) -> Self::Output {
-                Expr(Neg(self.into_operand()))
+                $crate::expr::Expr($crate::expr::Neg(self.into_operand()))
             }
         }
-        // One generic impl (not one per scalar type), so that the result's
-        // type is known before a literal's type is: `(&a * 2.0).eval()`.
-        impl<$($g)*, S: ScalarOperand> ops::Mul<S> for $lhs {
-            type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
+        impl<$($g)*, S: $scalar> ::std::ops::Mul<S> for $lhs {
+            type Output = $crate::expr::Expr<$crate::expr::ElewiseMul<<$lhs as $crate::expr::IntoOperand>::Operand, $crate::expr::Scalar<S>>>;
             fn mul(self, rhs: S) -> Self::Output {
-                Expr(ElewiseMul(self.into_operand(), Scalar(rhs)))
+                $crate::expr::Expr($crate::expr::ElewiseMul(self.into_operand(), $crate::expr::Scalar(rhs)))
             }
         }
-        impl<$($g)*, S: ScalarOperand> ops::Div<S> for $lhs {
-            type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
+        impl<$($g)*, S: $scalar> ::std::ops::Div<S> for $lhs {
+            type Output = $crate::expr::Expr<$crate::expr::ElewiseDiv<<$lhs as $crate::expr::IntoOperand>::Operand, $crate::expr::Scalar<S>>>;
             fn div(self, rhs: S) -> Self::Output {
-                Expr(ElewiseDiv(self.into_operand(), Scalar(rhs)))
+                $crate::expr::Expr($crate::expr::ElewiseDiv(self.into_operand(), $crate::expr::Scalar(rhs)))
             }
         }
     };
 }
 
-matrix_operators!([O] Expr<O>);
-matrix_operators!(['a, O] &'a Expr<O>);
-matrix_operators!(['a, T: ClType] &'a MatrixCl<T>);
-matrix_operators!([T: ClType] MatrixCl<T>);
+crate::__matrix_operators!(ScalarOperand; [O] Expr<O>);
+crate::__matrix_operators!(ScalarOperand; ['a, O] &'a Expr<O>);
+crate::__matrix_operators!(ScalarOperand; ['a, T: ClType] &'a MatrixCl<T>);
+crate::__matrix_operators!(ScalarOperand; [T: ClType] MatrixCl<T>);
 
 /// The scalar types that combine with matrices and expressions through
 /// `*` and `/` (`f64`, `f32`, `i32`).

@@ -37,6 +37,8 @@ pub struct Binder<'a> {
     pattern: Vec<u32>,
     /// A leaf found without its value (a product `evaluate_leaves` did not reach).
     unevaluated: Option<&'static str>,
+    /// The variables read, each once, in binding order (see [`crate::rev`]).
+    variables: Vec<std::rc::Rc<dyn crate::rev::Differentiable>>,
 }
 
 impl<'a> Binder<'a> {
@@ -47,7 +49,18 @@ impl<'a> Binder<'a> {
             seen: Vec::with_capacity(8),
             pattern: Vec::with_capacity(8),
             unevaluated: None,
+            variables: Vec::new(),
         }
+    }
+
+    /// Records a variable read by the expression (on its first use).
+    pub fn variable(&mut self, var: std::rc::Rc<dyn crate::rev::Differentiable>) {
+        self.variables.push(var);
+    }
+
+    /// The variables recorded, in binding order.
+    pub fn variables(&self) -> &[std::rc::Rc<dyn crate::rev::Differentiable>] {
+        &self.variables
     }
 
     /// Records a leaf; returns `true` the first time `identity` is seen (the

@@ -27,6 +27,12 @@ fn guarded_element(base: &str, row: &str, col: &str, cols: &str) -> String {
     )
 }
 
+/// `__kernel void name(` with one parameter per line, then `) {`.
+pub fn kernel_header(name: &str, params: &[String]) -> String {
+    let params: Vec<String> = params.iter().map(|p| format!("    {p}")).collect();
+    format!("__kernel void {name}(\n{}) {{\n", params.join(",\n"))
+}
+
 /// The position an operation computes: OpenCL C expressions for the row and column.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Index {
@@ -739,15 +745,7 @@ impl Generator {
         if self.row_blocks {
             params.push("int block_rows".into());
         }
-        out.push_str("__kernel void calculate(\n");
-        out.push_str(
-            &params
-                .iter()
-                .map(|p| format!("    {p}"))
-                .collect::<Vec<_>>()
-                .join(",\n"),
-        );
-        out.push_str(") {\n");
+        out.push_str(&kernel_header("calculate", &params));
         out
     }
 

@@ -31,8 +31,9 @@ use crate::rev::reverse::ElementwiseStep;
 use crate::rev::var::{Differentiable, Var};
 use crate::rev::{Constant, Depends, tape};
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// What the step's result is made of its expression's elements.
@@ -81,46 +82,131 @@ pub(crate) struct PartialSpec<T: ClType> {
     pub(crate) index: Option<MatrixCl<i32>>,
 }
 
-/// Decides the partials of `dual` on a `grid` and allocates their buffers.
-fn plan<T: ClType>(dual: &Dual, grid: (usize, usize)) -> Result<Vec<PartialSpec<T>>> {
-    let mut by_var: Vec<(u64, Vec<usize>)> = Vec::new();
+/// One partial of a step's plan: which variable (an index into the
+/// variables in binding order), how it is applied, which tangents it sums.
+#[derive(Debug)]
+struct PlannedPartial {
+    var: usize,
+    mode: Mode,
+    tangents: Vec<usize>,
+}
+
+/// Decides the partials of `dual` on a `grid`; `vars` are the expression's
+/// variables in binding order.
+fn plan(
+    dual: &Dual,
+    grid: (usize, usize),
+    vars: &[Rc<dyn Differentiable>],
+) -> Result<Vec<PlannedPartial>> {
+    let mut by_var: Vec<(usize, Vec<usize>)> = Vec::new();
     for (k, (occurrence, _)) in dual.tangents.iter().enumerate() {
         let id = occurrence.var.value_id();
-        match by_var.iter_mut().find(|(v, _)| *v == id) {
+        let var = vars
+            .iter()
+            .position(|v| v.value_id() == id)
+            .ok_or_else(|| internal_plan("a variable read was not bound"))?;
+        match by_var.iter_mut().find(|(v, _)| *v == var) {
             Some((_, list)) => list.push(k),
-            None => by_var.push((id, vec![k])),
+            None => by_var.push((var, vec![k])),
         }
     }
-    let mut specs = Vec::new();
-    for (_, list) in by_var {
-        let var = dual.tangents[list[0]].0.var.clone();
-        var.usable("eval")?;
-        let shape = var.shape();
+    let mut planned = Vec::new();
+    for (var, list) in by_var {
+        let shape = vars[var].shape();
         let at_own_element = list
             .iter()
             .all(|&k| dual.tangents[k].0.at == Index::work_item());
-        let grouped = if shape == (1, 1) {
-            vec![(Mode::Reduce, list)]
+        if shape == (1, 1) {
+            planned.push(PlannedPartial {
+                var,
+                mode: Mode::Reduce,
+                tangents: list,
+            });
         } else if at_own_element && shape == grid {
-            vec![(Mode::Identity, list)]
+            planned.push(PlannedPartial {
+                var,
+                mode: Mode::Identity,
+                tangents: list,
+            });
         } else {
-            list.into_iter().map(|k| (Mode::Scatter, vec![k])).collect()
-        };
-        for (mode, tangents) in grouped {
-            let index = match mode {
+            for k in list {
+                planned.push(PlannedPartial {
+                    var,
+                    mode: Mode::Scatter,
+                    tangents: vec![k],
+                });
+            }
+        }
+    }
+    Ok(planned)
+}
+
+fn internal_plan(reason: &str) -> Error {
+    Error::InvalidArgument {
+        function: "eval",
+        argument: "expr",
+        reason: format!("internal: {reason}"),
+    }
+}
+
+/// What decides a plan: the expression's type, its alias pattern, and how
+/// each variable's shape relates to the grid (`1 x 1`, the grid's, other).
+type PlanKey = (TypeId, Vec<u32>, Vec<u8>);
+
+thread_local! {
+    /// Plans by structure, so that a cache hit generates no source.
+    static PLANS: RefCell<HashMap<PlanKey, Rc<Vec<PlannedPartial>>>> = RefCell::new(HashMap::new());
+}
+
+/// The plan of `op` on `grid`: looked up, or found once by generating the
+/// tangents into a scratch kernel.
+fn cached_plan<O: Operation>(
+    op: &O,
+    grid: (usize, usize),
+    vars: &[Rc<dyn Differentiable>],
+    pattern: Vec<u32>,
+) -> Result<Rc<Vec<PlannedPartial>>> {
+    let shapes = vars
+        .iter()
+        .map(|v| match v.shape() {
+            (1, 1) => 1,
+            s if s == grid => 2,
+            _ => 0,
+        })
+        .collect();
+    let key = (TypeId::of::<O::Key>(), pattern, shapes);
+    if let Some(found) = PLANS.with(|p| p.borrow().get(&key).cloned()) {
+        return Ok(found);
+    }
+    let mut probe = Generator::new();
+    let dual = op.generate_tangents(&mut probe, &Index::work_item())?;
+    let planned = Rc::new(plan(&dual, grid, vars)?);
+    PLANS.with(|p| p.borrow_mut().insert(key, planned.clone()));
+    Ok(planned)
+}
+
+/// Allocates the buffers of a plan.
+fn allocate<T: ClType>(
+    planned: &[PlannedPartial],
+    grid: (usize, usize),
+    vars: &[Rc<dyn Differentiable>],
+) -> Result<Vec<PartialSpec<T>>> {
+    planned
+        .iter()
+        .map(|p| {
+            let index = match p.mode {
                 Mode::Scatter => Some(MatrixCl::<i32>::uninitialized(grid.0, grid.1)?),
                 _ => None,
             };
-            specs.push(PartialSpec {
-                var: var.clone(),
-                mode,
-                tangents,
+            Ok(PartialSpec {
+                var: vars[p.var].clone(),
+                mode: p.mode,
+                tangents: p.tangents.clone(),
                 partial: MatrixCl::<T>::uninitialized(grid.0, grid.1)?,
                 index,
-            });
-        }
-    }
-    Ok(specs)
+            })
+        })
+        .collect()
 }
 
 /// Evaluates `op` on variables into a new [`Var`] with one kernel and
@@ -145,9 +231,15 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
     // Nested steps (products, row-wise reductions) run first; the probe
     // below then sees their results as variables.
     op.evaluate_leaves()?;
-    let mut probe = Generator::new();
-    let dual = op.generate_tangents(&mut probe, &Index::work_item())?;
-    let specs = plan::<O::Scalar>(&dual, grid)?;
+    let mut binder = Binder::new();
+    op.bind(&mut binder);
+    let vars = binder.variables().to_vec();
+    for var in &vars {
+        var.usable("eval")?;
+    }
+    let planned = cached_plan(&op, grid, &vars, binder.pattern().to_vec())?;
+    drop(binder);
+    let specs = allocate::<O::Scalar>(&planned, grid, &vars)?;
     let stash = RefCell::new(None);
     let tangents = Tangents {
         expr: &op,

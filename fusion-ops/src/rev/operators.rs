@@ -2,9 +2,7 @@
 //! `2.0 * &x`, `-&x`, `&a * &x` (matrix product), `(&x).exp()`.
 
 use crate::rev::var::Var;
-use clfuse_core::expr::{
-    Add, ElewiseDiv, ElewiseMul, MatrixProduct, Neg, Scalar, ScalarOperand, Sub,
-};
+use clfuse_core::expr::{Add, ElewiseDiv, ElewiseMul, MatrixProduct, Scalar, ScalarOperand, Sub};
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl};
 use std::ops;
 
@@ -15,43 +13,8 @@ impl VarScalar for f64 {}
 impl VarScalar for f32 {}
 impl VarScalar for i32 {}
 
-macro_rules! var_operators {
-    ([$($g:tt)*] $lhs:ty) => {
-        impl<$($g)*, Rhs: IntoOperand> ops::Add<Rhs> for $lhs {
-            type Output = Expr<Add<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
-            fn add(self, rhs: Rhs) -> Self::Output {
-                Expr(Add(self.into_operand(), rhs.into_operand()))
-            }
-        }
-        impl<$($g)*, Rhs: IntoOperand> ops::Sub<Rhs> for $lhs {
-            type Output = Expr<Sub<<$lhs as IntoOperand>::Operand, Rhs::Operand>>;
-            fn sub(self, rhs: Rhs) -> Self::Output {
-                Expr(Sub(self.into_operand(), rhs.into_operand()))
-            }
-        }
-        impl<$($g)*> ops::Neg for $lhs {
-            type Output = Expr<Neg<<$lhs as IntoOperand>::Operand>>;
-            fn neg(self) -> Self::Output {
-                Expr(Neg(self.into_operand()))
-            }
-        }
-        impl<$($g)*, S: VarScalar> ops::Mul<S> for $lhs {
-            type Output = Expr<ElewiseMul<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
-            fn mul(self, rhs: S) -> Self::Output {
-                Expr(ElewiseMul(self.into_operand(), Scalar(rhs)))
-            }
-        }
-        impl<$($g)*, S: VarScalar> ops::Div<S> for $lhs {
-            type Output = Expr<ElewiseDiv<<$lhs as IntoOperand>::Operand, Scalar<S>>>;
-            fn div(self, rhs: S) -> Self::Output {
-                Expr(ElewiseDiv(self.into_operand(), Scalar(rhs)))
-            }
-        }
-    };
-}
-
-var_operators!(['a, T: ClType] &'a Var<T>);
-var_operators!([T: ClType] Var<T>);
+clfuse_core::__matrix_operators!(VarScalar; ['a, T: ClType] &'a Var<T>);
+clfuse_core::__matrix_operators!(VarScalar; [T: ClType] Var<T>);
 
 /// `*` with a variable on either side and a matrix, expression or variable
 /// on the other: the matrix product.

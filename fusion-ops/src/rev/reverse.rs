@@ -77,15 +77,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
     if reduces {
         params.push(format!("__local {cl_type}* scratch"));
     }
-    out.push_str("__kernel void adjoint(\n");
-    out.push_str(
-        &params
-            .iter()
-            .map(|p| format!("    {p}"))
-            .collect::<Vec<_>>()
-            .join(",\n"),
-    );
-    out.push_str(") {\n");
+    out.push_str(&crate::generator::kernel_header("adjoint", &params));
     let seed_at = match root {
         Root::Elementwise => "element",
         Root::ColwiseSum => "element / rows",

@@ -160,6 +160,15 @@ pub trait Differentiable {
     fn usable(&self, function: &'static str) -> Result<()>;
 }
 
+impl std::fmt::Debug for dyn Differentiable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Variable")
+            .field("buffer", &self.value_id())
+            .field("shape", &self.shape())
+            .finish()
+    }
+}
+
 impl<T: ClType> Differentiable for VarData<T> {
     fn value_id(&self) -> u64 {
         self.value.buffer_id()
@@ -257,6 +266,7 @@ pub(crate) fn bind_var<'a, T: ClType>(var: &'a Var<T>, b: &mut Binder<'a>) {
     b.matrix(&var.0.value, Access::Read, true);
     if first {
         b.int(var.cols() as i32);
+        b.variable(var.0.clone());
     }
 }
 

@@ -165,33 +165,56 @@ fn glm_leaf(value: f64, parents: &[&Var], gradients: Vec<MatrixCl<f64>>) -> Resu
     })
 }
 
+/// Runs a GLM with the gradients of the operands that are variables (slots
+/// `[alpha, beta, x, aux]`, in [`GlmOutput::into_gradients`]'s order) and
+/// records its value as a `1 x 1` variable over them.
+///
+/// [`GlmOutput::into_gradients`]: crate::glm::GlmOutput::into_gradients
+fn glm_var(
+    slots: [Option<&dyn Operand>; 4],
+    run: impl FnOnce(&GlmOptions) -> Result<crate::glm::GlmOutput>,
+) -> Result<Var> {
+    let is_var = |k: usize| slots[k].is_some_and(|o| o.variable().is_some());
+    let wrt = Wrt {
+        alpha: is_var(0),
+        beta: is_var(1),
+        x: is_var(2),
+        aux: is_var(3),
+    };
+    let out = run(&GlmOptions::gradients(wrt))?;
+    let value = out.value;
+    let mut vars = Vec::new();
+    let mut gradients = Vec::new();
+    for (slot, gradient) in slots.iter().zip(out.into_gradients()) {
+        if let (Some(var), Some(gradient)) = (slot.and_then(|o| o.variable()), gradient) {
+            vars.push(var);
+            gradients.push(gradient);
+        }
+    }
+    glm_leaf(value, &vars, gradients)
+}
+
 macro_rules! linear_glm {
     ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty) => {
         $(#[$doc])*
         pub fn $name<'a>(
             y: impl Into<Outcomes<'a, $y>>,
-            x: &MatrixCl<f64>,
+            x: impl Operand,
             alpha: impl Operand,
             beta: impl Operand,
         ) -> Result<Var> {
-            let wrt = Wrt {
-                alpha: alpha.variable().is_some(),
-                beta: beta.variable().is_some(),
-                ..Wrt::default()
-            };
             let y: Outcomes<'_, $y> = y.into();
-            let out = $glm(y, x, glm_alpha(alpha.value())?, beta.value(), &GlmOptions::gradients(wrt))?;
-            let value = out.value;
-            let [d_alpha, d_beta, _, _] = out.into_gradients();
-            let (vars, _) = parents(&[&alpha, &beta]);
-            glm_leaf(value, &vars, [d_alpha, d_beta].into_iter().flatten().collect())
+            glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
+                $glm(y, x.value(), glm_alpha(alpha.value())?, beta.value(), options)
+            })
         }
     };
 }
 
 linear_glm! {
     /// `bernoulli_logit_glm_lpmf` as a differentiable `1 x 1` variable
-    /// (intercept `1 x 1` or `n x 1`, coefficients `p x 1`).
+    /// (intercept `1 x 1` or `n x 1`, coefficients `p x 1`; the design
+    /// matrix may be a variable too).
     ///
     /// ```
     /// use clfuse::prelude::*;
@@ -210,41 +233,149 @@ linear_glm! {
 
 linear_glm! {
     /// `poisson_log_glm_lpmf` as a differentiable `1 x 1` variable.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(1, 1, &[1.0])?;
+    /// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+    /// rev::poisson_log_glm(&[3][..], &x, &MatrixCl::zeros(1, 1)?, &beta)?.grad()?;
+    /// // d/dβ (y η - exp η) = (3 - 1)·1
+    /// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
     poisson_log_glm => crate::glm::poisson_log_glm_lpmf, i32
 }
 
 /// `normal_id_glm_lpdf` as a differentiable `1 x 1` variable; `sigma` is a
 /// `1 x 1` operand (read to the host) or `n x 1`.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let x = MatrixCl::from_slice(1, 1, &[1.0])?;
+/// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+/// let sigma = MatrixCl::from_slice(1, 1, &[1.0])?;
+/// rev::normal_id_glm(&[2.0][..], &x, &MatrixCl::zeros(1, 1)?, &beta, &sigma)?.grad()?;
+/// // d/dβ -(y - β)²/2 = y - β = 2
+/// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
 pub fn normal_id_glm<'a>(
     y: impl Into<Outcomes<'a, f64>>,
-    x: &MatrixCl<f64>,
+    x: impl Operand,
     alpha: impl Operand,
     beta: impl Operand,
     sigma: impl Operand,
 ) -> Result<Var> {
-    let wrt = Wrt {
-        alpha: alpha.variable().is_some(),
-        beta: beta.variable().is_some(),
-        aux: sigma.variable().is_some(),
-        ..Wrt::default()
-    };
     let y: Outcomes<'_, f64> = y.into();
-    let out = crate::glm::normal_id_glm_lpdf(
-        y,
-        x,
-        glm_alpha(alpha.value())?,
-        beta.value(),
-        glm_alpha(sigma.value())?,
-        &GlmOptions::gradients(wrt),
-    )?;
-    let value = out.value;
-    let [d_alpha, d_beta, _, d_sigma] = out.into_gradients();
-    let (vars, _) = parents(&[&alpha, &beta, &sigma]);
-    glm_leaf(
-        value,
-        &vars,
-        [d_alpha, d_beta, d_sigma].into_iter().flatten().collect(),
+    glm_var(
+        [Some(&alpha), Some(&beta), Some(&x), Some(&sigma)],
+        |options| {
+            crate::glm::normal_id_glm_lpdf(
+                y,
+                x.value(),
+                glm_alpha(alpha.value())?,
+                beta.value(),
+                glm_alpha(sigma.value())?,
+                options,
+            )
+        },
     )
+}
+
+/// `neg_binomial_2_log_glm_lpmf` as a differentiable `1 x 1` variable;
+/// `phi` is a `1 x 1` operand (read to the host) or `n x 1`.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
+/// let phi = Var::new(MatrixCl::from_slice(1, 1, &[1.0])?);
+/// let zero = MatrixCl::zeros(1, 1)?;
+/// rev::neg_binomial_2_log_glm(&[0][..], &x, &zero, &zero, &phi)?.grad()?;
+/// // log p(0) = φ log(φ / (1 + φ)); its derivative at φ = 1 is log(1/2) + 1/2
+/// assert!((phi.adjoint().to_vec()?[0] - (0.5f64.ln() + 0.5)).abs() < 1e-12);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn neg_binomial_2_log_glm<'a>(
+    y: impl Into<Outcomes<'a, i32>>,
+    x: impl Operand,
+    alpha: impl Operand,
+    beta: impl Operand,
+    phi: impl Operand,
+) -> Result<Var> {
+    let y: Outcomes<'_, i32> = y.into();
+    glm_var(
+        [Some(&alpha), Some(&beta), Some(&x), Some(&phi)],
+        |options| {
+            crate::glm::neg_binomial_2_log_glm_lpmf(
+                y,
+                x.value(),
+                glm_alpha(alpha.value())?,
+                beta.value(),
+                glm_alpha(phi.value())?,
+                options,
+            )
+        },
+    )
+}
+
+/// `categorical_logit_glm_lpmf` as a differentiable `1 x 1` variable
+/// (intercepts `K x 1`, coefficients `p x K`).
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
+/// let alpha = Var::new(MatrixCl::zeros(2, 1)?);
+/// let beta = MatrixCl::zeros(1, 2)?;
+/// rev::categorical_logit_glm(&[1][..], &x, &alpha, &beta)?.grad()?;
+/// // d/dα_k log softmax(α)_1 = [k = 1] - 1/2
+/// assert_eq!(alpha.adjoint().to_vec()?, vec![0.5, -0.5]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn categorical_logit_glm<'a>(
+    y: impl Into<Outcomes<'a, i32>>,
+    x: impl Operand,
+    alpha: impl Operand,
+    beta: impl Operand,
+) -> Result<Var> {
+    let y: Outcomes<'_, i32> = y.into();
+    glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
+        crate::glm::categorical_logit_glm_lpmf(y, x.value(), alpha.value(), beta.value(), options)
+    })
+}
+
+/// `ordered_logistic_glm_lpmf` as a differentiable `1 x 1` variable
+/// (coefficients `p x 1`, ascending cutpoints `(K - 1) x 1`).
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
+/// let cuts = Var::new(MatrixCl::zeros(1, 1)?);
+/// rev::ordered_logistic_glm(&[1][..], &x, &MatrixCl::zeros(1, 1)?, &cuts)?.grad()?;
+/// // log p(y = 1) = log(1 - inv_logit(-c)) = log inv_logit(c); d/dc at 0 = 1/2
+/// assert!((cuts.adjoint().to_vec()?[0] - 0.5).abs() < 1e-12);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn ordered_logistic_glm<'a>(
+    y: impl Into<Outcomes<'a, i32>>,
+    x: impl Operand,
+    beta: impl Operand,
+    cutpoints: impl Operand,
+) -> Result<Var> {
+    let y: Outcomes<'_, i32> = y.into();
+    glm_var([None, Some(&beta), Some(&x), Some(&cutpoints)], |options| {
+        crate::glm::ordered_logistic_glm_lpmf(
+            y,
+            x.value(),
+            beta.value(),
+            cutpoints.value(),
+            options,
+        )
+    })
 }
 
 /// The GLMs written as expressions of variables and differentiated by the

@@ -180,3 +180,65 @@ fn glm_leaves_agree_with_their_composed_forms() -> Result<()> {
     }
     rev::clear()
 }
+
+/// The gradient of a leaf built by `f` from the variables `inputs` against
+/// central differences of its value, one element of one input at a time.
+fn check_against_fd(name: &str, inputs: &[&Var], f: &dyn Fn() -> Result<Var>) -> Result<()> {
+    let (_, grads) = rev::value_and_grad(inputs, f)?;
+    for (which, (input, grad)) in inputs.iter().zip(&grads).enumerate() {
+        let base = input.value().to_vec()?;
+        let got = grad.to_vec()?;
+        for k in 0..base.len() {
+            let h = 1e-6 * base[k].abs().max(1.0);
+            let at = |d: f64| -> Result<f64> {
+                let mut shifted = base.clone();
+                shifted[k] += d;
+                input.value().write(&shifted)?;
+                let v = f()?.value().to_vec()?[0];
+                input.value().write(&base)?;
+                rev::clear()?;
+                Ok(v)
+            };
+            let fd = (at(h)? - at(-h)?) / (2.0 * h);
+            assert!(
+                (got[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
+                "{name}: d/d(input {which})[{k}] = {} vs finite difference {fd}",
+                got[k]
+            );
+        }
+    }
+    rev::clear()
+}
+
+#[test]
+fn glm_leaves_match_finite_differences_in_every_operand() -> Result<()> {
+    for (n, p) in [(1, 1), (33, 3)] {
+        let x = Var::new(MatrixCl::from_slice(n, p, &values(n * p, 2.5))?);
+        let beta = Var::new(MatrixCl::from_slice(p, 1, &values(p, 4.5))?);
+        let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.3])?);
+        let phi = Var::new(MatrixCl::from_slice(1, 1, &[2.2])?);
+        let counts: Vec<i32> = (0..n).map(|k| ((k * 7) % 4) as i32).collect();
+        check_against_fd("neg_binomial_2_log_glm", &[&x, &alpha, &beta, &phi], &|| {
+            rev::neg_binomial_2_log_glm(&counts[..], &x, &alpha, &beta, &phi)
+        })?;
+
+        let binary: Vec<i32> = counts.iter().map(|c| (*c > 1) as i32).collect();
+        check_against_fd("bernoulli_logit_glm (x a variable)", &[&x, &alpha, &beta], &|| {
+            rev::bernoulli_logit_glm(&binary[..], &x, &alpha, &beta)
+        })?;
+
+        let categories = 3;
+        let class: Vec<i32> = (0..n).map(|k| (k % categories) as i32 + 1).collect();
+        let alphas = Var::new(MatrixCl::from_slice(categories, 1, &values(categories, 5.5))?);
+        let betas = Var::new(MatrixCl::from_slice(p, categories, &values(p * categories, 6.5))?);
+        check_against_fd("categorical_logit_glm", &[&x, &alphas, &betas], &|| {
+            rev::categorical_logit_glm(&class[..], &x, &alphas, &betas)
+        })?;
+
+        let cuts = Var::new(MatrixCl::from_slice(2, 1, &[-0.4, 0.5])?);
+        check_against_fd("ordered_logistic_glm", &[&x, &beta, &cuts], &|| {
+            rev::ordered_logistic_glm(&class[..], &x, &beta, &cuts)
+        })?;
+    }
+    Ok(())
+}

@@ -86,6 +86,44 @@ fn a_rowwise_log_sum_exp_is_two_steps_not_quadratic() -> Result<()> {
 }
 
 #[test]
+fn transpose_vector_products_of_variables() -> Result<()> {
+    for (n, p) in [(0, 2), (1, 1), (33, 3), (257, 5)] {
+        let xs = values(n * p, 6.5);
+        let vs = values(n, 7.5);
+        let ws = values(p, 8.5);
+        let x = Var::new(MatrixCl::from_slice(n, p, &xs)?);
+        let v = Var::new(MatrixCl::from_slice(n, 1, &vs)?);
+        let w = MatrixCl::from_slice(p, 1, &ws)?;
+        // f = wᵀ (xᵀ tanh(v)): adj(x)_ij = tanh(v_i) w_j, adj(v)_i = (x w)_i (1 - tanh²(v_i)).
+        let product = transpose_vector_multiply(&x, tanh(&v)).eval()?;
+        let total = colwise_sum(elt_multiply(&product, &w)).eval()?;
+        total.grad()?;
+        let mut dx = vec![0.0; n * p];
+        let mut dv = vec![0.0; n];
+        let mut value = 0.0;
+        for i in 0..n {
+            let t = vs[i].tanh();
+            for j in 0..p {
+                value += xs[i + n * j] * t * ws[j];
+                dx[i + n * j] = t * ws[j];
+                dv[i] += xs[i + n * j] * ws[j] * (1.0 - t * t);
+            }
+        }
+        close("value", &total.value().to_vec()?, &[value], 1e-12);
+        close("adj(x)", &x.adjoint().to_vec()?, &dx, 1e-12);
+        close("adj(v)", &v.adjoint().to_vec()?, &dv, 1e-12);
+        // A constant x: only v gets an adjoint.
+        rev::set_zero_all_adjoints()?;
+        let constant = MatrixCl::from_slice(n, p, &xs)?;
+        let product = transpose_vector_multiply(&constant, tanh(&v)).eval()?;
+        colwise_sum(elt_multiply(&product, &w)).eval()?.grad()?;
+        close("adj(v), x constant", &v.adjoint().to_vec()?, &dv, 1e-12);
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
 fn matrix_products_of_variables_use_the_gemm_adjoints() -> Result<()> {
     for (m, k, n) in [(1, 1, 1), (5, 3, 4), (33, 31, 2)] {
         let avals = values(m * k, 3.5);

@@ -23,6 +23,7 @@ use crate::methods::ReductionMethods;
 use crate::operation::Operation;
 use crate::outputs::{Assignable, ColwiseAssignment, OutputList, Schedule};
 use crate::reductions::SumOp;
+use crate::rev::{Both, Dependence};
 use crate::templates::convert;
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
@@ -63,22 +64,24 @@ pub fn transpose_vector_multiply<X: IntoOperand, V: IntoOperand>(
     Expr(TransposeVectorMultiply(x.into_operand(), v.into_operand()))
 }
 
-/// `.eval()` gives a new `p x 1` matrix.
+/// `.eval()` gives a new `p x 1` matrix, or a variable when `x` or `v`
+/// depends on one (its own step, see [`crate::rev`]).
 impl<X: Operation, V: Operation> ReductionMethods for Expr<TransposeVectorMultiply<X, V>> {
     type Scalar = X::Scalar;
-    type Output = MatrixCl<X::Scalar>;
-    fn eval(self) -> Result<MatrixCl<X::Scalar>> {
-        use crate::rev::Dependence;
-        if X::Dependence::VARIABLE || V::Dependence::VARIABLE {
-            return Err(crate::rev::not_differentiable::<
-                TransposeVectorMultiply<X, V>,
-            >());
-        }
-        let p = self.0.0.shape()?.map_or(0, |s| s.1);
-        let out = MatrixCl::<X::Scalar>::uninitialized(p, 1)?;
-        run(&TransposeProductAssignment::new(&out, self.0))?;
-        Ok(out)
+    type Output = <Both<X::Dependence, V::Dependence> as Dependence>::Evaluated<X::Scalar>;
+    fn eval(self) -> Result<Self::Output> {
+        <Both<X::Dependence, V::Dependence>>::eval_transpose_vector(self.0)
     }
+}
+
+/// Evaluates `xᵀ·v` of constants into a new `p x 1` matrix.
+pub(crate) fn eval_direct<X: Operation, V: Operation>(
+    t: TransposeVectorMultiply<X, V>,
+) -> Result<MatrixCl<X::Scalar>> {
+    let p = t.0.shape()?.map_or(0, |s| s.1);
+    let out = MatrixCl::<X::Scalar>::uninitialized(p, 1)?;
+    run(&TransposeProductAssignment::new(&out, t))?;
+    Ok(out)
 }
 
 impl<'t, T: ClType, X: Operation, V: Operation> Assignable<&'t MatrixCl<T>>

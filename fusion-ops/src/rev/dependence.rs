@@ -8,6 +8,7 @@
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp, SumOp};
 use crate::rev::Var;
+use crate::transpose_product::TransposeVectorMultiply;
 use clfuse_core::{ClType, MatrixCl, Result};
 
 /// What an expression node's value depends on. Kept apart from
@@ -32,6 +33,10 @@ pub trait Dependence: 'static {
     fn eval_colwise<R: ReduceOp, E: Operation>(
         r: ColwiseReduction<R, E>,
     ) -> Result<Self::Evaluated<E::Scalar>>;
+    /// Evaluates `xᵀ·v`.
+    fn eval_transpose_vector<X: Operation, V: Operation>(
+        t: TransposeVectorMultiply<X, V>,
+    ) -> Result<Self::Evaluated<X::Scalar>>;
 }
 
 /// No variable below: evaluates to a `MatrixCl`.
@@ -53,6 +58,11 @@ impl Dependence for Constant {
         r: ColwiseReduction<R, E>,
     ) -> Result<MatrixCl<E::Scalar>> {
         crate::driver::eval_colwise(r)
+    }
+    fn eval_transpose_vector<X: Operation, V: Operation>(
+        t: TransposeVectorMultiply<X, V>,
+    ) -> Result<MatrixCl<X::Scalar>> {
+        crate::transpose_product::eval_direct(t)
     }
 }
 
@@ -77,6 +87,12 @@ impl Dependence for Variable {
             });
         }
         crate::rev::forward::record(r.0, crate::rev::forward::Root::ColwiseSum)
+    }
+    fn eval_transpose_vector<X: Operation, V: Operation>(
+        t: TransposeVectorMultiply<X, V>,
+    ) -> Result<Var<X::Scalar>> {
+        let v = crate::logic::Cast::<X::Scalar, &V>(&t.1, std::marker::PhantomData);
+        crate::rev::nested::transpose_vector_multiply(&t.0, &v)
     }
 }
 

@@ -201,6 +201,44 @@ where
     leaf(value, &parents, reverse)
 }
 
+/// `xᵀ · v` with a variable on either side, as its own step.
+pub(crate) fn transpose_vector_multiply<X, V>(x: &X, v: &V) -> Result<Var<X::Scalar>>
+where
+    X: Operation,
+    V: Operation<Scalar = X::Scalar>,
+{
+    let (x, v) = (operand(x)?, operand(v)?);
+    let value = crate::transpose_product::eval_direct(
+        crate::transpose_product::transpose_vector_multiply(x.value(), v.value()).0,
+    )?;
+    let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
+    let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
+    let reverse = move |_: &MatrixCl<X::Scalar>,
+                        adj: &MatrixCl<X::Scalar>|
+          -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
+        use crate::structural::{colwise_broadcast, rowwise_broadcast, transpose};
+        let mut out = Vec::new();
+        if x_is_var {
+            // adj(x) = v · adjᵀ, one element-wise kernel.
+            let (n, p) = (v.value().rows(), adj.rows());
+            let outer = crate::arithmetic::elt_multiply(
+                colwise_broadcast(v.value(), p),
+                rowwise_broadcast(transpose(adj), n),
+            );
+            out.push(Some(crate::driver::eval_direct(outer.0)?));
+        }
+        if v_is_var {
+            // adj(v) = x · adj, one fused row-wise reduction.
+            out.push(Some(crate::driver::eval_direct(
+                crate::reductions::matrix_vector_multiply(x.value(), adj).0,
+            )?));
+        }
+        Ok(out)
+    };
+    let parents: Vec<&Var<X::Scalar>> = parents.iter().collect();
+    leaf(value, &parents, reverse)
+}
+
 /// `a · b` (GEMM) with a variable on either side, as its own step.
 pub(crate) fn multiply<L, R>(a: &L, b: &R) -> Result<Var<L::Scalar>>
 where

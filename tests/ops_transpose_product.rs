@@ -132,7 +132,7 @@ fn expressions_views_and_wide_matrices_that_are_not_staged() -> Result<()> {
         let x = MatrixCl::try_from(&xh)?;
         let vh: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 7.0).collect();
         let v = MatrixCl::from_slice(n, 1, &vh)?;
-        let doubled = transpose_vector_multiply(2.0 * &x, &v).eval()?;
+        let doubled = transpose_vector_multiply(2.0f64 * &x, &v).eval()?;
         assert_product("2x", &doubled.to_vec()?, &(&xh * 2.0), &vh);
         let wide = transpose_vector_multiply(&x, exp(&v)).eval()?;
         let exp_v: Vec<f64> = vh.iter().map(|e| e.exp()).collect();

@@ -267,25 +267,8 @@ fn run_leaf_case(c: &LeafCase) -> std::result::Result<(), TestCaseError> {
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("FUSION_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
-}
-
-/// A fixed seed in CI; soak runs (`FUSION_PROPTEST_CASES` set) draw new ones.
-fn seed() -> proptest::test_runner::RngSeed {
-    use proptest::test_runner::RngSeed;
-    if std::env::var_os("FUSION_PROPTEST_CASES").is_some() {
-        RngSeed::Random
-    } else {
-        RngSeed::Fixed(0x5eed_7a29_0000_0002)
-    }
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), rng_seed: seed(), max_shrink_iters: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::soak::cases(64), rng_seed: common::soak::seed(0x5eed_7a29_0000_0002), max_shrink_iters: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn assignment_targets_match_the_cpu_or_refuse(c in target_case()) {

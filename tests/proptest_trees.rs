@@ -339,29 +339,8 @@ macro_rules! runner {
 runner!(run_f64, f64, build_f64);
 runner!(run_f32, f32, build_f32);
 
-fn cases() -> u32 {
-    std::env::var("FUSION_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50)
-}
-
-/// CI runs the same 500 trees every time (a fixed seed); soak runs
-/// (`FUSION_PROPTEST_CASES` set) draw new ones, or replay `FUSION_PROPTEST_SEED`.
-fn seed() -> proptest::test_runner::RngSeed {
-    use proptest::test_runner::RngSeed;
-    match std::env::var("FUSION_PROPTEST_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        Some(s) => RngSeed::Fixed(s),
-        None if std::env::var_os("FUSION_PROPTEST_CASES").is_some() => RngSeed::Random,
-        None => RngSeed::Fixed(0x5eed_f051_0000_0001),
-    }
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), rng_seed: seed(), max_shrink_iters: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::soak::cases(50), rng_seed: common::soak::seed(0x5eed_f051_0000_0001), max_shrink_iters: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn random_trees_match_the_cpu(c in case()) {

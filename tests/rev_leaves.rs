@@ -218,19 +218,31 @@ fn glm_leaves_match_finite_differences_in_every_operand() -> Result<()> {
         let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.3])?);
         let phi = Var::new(MatrixCl::from_slice(1, 1, &[2.2])?);
         let counts: Vec<i32> = (0..n).map(|k| ((k * 7) % 4) as i32).collect();
-        check_against_fd("neg_binomial_2_log_glm", &[&x, &alpha, &beta, &phi], &|| {
-            rev::neg_binomial_2_log_glm(&counts[..], &x, &alpha, &beta, &phi)
-        })?;
+        check_against_fd(
+            "neg_binomial_2_log_glm",
+            &[&x, &alpha, &beta, &phi],
+            &|| rev::neg_binomial_2_log_glm(&counts[..], &x, &alpha, &beta, &phi),
+        )?;
 
         let binary: Vec<i32> = counts.iter().map(|c| (*c > 1) as i32).collect();
-        check_against_fd("bernoulli_logit_glm (x a variable)", &[&x, &alpha, &beta], &|| {
-            rev::bernoulli_logit_glm(&binary[..], &x, &alpha, &beta)
-        })?;
+        check_against_fd(
+            "bernoulli_logit_glm (x a variable)",
+            &[&x, &alpha, &beta],
+            &|| rev::bernoulli_logit_glm(&binary[..], &x, &alpha, &beta),
+        )?;
 
         let categories = 3;
         let class: Vec<i32> = (0..n).map(|k| (k % categories) as i32 + 1).collect();
-        let alphas = Var::new(MatrixCl::from_slice(categories, 1, &values(categories, 5.5))?);
-        let betas = Var::new(MatrixCl::from_slice(p, categories, &values(p * categories, 6.5))?);
+        let alphas = Var::new(MatrixCl::from_slice(
+            categories,
+            1,
+            &values(categories, 5.5),
+        )?);
+        let betas = Var::new(MatrixCl::from_slice(
+            p,
+            categories,
+            &values(p * categories, 6.5),
+        )?);
         check_against_fd("categorical_logit_glm", &[&x, &alphas, &betas], &|| {
             rev::categorical_logit_glm(&class[..], &x, &alphas, &betas)
         })?;

@@ -4,6 +4,8 @@
 //! trees, weighted differently, share one step per case: 50 cases = 500
 //! trees per run. `FUSION_PROPTEST_CASES` raises the count for soak runs.
 
+mod common;
+
 use clfuse::Result;
 use clfuse::clfuse_ops::{DynOp, boxed};
 use clfuse::prelude::*;
@@ -222,15 +224,8 @@ fn check(trees: &[Tree], n: usize, seed: f64) -> Result<()> {
     rev::clear()
 }
 
-fn cases() -> u32 {
-    std::env::var("FUSION_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::soak::cases(50), failure_persistence: None, rng_seed: common::soak::seed(0x5eed_0de7_0000_0003), max_shrink_iters: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn gradients_of_random_trees_match_finite_differences(

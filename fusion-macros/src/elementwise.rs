@@ -299,6 +299,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 fn evaluate_leaves(&self) -> #k::Result<()> {
                     self.0.evaluate_leaves()
                 }
+                fn contains_reduction(&self) -> bool {
+                    self.0.contains_reduction()
+                }
             }
         }
     } else {
@@ -379,6 +382,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 fn evaluate_leaves(&self) -> #k::Result<()> {
                     self.0.evaluate_leaves()?;
                     self.1.evaluate_leaves()
+                }
+                fn contains_reduction(&self) -> bool {
+                    self.0.contains_reduction() || self.1.contains_reduction()
                 }
             }
         }

@@ -148,4 +148,11 @@ impl<T: ClType> Operation for CustomOutput<'_, '_, T> {
         }
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.code
+            .inputs
+            .iter()
+            .any(|(_, input)| input.contains_reduction())
+    }
 }

@@ -20,6 +20,7 @@ trait ErasedOperation<T> {
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual>;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
     fn evaluate_leaves(&self) -> Result<()>;
+    fn contains_reduction(&self) -> bool;
 }
 
 impl<O: Operation> ErasedOperation<O::Scalar> for O {
@@ -40,6 +41,9 @@ impl<O: Operation> ErasedOperation<O::Scalar> for O {
     }
     fn evaluate_leaves(&self) -> Result<()> {
         Operation::evaluate_leaves(self)
+    }
+    fn contains_reduction(&self) -> bool {
+        Operation::contains_reduction(self)
     }
 }
 
@@ -122,5 +126,9 @@ impl<T: ClType, D: Dependence> Operation for DynOp<'_, T, D> {
 
     fn evaluate_leaves(&self) -> Result<()> {
         self.inner.evaluate_leaves()
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.inner.contains_reduction()
     }
 }

@@ -146,6 +146,10 @@ impl<O: Operation> Operation for Shared<'_, O> {
         Ok(())
     }
 
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction()
+    }
+
     fn matrix(&self) -> Option<&MatrixCl<O::Scalar>> {
         self.0.matrix()
     }

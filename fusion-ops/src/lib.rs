@@ -50,6 +50,7 @@ mod driver;
 mod dynamic;
 mod functions;
 mod generator;
+mod hoisted;
 mod launch_shape;
 mod leaves;
 mod logic;
@@ -79,6 +80,7 @@ pub use driver::{cached_kernels, eval_colwise, fuse, fuse_then, run, source_of};
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
+pub use hoisted::Hoisted;
 pub use launch_shape::{LaunchShape, RowBlockKind, staged_row_team};
 pub use leaves::{
     ColIndex, Constant, RowIndex, ScalarOrColumn, col_index, constant, row_index, scalar_or_column,
@@ -112,8 +114,9 @@ pub mod prelude {
     pub use crate::functions::*;
     pub use crate::logic::*;
     pub use crate::reductions::{
-        colwise_max, colwise_min, colwise_prod, colwise_sum, matrix_vector_multiply, rowwise_max,
-        rowwise_min, rowwise_prod, rowwise_sum,
+        colwise_log_sum_exp, colwise_max, colwise_min, colwise_prod, colwise_sum,
+        matrix_vector_multiply, rowwise_log_sum_exp, rowwise_max, rowwise_min, rowwise_prod,
+        rowwise_softmax, rowwise_sum,
     };
     pub use crate::structural::{
         append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast,

@@ -92,6 +92,10 @@ where
         self.2.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction() || self.1.contains_reduction() || self.2.contains_reduction()
+    }
 }
 
 /// Element-wise choice: `then` where `condition` is non-zero, else `otherwise`.
@@ -163,6 +167,10 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         Ok(())
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction()
     }
 }
 

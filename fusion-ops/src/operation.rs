@@ -55,6 +55,15 @@ pub trait Operation: Depends {
     fn evaluate_leaves(&self) -> Result<()> {
         Ok(())
     }
+    /// Whether a reduction (a loop over a row) is computed below this node.
+    /// The broadcasts evaluate such an operand once into a temporary by its
+    /// own kernel instead of recomputing it for every element they repeat
+    /// it to (see [`crate::structural`]). Leaves keep the default; nodes
+    /// with operands ask them. The answer depends only on the node's type,
+    /// so a cached kernel always matches it.
+    fn contains_reduction(&self) -> bool {
+        false
+    }
     /// The matrix this operation reads unchanged, if it is just one (a
     /// leaf): hand-written kernels then use it directly instead of
     /// evaluating the operation into a copy.
@@ -125,6 +134,9 @@ impl<O: Operation + ?Sized> Operation for &O {
         (**self).evaluate_leaves()
     }
 
+    fn contains_reduction(&self) -> bool {
+        (**self).contains_reduction()
+    }
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         (**self).matrix()
     }

@@ -12,6 +12,7 @@ use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use crate::rev::Depends;
 use crate::rev::{Dependence, Dual, Materialized};
+use crate::structural::{ColwiseBroadcast, Transpose, transpose};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -131,6 +132,64 @@ impl ReduceOp for MinOp {
     }
 }
 
+/// How a row-wise reduction walks a row in generated code: the combining
+/// reductions ([`ReduceOp`]) keep one accumulator; [`LogSumExpOp`] keeps two.
+pub trait RowReduce: 'static {
+    /// Name used in error messages.
+    const NAME: &'static str;
+    /// Declares the accumulators before the row's loop; returns their names.
+    fn begin(g: &mut Generator, cl_type: &'static str) -> Vec<String>;
+    /// Takes in one element `x` of the row (inside the loop).
+    fn step(g: &mut Generator, cl_type: &'static str, acc: &[String], x: &str);
+    /// The row's result (after the loop).
+    fn finish(g: &mut Generator, cl_type: &'static str, acc: &[String]) -> String;
+}
+
+impl<R: ReduceOp> RowReduce for R {
+    const NAME: &'static str = R::NAME;
+    fn begin(g: &mut Generator, cl_type: &'static str) -> Vec<String> {
+        vec![g.declare(cl_type, R::init(cl_type))]
+    }
+    fn step(g: &mut Generator, cl_type: &'static str, acc: &[String], x: &str) {
+        g.statement(&format!(
+            "{} = {};",
+            acc[0],
+            R::combine(cl_type, &acc[0], x)
+        ));
+    }
+    fn finish(_: &mut Generator, _: &'static str, acc: &[String]) -> String {
+        acc[0].clone()
+    }
+}
+
+/// `log(Σ exp(x))` in one pass: a running maximum `m` and the sum `s` of
+/// `exp(x - m)`, rescaled whenever the maximum grows, so nothing overflows
+/// and the row is read once. An empty row gives `-inf`; a `+inf` element
+/// gives `+inf`; a NaN gives NaN.
+#[derive(Debug, Clone, Copy)]
+pub struct LogSumExpOp;
+
+impl RowReduce for LogSumExpOp {
+    const NAME: &'static str = "log_sum_exp";
+    fn begin(g: &mut Generator, cl_type: &'static str) -> Vec<String> {
+        vec![g.declare(cl_type, "-INFINITY"), g.declare(cl_type, "0")]
+    }
+    fn step(g: &mut Generator, cl_type: &'static str, acc: &[String], x: &str) {
+        let (max, sum) = (&acc[0], &acc[1]);
+        let x = g.declare(cl_type, x);
+        g.statement(&format!("if ({x} > {max}) {{"));
+        g.statement(&format!("{sum} = {sum} * exp({max} - {x}) + 1;"));
+        g.statement(&format!("{max} = {x};"));
+        // Equal infinities add nothing (their difference would be NaN).
+        g.statement(&format!("}} else if (!({x} == {max} && isinf({max}))) {{"));
+        g.statement(&format!("{sum} += exp({x} - {max});"));
+        g.statement("}");
+    }
+    fn finish(g: &mut Generator, cl_type: &'static str, acc: &[String]) -> String {
+        g.declare(cl_type, &format!("{} + log({})", acc[0], acc[1]))
+    }
+}
+
 /// Reduces each row of an operand to one value: the node built by [`rowwise_sum()`] and friends.
 ///
 /// Of an expression of variables, a row-wise sum is its own step (see
@@ -138,11 +197,11 @@ impl ReduceOp for MinOp {
 #[derive(Debug, Clone)]
 pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>, pub Materialized);
 
-impl<R: ReduceOp, E: Depends> Depends for RowwiseReduction<R, E> {
+impl<R: RowReduce, E: Depends> Depends for RowwiseReduction<R, E> {
     type Dependence = E::Dependence;
 }
 
-impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
+impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
     type Scalar = E::Scalar;
     type Key = RowwiseReduction<R, E::Key>;
 
@@ -165,7 +224,7 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
         }
         let t = E::Scalar::CL_NAME;
         let (view, cols) = (g.value_param("int"), g.value_param("int"));
-        let acc = g.declare(t, R::init(t));
+        let acc = R::begin(g, t);
         let k = g.fresh();
         let i = &at.i;
         // Only a sum may skip the zeros outside the operand's view.
@@ -178,10 +237,10 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
         }
         g.open_scope();
         let x = self.0.generate(g, &Index::new(i.clone(), k));
-        g.statement(&format!("{acc} = {};", R::combine(t, &acc, &x)));
+        R::step(g, t, &acc, &x);
         g.close_scope();
         g.statement("}");
-        acc
+        R::finish(g, t, &acc)
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
@@ -202,20 +261,28 @@ impl<R: ReduceOp, E: Operation> Operation for RowwiseReduction<R, E> {
         }
     }
 
+    fn contains_reduction(&self) -> bool {
+        true
+    }
+
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         if E::Dependence::VARIABLE && self.2.get::<E::Scalar>().is_none() {
-            if R::NAME != "sum" {
-                return Err(Error::InvalidArgument {
-                    function: "eval",
-                    argument: "expr",
-                    reason: format!(
-                        "`rowwise_{}` has no derivative; of the row-wise reductions only sums of variables can be evaluated",
-                        R::NAME
-                    ),
-                });
-            }
-            self.2.set(crate::rev::nested::rowwise_sum(&self.0)?);
+            let var = match R::NAME {
+                "sum" => crate::rev::nested::rowwise_sum(&self.0)?,
+                "log_sum_exp" => crate::rev::nested::rowwise_log_sum_exp(&self.0)?,
+                _ => {
+                    return Err(Error::InvalidArgument {
+                        function: "eval",
+                        argument: "expr",
+                        reason: format!(
+                            "`rowwise_{}` has no derivative; of the row-wise reductions only sums and log-sum-exps of variables can be evaluated",
+                            R::NAME
+                        ),
+                    });
+                }
+            };
+            self.2.set(var);
         }
         Ok(())
     }
@@ -240,7 +307,56 @@ rowwise! {
     rowwise_prod ProdOp "product";
     rowwise_max MaxOp "maximum";
     rowwise_min MinOp "minimum";
+    rowwise_log_sum_exp LogSumExpOp "`log(Σ exp(x))`, in one pass over the row (a running maximum keeps it from overflowing)";
 }
+
+/// Column-wise `log(Σ exp(x))`: a `1 x cols` row, computed inside the
+/// kernel that uses it (each work item walks one column).
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// let m = MatrixCl::from_slice(2, 2, &[0.0f64, 0.0, 1000.0, 1000.0])?;
+/// let r = colwise_log_sum_exp(&m).eval()?.to_vec()?;
+/// assert!((r[0] - 2f64.ln()).abs() < 1e-12 && (r[1] - 1000.0 - 2f64.ln()).abs() < 1e-9);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn colwise_log_sum_exp<A: IntoOperand>(
+    a: A,
+) -> Expr<Transpose<RowwiseReduction<LogSumExpOp, Transpose<A::Operand>>>> {
+    transpose(rowwise_log_sum_exp(transpose(a)))
+}
+
+/// Each row's softmax, `exp(x - log_sum_exp(row))` (`a` is read twice, so
+/// it is a reference: `&matrix` or `&expr`): the row-wise
+/// log-sum-exp is evaluated once into a temporary by its own kernel (the
+/// nested-reduction rule of [`crate::structural`]'s broadcasts), then one
+/// element-wise kernel writes the result.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// let m = MatrixCl::from_slice(1, 2, &[0.0f64, 2f64.ln()])?;
+/// let p = rowwise_softmax(&m).eval()?.to_vec()?;
+/// assert!((p[0] - 1.0 / 3.0).abs() < 1e-12 && (p[1] - 2.0 / 3.0).abs() < 1e-12);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn rowwise_softmax<A: IntoOperand + Clone>(a: A) -> Expr<RowwiseSoftmax<A::Operand>>
+where
+    A::Operand: Operation,
+{
+    let x = a.clone().into_operand();
+    let cols = x.shape().ok().flatten().map_or(0, |s| s.1);
+    let lse = RowwiseReduction(a.into_operand(), PhantomData, Materialized::default());
+    let inner = ColwiseBroadcast {
+        inner: crate::hoisted::Hoisted::new(lse),
+        cols,
+    };
+    Expr(crate::functions::Exp(clfuse_core::expr::Sub(x, inner)))
+}
+
+/// The node [`rowwise_softmax()`] builds.
+pub type RowwiseSoftmax<E> = crate::functions::Exp<
+    clfuse_core::expr::Sub<E, ColwiseBroadcast<RowwiseReduction<LogSumExpOp, E>>>,
+>;
 
 /// `x · v` for a matrix `x` and a column vector `v`, as a fusable row-wise
 /// reduction: the node built by [`matrix_vector_multiply()`].
@@ -350,6 +466,10 @@ where
             }
             None => Ok(Dual::constant(self.generate(g, at))),
         }
+    }
+
+    fn contains_reduction(&self) -> bool {
+        true
     }
 
     fn evaluate_leaves(&self) -> Result<()> {

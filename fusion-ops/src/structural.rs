@@ -4,6 +4,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::hoisted::Hoisted;
 use crate::operation::{Operation, Shape};
 use crate::rev::Depends;
 use crate::rev::{Both, Dual};
@@ -133,6 +134,10 @@ impl<E: Operation> Operation for Block<E> {
         self.inner.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.inner.contains_reduction()
+    }
 }
 
 /// The transpose of an operand: the node built by [`transpose()`].
@@ -186,6 +191,10 @@ impl<E: Operation> Operation for Transpose<E> {
         self.0.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction()
+    }
 }
 
 /// The diagonal of an operand as a column vector: the node built by [`diagonal()`].
@@ -238,13 +247,17 @@ impl<E: Operation> Operation for Diagonal<E> {
         self.0.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction()
+    }
 }
 
 /// A row vector repeated down `rows` rows: the node built by [`rowwise_broadcast()`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RowwiseBroadcast<E> {
-    /// The `1 x cols` operand.
-    pub inner: E,
+    /// The `1 x cols` operand (evaluated apart when it contains a reduction).
+    pub inner: Hoisted<E>,
     /// Rows of the result.
     pub rows: usize,
 }
@@ -259,7 +272,7 @@ pub struct RowwiseBroadcast<E> {
 /// ```
 pub fn rowwise_broadcast<A: IntoOperand>(a: A, rows: usize) -> Expr<RowwiseBroadcast<A::Operand>> {
     Expr(RowwiseBroadcast {
-        inner: a.into_operand(),
+        inner: Hoisted::new(a.into_operand()),
         rows,
     })
 }
@@ -309,13 +322,17 @@ impl<E: Operation> Operation for RowwiseBroadcast<E> {
         self.inner.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.inner.contains_reduction()
+    }
 }
 
 /// A column vector repeated across `cols` columns: the node built by [`colwise_broadcast()`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ColwiseBroadcast<E> {
-    /// The `rows x 1` operand.
-    pub inner: E,
+    /// The `rows x 1` operand (evaluated apart when it contains a reduction).
+    pub inner: Hoisted<E>,
     /// Columns of the result.
     pub cols: usize,
 }
@@ -330,7 +347,7 @@ pub struct ColwiseBroadcast<E> {
 /// ```
 pub fn colwise_broadcast<A: IntoOperand>(a: A, cols: usize) -> Expr<ColwiseBroadcast<A::Operand>> {
     Expr(ColwiseBroadcast {
-        inner: a.into_operand(),
+        inner: Hoisted::new(a.into_operand()),
         cols,
     })
 }
@@ -380,14 +397,18 @@ impl<E: Operation> Operation for ColwiseBroadcast<E> {
         self.inner.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.inner.contains_reduction()
+    }
 }
 
 /// Broadcasts each dimension that is 1 to the requested size, decided when the
 /// kernel runs (one kernel serves both cases): the node built by [`optional_broadcast()`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OptionalBroadcast<E> {
-    /// The operand.
-    pub inner: E,
+    /// The operand (evaluated apart when it contains a reduction).
+    pub inner: Hoisted<E>,
     /// Rows of the result.
     pub rows: usize,
     /// Columns of the result.
@@ -412,7 +433,7 @@ pub fn optional_broadcast<A: IntoOperand>(
     cols: usize,
 ) -> Expr<OptionalBroadcast<A::Operand>> {
     Expr(OptionalBroadcast {
-        inner: a.into_operand(),
+        inner: Hoisted::new(a.into_operand()),
         rows,
         cols,
     })
@@ -477,6 +498,10 @@ impl<E: Operation> Operation for OptionalBroadcast<E> {
     fn evaluate_leaves(&self) -> Result<()> {
         self.inner.evaluate_leaves()?;
         Ok(())
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.inner.contains_reduction()
     }
 }
 
@@ -634,6 +659,10 @@ where
         self.1.evaluate_leaves()?;
         Ok(())
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction() || self.1.contains_reduction()
+    }
 }
 
 impl<A: Depends, B: Depends> Depends for AppendCol<A, B> {
@@ -697,6 +726,10 @@ where
         self.0.evaluate_leaves()?;
         self.1.evaluate_leaves()?;
         Ok(())
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.0.contains_reduction() || self.1.contains_reduction()
     }
 }
 
@@ -815,5 +848,11 @@ impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Opera
         self.col_index.evaluate_leaves()?;
         self.matrix.evaluate_leaves()?;
         Ok(())
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.row_index.contains_reduction()
+            || self.col_index.contains_reduction()
+            || self.matrix.contains_reduction()
     }
 }

@@ -51,6 +51,7 @@ pub fn dependent_chain() -> Result<()> {
 
 pub mod linalg;
 pub mod reference;
+pub mod soak;
 
 /// Asserts element-wise closeness (relative `tol`, absolute near zero), reporting only the first mismatch.
 pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {

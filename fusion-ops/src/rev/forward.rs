@@ -326,6 +326,10 @@ impl<E: Operation> Operation for Tangents<'_, E> {
     fn evaluate_leaves(&self) -> Result<()> {
         self.expr.evaluate_leaves()
     }
+
+    fn contains_reduction(&self) -> bool {
+        self.expr.contains_reduction()
+    }
 }
 
 /// The output storing a step's partials (and scattered indices).

@@ -10,12 +10,16 @@ use crate::rev::Dependence;
 use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
 use crate::rev::var::{Var, VarData};
+use clfuse_core::Expr;
+use clfuse_core::expr::Load;
 use clfuse_core::{ClFloat, ClType, Error, MatrixCl, Result};
 use std::any::Any;
 use std::cell::OnceCell;
+use std::marker::PhantomData;
 use std::rc::Rc;
 
-/// The variable a node computed as its own step (set by `evaluate_leaves`).
+/// The variable a node computed as its own step, or the temporary a
+/// constant node was evaluated into (set by `evaluate_leaves`).
 #[derive(Default)]
 pub struct Materialized(OnceCell<Box<dyn Any>>);
 
@@ -28,6 +32,16 @@ impl Materialized {
     /// Stores `var` (the first value wins; a node is evaluated once).
     pub fn set<T: ClType>(&self, var: Var<T>) {
         let _ = self.0.set(Box::new(var));
+    }
+
+    /// The stored constant, if the node was evaluated into a temporary.
+    pub fn matrix<T: ClType>(&self) -> Option<&MatrixCl<T>> {
+        self.0.get().and_then(|b| b.downcast_ref::<MatrixCl<T>>())
+    }
+
+    /// Stores a constant temporary (the first value wins).
+    pub fn set_matrix<T: ClType>(&self, matrix: MatrixCl<T>) {
+        let _ = self.0.set(Box::new(matrix));
     }
 }
 
@@ -156,6 +170,36 @@ pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
     leaf(value, &[&inner], move |_, adj| {
         Ok(vec![Some(crate::driver::eval_direct(
             crate::structural::colwise_broadcast(adj, cols).0,
+        )?)])
+    })
+}
+
+/// `rowwise_log_sum_exp(e)` of an expression of variables: `e` as its own
+/// step, then the row-wise reduction, whose reverse pass is
+/// `adj(e) = adj · exp(e - lse)` (the row's softmax), one fused kernel.
+pub(crate) fn rowwise_log_sum_exp<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
+    use crate::structural::colwise_broadcast;
+    let inner = operand(e)?;
+    let Operand::Variable(inner) = inner else {
+        return Err(internal("rowwise_log_sum_exp"));
+    };
+    let value =
+        crate::driver::eval_direct(crate::reductions::rowwise_log_sum_exp(inner.value()).0)?;
+    let cols = inner.cols();
+    let x = inner.clone();
+    leaf(value, &[&inner], move |lse, adj| {
+        // In double whatever the element type (exp needs a real type).
+        fn real<T: ClType>(m: &MatrixCl<T>) -> Expr<crate::logic::Cast<f64, Load<'_, T>>> {
+            Expr(crate::logic::Cast(
+                clfuse_core::IntoOperand::into_operand(m),
+                PhantomData,
+            ))
+        }
+        let softmax = crate::functions::exp(real(x.value()) - colwise_broadcast(real(lse), cols));
+        let contribution =
+            crate::arithmetic::elt_multiply(colwise_broadcast(real(adj), cols), softmax);
+        Ok(vec![Some(crate::driver::eval_direct(
+            crate::logic::Cast::<O::Scalar, _>(contribution.0, PhantomData),
         )?)])
     })
 }

@@ -240,13 +240,18 @@ pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Ind
         &format!("in_view({}, {}, {base}_view)", at.i, at.j),
     );
     let cols = g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
+    // Bounds that a literal index meets already are left out.
+    let (i, j) = (&at.i, &at.j);
+    let mut bounds = Vec::new();
+    for (index, limit) in [(i, format!("{base}_rows")), (j, cols.clone())] {
+        if index != "0" {
+            bounds.push(format!("0 <= {index}"));
+        }
+        bounds.push(format!("{index} < {limit}"));
+    }
     let flat = g.declare(
         "int",
-        &format!(
-            "(0 <= {i} && {i} < {base}_rows && 0 <= {j} && {j} < {cols}) ? {i} + {base}_rows * {j} : -1",
-            i = at.i,
-            j = at.j
-        ),
+        &format!("({}) ? {i} + {base}_rows * {j} : -1", bounds.join(" && ")),
     );
     let occurrence = Occurrence {
         var: var.0.clone(),

@@ -1,0 +1,33 @@
+//! The proptest settings every property test shares: CI runs the same cases
+//! every time (a fixed seed per test); soak runs (`FUSION_PROPTEST_CASES`
+//! set) draw new ones, or replay the seed a failure printed with
+//! `FUSION_PROPTEST_SEED`.
+#![allow(dead_code)]
+
+use proptest::test_runner::RngSeed;
+
+/// The number of cases: `FUSION_PROPTEST_CASES`, or `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("FUSION_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `fixed` in CI; random (and printed, so that it can be replayed) in soak runs.
+pub fn seed(fixed: u64) -> RngSeed {
+    match std::env::var("FUSION_PROPTEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(s) => RngSeed::Fixed(s),
+        None if std::env::var_os("FUSION_PROPTEST_CASES").is_some() => {
+            let s = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64);
+            eprintln!("proptest seed: FUSION_PROPTEST_SEED={s}");
+            RngSeed::Fixed(s)
+        }
+        None => RngSeed::Fixed(fixed),
+    }
+}

@@ -10,6 +10,9 @@ demo: opencl
 	cargo run --release --example demo
 
 test: opencl
+	# Every dependency in the lock file, optional ones too: trybuild's
+	# compile-fail projects resolve the whole workspace offline.
+	cargo fetch
 	# The library's crates; the benchmark report's member (plotters, faer,
 	# criterion) is built once, below, for its quick run.
 	cargo test --workspace --exclude clfuse-bench

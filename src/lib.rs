@@ -29,6 +29,8 @@
 pub mod glm;
 
 pub mod rev;
+#[cfg(feature = "nuts")]
+pub mod nuts;
 
 pub use clfuse_core;
 pub use clfuse_kernels;

@@ -137,26 +137,7 @@ pub fn value_and_grad(
     inputs: &[&Var<f64>],
     f: impl FnOnce() -> Result<Var<f64>>,
 ) -> Result<(f64, Vec<MatrixCl<f64>>)> {
-    let mark = tape::mark()?;
-    let outcome = (|| {
-        for input in inputs {
-            input.usable("value_and_grad")?;
-            input.adjoint().fill(0.0)?;
-        }
-        let result = f()?;
-        if (result.rows(), result.cols()) != (1, 1) {
-            return Err(Error::InvalidArgument {
-                function: "value_and_grad",
-                argument: "f",
-                reason: format!(
-                    "f returned a {} x {} result; a gradient needs a 1 x 1 one",
-                    result.rows(),
-                    result.cols()
-                ),
-            });
-        }
-        reverse::seed_one(result.adjoint())?;
-        tape::reverse_range(mark, result.0.step.get())?;
+    differentiate("value_and_grad", inputs, f, |result| {
         let grads = inputs
             .iter()
             .map(|input| input.adjoint().try_clone())
@@ -168,6 +149,84 @@ pub fn value_and_grad(
             .copied()
             .unwrap_or(f64::NAN);
         Ok((value, grads))
+    })
+}
+
+/// [`value_and_grad`] for a sampler: one column of parameters `theta`,
+/// whose gradient is written to `gradient`, and the value returned. The
+/// value and the gradient come to the host together, in one read of one
+/// buffer that one fused kernel fills (`append_row` of the two): a
+/// sampler pays one round trip per evaluation.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let theta = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 3.0])?);
+/// let mut gradient = [0.0; 2];
+/// let value = rev::value_and_grad_to_host(&theta, || colwise_sum(square(&theta)).eval(), &mut gradient)?;
+/// assert_eq!((value, gradient), (10.0, [2.0, 6.0]));
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn value_and_grad_to_host(
+    theta: &Var<f64>,
+    f: impl FnOnce() -> Result<Var<f64>>,
+    gradient: &mut [f64],
+) -> Result<f64> {
+    const F: &str = "value_and_grad_to_host";
+    if theta.cols() != 1 || theta.rows() != gradient.len() {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "gradient",
+            reason: format!(
+                "theta must be a column and gradient as long: theta is {} x {}, gradient has {}",
+                theta.rows(),
+                theta.cols(),
+                gradient.len()
+            ),
+        });
+    }
+    differentiate(F, &[theta], f, |result| {
+        let both = crate::structural::append_row(result.value(), theta.adjoint());
+        let host = crate::driver::eval_direct(both.0)?.to_vec()?;
+        let (value, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
+            function: F,
+            argument: "f",
+            reason: "returned an empty result".into(),
+        })?;
+        gradient.copy_from_slice(rest);
+        Ok(*value)
+    })
+}
+
+/// Zeroes the inputs' adjoints, records `f`, runs the reverse pass of the
+/// steps it recorded, hands the result to `read`, and drops those steps.
+fn differentiate<R>(
+    function: &'static str,
+    inputs: &[&Var<f64>],
+    f: impl FnOnce() -> Result<Var<f64>>,
+    read: impl FnOnce(&Var<f64>) -> Result<R>,
+) -> Result<R> {
+    let mark = tape::mark()?;
+    let outcome = (|| {
+        for input in inputs {
+            input.usable(function)?;
+            input.adjoint().fill(0.0)?;
+        }
+        let result = f()?;
+        if (result.rows(), result.cols()) != (1, 1) {
+            return Err(Error::InvalidArgument {
+                function,
+                argument: "f",
+                reason: format!(
+                    "f returned a {} x {} result; a gradient needs a 1 x 1 one",
+                    result.rows(),
+                    result.cols()
+                ),
+            });
+        }
+        reverse::seed_one(result.adjoint())?;
+        tape::reverse_range(mark, result.0.step.get())?;
+        read(&result)
     })();
     tape::truncate(mark)?;
     outcome

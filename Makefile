@@ -33,6 +33,7 @@ test: opencl
 	cargo run --example glm_composition
 	cargo run --example autodiff_model -- --quick --compare-glm
 	# The seeds' workflows at quick sizes; each checks its own answer.
+	cargo test --features nuts --doc nuts
 	cargo run --features nuts --example logistic_nuts -- --quick
 	cargo run --example mixture_estep -- --quick
 	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

@@ -54,9 +54,11 @@ fn synthetic(n: usize, k: usize) -> Data {
 /// The model on the device: these lines are all a user writes.
 fn device_model(x: &MatrixCl<f64>, sign: &MatrixCl<f64>, theta: &Var) -> Result<Var> {
     let (n, k) = (x.rows(), x.cols());
-    let alpha = block(theta, 0, 0, 1, 1);
+    // α as its own 1 x 1 variable: its adjoint is then a work-group sum,
+    // not n atomic adds to one element of θ (see BENCHMARKS.md).
+    let alpha = block(theta, 0, 0, 1, 1).eval()?;
     let beta = block(theta, 1, 0, k, 1);
-    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1);
+    let eta = matrix_vector_multiply(x, beta) + optional_broadcast(&alpha, n, 1);
     let likelihood = colwise_sum(log_inv_logit(elt_multiply(sign, eta))).eval()?;
     let prior = colwise_sum(square(theta)).eval()?;
     (likelihood - prior * (0.5 / (PRIOR_SD * PRIOR_SD))).eval()

@@ -81,7 +81,11 @@ impl CpuLogistic {
 
 impl HasDims for CpuLogistic {
     fn dim_sizes(&self) -> std::collections::HashMap<String, u64> {
-        [("unconstrained_parameter".to_string(), self.x.ncols() as u64 + 1)].into()
+        [(
+            "unconstrained_parameter".to_string(),
+            self.x.ncols() as u64 + 1,
+        )]
+        .into()
     }
 }
 
@@ -143,7 +147,9 @@ fn check_posterior(name: &str, run: &ChainResult, truth: &[f64]) -> Result<()> {
             return Err(Error::InvalidArgument {
                 function: "logistic_nuts",
                 argument: "posterior",
-                reason: format!("{name}: parameter {j} has mean {mean:.4} (sd {sd:.4}), truth {t:.4}"),
+                reason: format!(
+                    "{name}: parameter {j} has mean {mean:.4} (sd {sd:.4}), truth {t:.4}"
+                ),
             });
         }
     }
@@ -225,7 +231,11 @@ fn main() -> Result<()> {
         cpu_run.elapsed.as_secs_f64() / device_run.elapsed.as_secs_f64()
     );
     for (j, ((m, s), t)) in device_run.mean_and_sd().iter().zip(&data.truth).enumerate() {
-        let name = if j == 0 { "alpha".to_string() } else { format!("beta[{}]", j - 1) };
+        let name = if j == 0 {
+            "alpha".to_string()
+        } else {
+            format!("beta[{}]", j - 1)
+        };
         println!("  {name:>9}: mean {m:+.4} sd {s:.4} (truth {t:+.4})");
     }
     Ok(())

@@ -50,7 +50,15 @@ fn synthetic(n: usize, p: usize, k: usize) -> Mixture {
     let total: f64 = raw.iter().sum();
     let log_weight = raw.iter().map(|w| (w / total).ln()).collect();
     let x = (0..n * p).map(|_| uniform() * 8.0 - 4.0).collect();
-    Mixture { n, p, k, x, mu, sigma, log_weight }
+    Mixture {
+        n,
+        p,
+        k,
+        x,
+        mu,
+        sigma,
+        log_weight,
+    }
 }
 
 impl Mixture {
@@ -132,18 +140,19 @@ impl Mixture {
                         matmul(block.as_mut(), Accum::Replace, x, w.as_ref(), 1.0, Par::Seq);
                         // Column by column (the matrix is column-major).
                         let mut max = vec![f64::NEG_INFINITY; rows];
-                        for c in 0..k {
+                        for (c, shift) in constant.iter().enumerate() {
                             let column = block.col_mut(c).try_as_col_major_mut();
                             let Some(column) = column else { continue };
                             for (v, m) in column.as_slice_mut().iter_mut().zip(&mut max) {
-                                *v += constant[c];
+                                *v += shift;
                                 *m = m.max(*v);
                             }
                         }
                         let mut sum = vec![0.0; rows];
                         for c in 0..k {
                             if let Some(column) = block.col(c).try_as_col_major() {
-                                for ((v, m), s) in column.as_slice().iter().zip(&max).zip(&mut sum) {
+                                for ((v, m), s) in column.as_slice().iter().zip(&max).zip(&mut sum)
+                                {
                                     *s += (v - m).exp();
                                 }
                             }

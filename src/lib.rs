@@ -28,9 +28,9 @@
 
 pub mod glm;
 
-pub mod rev;
 #[cfg(feature = "nuts")]
 pub mod nuts;
+pub mod rev;
 
 pub use clfuse_core;
 pub use clfuse_kernels;

@@ -123,8 +123,14 @@ impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
         self.theta.rows()
     }
 
-    fn logp(&mut self, position: &[f64], gradient: &mut [f64]) -> std::result::Result<f64, DensityError> {
-        let value = self.value_and_grad(position, gradient).map_err(DensityError)?;
+    fn logp(
+        &mut self,
+        position: &[f64],
+        gradient: &mut [f64],
+    ) -> std::result::Result<f64, DensityError> {
+        let value = self
+            .value_and_grad(position, gradient)
+            .map_err(DensityError)?;
         if value.is_nan() {
             return Err(DensityError(Error::NotFinite {
                 function: "DeviceDensity::logp",
@@ -184,7 +190,11 @@ impl ChainResult {
         (0..dim)
             .map(|k| {
                 let mean = self.draws.iter().map(|d| d[k]).sum::<f64>() / n;
-                let var = self.draws.iter().map(|d| (d[k] - mean).powi(2)).sum::<f64>()
+                let var = self
+                    .draws
+                    .iter()
+                    .map(|d| (d[k] - mean).powi(2))
+                    .sum::<f64>()
                     / (n - 1.0).max(1.0);
                 (mean, var.sqrt())
             })
@@ -215,7 +225,8 @@ pub fn sample<D: CpuLogpFunc>(density: D, init: &[f64], length: RunLength) -> Re
         seed: length.seed,
         ..DiagNutsSettings::default()
     };
-    let mut rng = <nuts_rs::rand::rngs::StdRng as nuts_rs::rand::SeedableRng>::seed_from_u64(length.seed);
+    let mut rng =
+        <nuts_rs::rand::rngs::StdRng as nuts_rs::rand::SeedableRng>::seed_from_u64(length.seed);
     let mut chain = settings
         .new_chain(0, CpuMath::new(density), &mut rng)
         .map_err(|e| sampler_error(&e))?;

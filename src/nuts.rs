@@ -43,7 +43,7 @@ impl LogpError for DensityError {
 /// use clfuse::prelude::*;
 /// use nuts_rs::CpuLogpFunc;
 /// // A standard normal in two dimensions.
-/// let mut density = DeviceDensity::new(2, |theta| (-0.5f64 * colwise_sum(square(theta))).eval())?;
+/// let mut density = DeviceDensity::new(2, |theta| colwise_sum(-0.5f64 * square(theta)).eval())?;
 /// let mut gradient = [0.0; 2];
 /// let lp = density.logp(&[1.0, 2.0], &mut gradient)?;
 /// assert_eq!((lp, gradient), (-2.5, [-1.0, -2.0]));
@@ -208,7 +208,7 @@ impl ChainResult {
 /// ```
 /// use clfuse::nuts::{DeviceDensity, RunLength, sample};
 /// use clfuse::prelude::*;
-/// let density = DeviceDensity::new(1, |theta| (-0.5f64 * colwise_sum(square(theta))).eval())?;
+/// let density = DeviceDensity::new(1, |theta| colwise_sum(-0.5f64 * square(theta)).eval())?;
 /// let run = sample(density, &[0.5], RunLength { warmup: 100, draws: 200, seed: 7 })?;
 /// assert_eq!(run.draws.len(), 200);
 /// # Ok::<(), clfuse::Error>(())

@@ -195,6 +195,30 @@ fn glm_var(
 }
 
 macro_rules! linear_glm {
+    // With an auxiliary parameter (`sigma`, `phi`): `1 x 1` (read to the
+    // host) or `n x 1`, like the intercept.
+    ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty, $aux:ident) => {
+        $(#[$doc])*
+        pub fn $name<'a>(
+            y: impl Into<Outcomes<'a, $y>>,
+            x: impl Operand,
+            alpha: impl Operand,
+            beta: impl Operand,
+            $aux: impl Operand,
+        ) -> Result<Var> {
+            let y: Outcomes<'_, $y> = y.into();
+            glm_var([Some(&alpha), Some(&beta), Some(&x), Some(&$aux)], |options| {
+                $glm(
+                    y,
+                    x.value(),
+                    glm_alpha(alpha.value())?,
+                    beta.value(),
+                    glm_alpha($aux.value())?,
+                    options,
+                )
+            })
+        }
+    };
     ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty) => {
         $(#[$doc])*
         pub fn $name<'a>(
@@ -247,78 +271,40 @@ linear_glm! {
     poisson_log_glm => crate::glm::poisson_log_glm_lpmf, i32
 }
 
-/// `normal_id_glm_lpdf` as a differentiable `1 x 1` variable; `sigma` is a
-/// `1 x 1` operand (read to the host) or `n x 1`.
-///
-/// ```
-/// use clfuse::prelude::*;
-/// use clfuse::rev::{self, Var};
-/// let x = MatrixCl::from_slice(1, 1, &[1.0])?;
-/// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
-/// let sigma = MatrixCl::from_slice(1, 1, &[1.0])?;
-/// rev::normal_id_glm(&[2.0][..], &x, &MatrixCl::zeros(1, 1)?, &beta, &sigma)?.grad()?;
-/// // d/dβ -(y - β)²/2 = y - β = 2
-/// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
-/// # Ok::<(), clfuse::Error>(())
-/// ```
-pub fn normal_id_glm<'a>(
-    y: impl Into<Outcomes<'a, f64>>,
-    x: impl Operand,
-    alpha: impl Operand,
-    beta: impl Operand,
-    sigma: impl Operand,
-) -> Result<Var> {
-    let y: Outcomes<'_, f64> = y.into();
-    glm_var(
-        [Some(&alpha), Some(&beta), Some(&x), Some(&sigma)],
-        |options| {
-            crate::glm::normal_id_glm_lpdf(
-                y,
-                x.value(),
-                glm_alpha(alpha.value())?,
-                beta.value(),
-                glm_alpha(sigma.value())?,
-                options,
-            )
-        },
-    )
+linear_glm! {
+    /// `normal_id_glm_lpdf` as a differentiable `1 x 1` variable; `sigma` is a
+    /// `1 x 1` operand (read to the host) or `n x 1`.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(1, 1, &[1.0])?;
+    /// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+    /// let sigma = MatrixCl::from_slice(1, 1, &[1.0])?;
+    /// rev::normal_id_glm(&[2.0][..], &x, &MatrixCl::zeros(1, 1)?, &beta, &sigma)?.grad()?;
+    /// // d/dβ -(y - β)²/2 = y - β = 2
+    /// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    normal_id_glm => crate::glm::normal_id_glm_lpdf, f64, sigma
 }
 
-/// `neg_binomial_2_log_glm_lpmf` as a differentiable `1 x 1` variable;
-/// `phi` is a `1 x 1` operand (read to the host) or `n x 1`.
-///
-/// ```
-/// use clfuse::prelude::*;
-/// use clfuse::rev::{self, Var};
-/// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
-/// let phi = Var::new(MatrixCl::from_slice(1, 1, &[1.0])?);
-/// let zero = MatrixCl::zeros(1, 1)?;
-/// rev::neg_binomial_2_log_glm(&[0][..], &x, &zero, &zero, &phi)?.grad()?;
-/// // log p(0) = φ log(φ / (1 + φ)); its derivative at φ = 1 is log(1/2) + 1/2
-/// assert!((phi.adjoint().to_vec()?[0] - (0.5f64.ln() + 0.5)).abs() < 1e-12);
-/// # Ok::<(), clfuse::Error>(())
-/// ```
-pub fn neg_binomial_2_log_glm<'a>(
-    y: impl Into<Outcomes<'a, i32>>,
-    x: impl Operand,
-    alpha: impl Operand,
-    beta: impl Operand,
-    phi: impl Operand,
-) -> Result<Var> {
-    let y: Outcomes<'_, i32> = y.into();
-    glm_var(
-        [Some(&alpha), Some(&beta), Some(&x), Some(&phi)],
-        |options| {
-            crate::glm::neg_binomial_2_log_glm_lpmf(
-                y,
-                x.value(),
-                glm_alpha(alpha.value())?,
-                beta.value(),
-                glm_alpha(phi.value())?,
-                options,
-            )
-        },
-    )
+linear_glm! {
+    /// `neg_binomial_2_log_glm_lpmf` as a differentiable `1 x 1` variable;
+    /// `phi` is a `1 x 1` operand (read to the host) or `n x 1`.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(1, 1, &[0.0])?;
+    /// let phi = Var::new(MatrixCl::from_slice(1, 1, &[1.0])?);
+    /// let zero = MatrixCl::zeros(1, 1)?;
+    /// rev::neg_binomial_2_log_glm(&[0][..], &x, &zero, &zero, &phi)?.grad()?;
+    /// // log p(0) = φ log(φ / (1 + φ)); its derivative at φ = 1 is log(1/2) + 1/2
+    /// assert!((phi.adjoint().to_vec()?[0] - (0.5f64.ln() + 0.5)).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    neg_binomial_2_log_glm => crate::glm::neg_binomial_2_log_glm_lpmf, i32, phi
 }
 
 /// `categorical_logit_glm_lpmf` as a differentiable `1 x 1` variable

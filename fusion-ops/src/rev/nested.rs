@@ -204,45 +204,67 @@ pub(crate) fn rowwise_log_sum_exp<O: Operation>(e: &O) -> Result<Var<O::Scalar>>
     })
 }
 
+/// A product's contribution to one operand: `(a, b, adj) -> adj(operand)`.
+type ProductAdjoint<T> = fn(&MatrixCl<T>, &MatrixCl<T>, &MatrixCl<T>) -> Result<MatrixCl<T>>;
+
+/// A two-operand product with a variable on either side, as its own step:
+/// the operands evaluated (a variable kept, an expression of variables
+/// recorded, a constant copied), `forward` of their values, and in the
+/// reverse pass each variable operand's adjoint from `adjoints`.
+fn product_step<A, B>(
+    a: &A,
+    b: &B,
+    forward: impl FnOnce(&MatrixCl<A::Scalar>, &MatrixCl<A::Scalar>) -> Result<MatrixCl<A::Scalar>>,
+    adjoints: [ProductAdjoint<A::Scalar>; 2],
+) -> Result<Var<A::Scalar>>
+where
+    A: Operation,
+    B: Operation<Scalar = A::Scalar>,
+{
+    let (a, b) = (operand(a)?, operand(b)?);
+    let value = forward(a.value(), b.value())?;
+    let parents: Vec<Var<A::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
+    let is_var = [a.var().is_some(), b.var().is_some()];
+    let reverse = move |_: &MatrixCl<A::Scalar>, adj: &MatrixCl<A::Scalar>| {
+        is_var
+            .iter()
+            .zip(adjoints)
+            .filter(|(v, _)| **v)
+            .map(|(_, adjoint)| adjoint(a.value(), b.value(), adj).map(Some))
+            .collect()
+    };
+    let parents: Vec<&Var<A::Scalar>> = parents.iter().collect();
+    leaf(value, &parents, reverse)
+}
+
 /// `x · v` with a variable on either side, as its own step.
 pub(crate) fn matrix_vector_multiply<X, V>(x: &X, v: &V) -> Result<Var<X::Scalar>>
 where
     X: Operation,
     V: Operation<Scalar = X::Scalar>,
 {
-    let (x, v) = (operand(x)?, operand(v)?);
-    let value = crate::driver::eval_direct(
-        crate::reductions::matrix_vector_multiply(x.value(), v.value()).0,
-    )?;
-    let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
-    let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
-    let reverse = move |_: &MatrixCl<X::Scalar>,
-                        adj: &MatrixCl<X::Scalar>|
-          -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
-        let mut out = Vec::new();
-        if x_is_var {
+    use crate::structural::{colwise_broadcast, rowwise_broadcast, transpose};
+    product_step(
+        x,
+        v,
+        |x, v| crate::driver::eval_direct(crate::reductions::matrix_vector_multiply(x, v).0),
+        [
             // adj(x) = adj · vᵀ, one element-wise kernel.
-            let p = v.value().rows();
-            let outer = crate::arithmetic::elt_multiply(
-                crate::structural::colwise_broadcast(adj, p),
-                crate::structural::rowwise_broadcast(
-                    crate::structural::transpose(v.value()),
-                    adj.rows(),
-                ),
-            );
-            out.push(Some(crate::driver::eval_direct(outer.0)?));
-        }
-        if v_is_var {
+            |_, v, adj| {
+                let outer = crate::arithmetic::elt_multiply(
+                    colwise_broadcast(adj, v.rows()),
+                    rowwise_broadcast(transpose(v), adj.rows()),
+                );
+                crate::driver::eval_direct(outer.0)
+            },
             // adj(v) = xᵀ · adj, one fused row-block kernel.
-            use crate::methods::ReductionMethods;
-            out.push(Some(
-                crate::transpose_product::transpose_vector_multiply(x.value(), adj).eval()?,
-            ));
-        }
-        Ok(out)
-    };
-    let parents: Vec<&Var<X::Scalar>> = parents.iter().collect();
-    leaf(value, &parents, reverse)
+            |x, _, adj| {
+                crate::transpose_product::eval_direct(
+                    crate::transpose_product::transpose_vector_multiply(x, adj).0,
+                )
+            },
+        ],
+    )
 }
 
 /// `xᵀ · v` with a variable on either side, as its own step.
@@ -251,36 +273,30 @@ where
     X: Operation,
     V: Operation<Scalar = X::Scalar>,
 {
-    let (x, v) = (operand(x)?, operand(v)?);
-    let value = crate::transpose_product::eval_direct(
-        crate::transpose_product::transpose_vector_multiply(x.value(), v.value()).0,
-    )?;
-    let parents: Vec<Var<X::Scalar>> = [x.var(), v.var()].into_iter().flatten().cloned().collect();
-    let (x_is_var, v_is_var) = (x.var().is_some(), v.var().is_some());
-    let reverse = move |_: &MatrixCl<X::Scalar>,
-                        adj: &MatrixCl<X::Scalar>|
-          -> Result<Vec<Option<MatrixCl<X::Scalar>>>> {
-        use crate::structural::{colwise_broadcast, rowwise_broadcast, transpose};
-        let mut out = Vec::new();
-        if x_is_var {
+    use crate::structural::{colwise_broadcast, rowwise_broadcast, transpose};
+    product_step(
+        x,
+        v,
+        |x, v| {
+            crate::transpose_product::eval_direct(
+                crate::transpose_product::transpose_vector_multiply(x, v).0,
+            )
+        },
+        [
             // adj(x) = v · adjᵀ, one element-wise kernel.
-            let (n, p) = (v.value().rows(), adj.rows());
-            let outer = crate::arithmetic::elt_multiply(
-                colwise_broadcast(v.value(), p),
-                rowwise_broadcast(transpose(adj), n),
-            );
-            out.push(Some(crate::driver::eval_direct(outer.0)?));
-        }
-        if v_is_var {
+            |_, v, adj| {
+                let outer = crate::arithmetic::elt_multiply(
+                    colwise_broadcast(v, adj.rows()),
+                    rowwise_broadcast(transpose(adj), v.rows()),
+                );
+                crate::driver::eval_direct(outer.0)
+            },
             // adj(v) = x · adj, one fused row-wise reduction.
-            out.push(Some(crate::driver::eval_direct(
-                crate::reductions::matrix_vector_multiply(x.value(), adj).0,
-            )?));
-        }
-        Ok(out)
-    };
-    let parents: Vec<&Var<X::Scalar>> = parents.iter().collect();
-    leaf(value, &parents, reverse)
+            |x, _, adj| {
+                crate::driver::eval_direct(crate::reductions::matrix_vector_multiply(x, adj).0)
+            },
+        ],
+    )
 }
 
 /// `a · b` (GEMM) with a variable on either side, as its own step.
@@ -290,26 +306,17 @@ where
     R: Operation<Scalar = L::Scalar>,
     L::Scalar: ClFloat,
 {
-    let (a, b) = (operand(a)?, operand(b)?);
-    let value = clfuse_kernels::multiply(a.value(), b.value())?;
-    let parents: Vec<Var<L::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
-    let (a_is_var, b_is_var) = (a.var().is_some(), b.var().is_some());
-    let reverse = move |_: &MatrixCl<L::Scalar>,
-                        adj: &MatrixCl<L::Scalar>|
-          -> Result<Vec<Option<MatrixCl<L::Scalar>>>> {
-        use clfuse_kernels::{Op, multiply_transposed};
-        // adj(a) = adj · bᵀ, adj(b) = aᵀ · adj (transposes read in place).
-        let mut out = Vec::new();
-        if a_is_var {
-            out.push(Some(multiply_transposed(adj, Op::N, b.value(), Op::T)?));
-        }
-        if b_is_var {
-            out.push(Some(multiply_transposed(a.value(), Op::T, adj, Op::N)?));
-        }
-        Ok(out)
-    };
-    let parents: Vec<&Var<L::Scalar>> = parents.iter().collect();
-    leaf(value, &parents, reverse)
+    use clfuse_kernels::{Op, multiply_transposed};
+    product_step(
+        a,
+        b,
+        clfuse_kernels::multiply,
+        [
+            // adj(a) = adj · bᵀ, adj(b) = aᵀ · adj (transposes read in place).
+            |_, b, adj| multiply_transposed(adj, Op::N, b, Op::T),
+            |a, _, adj| multiply_transposed(a, Op::T, adj, Op::N),
+        ],
+    )
 }
 
 fn internal(function: &'static str) -> Error {

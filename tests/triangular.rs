@@ -64,7 +64,8 @@ fn garbage_outside_the_view_is_ignored() {
 
 #[test]
 fn solves_left_and_right() {
-    for (n, cols) in [(1, 1), (33, 5), (257, 31)] {
+    // Up to 64 columns by substitution, wider through the inverse.
+    for (n, cols) in [(1, 1), (33, 5), (257, 31), (100, 80)] {
         let mut rng = Rng::new(n as u64);
         let l = rng.lower(n);
         let b = rng.matrix(n, cols);
@@ -124,5 +125,134 @@ fn errors() {
     assert!(matches!(
         k::mdivide_right_tri(&b, &l).unwrap_err(),
         Error::DimensionMismatch { .. }
+    ));
+}
+
+#[test]
+fn substitution_in_both_directions_at_odd_sizes() {
+    for (n, cols) in [
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (31, 1),
+        (32, 3),
+        (33, 9),
+        (100, 1),
+        (257, 17),
+        (1000, 2),
+    ] {
+        let mut rng = Rng::new(7 + n as u64);
+        let l = rng.lower(n);
+        let b = rng.matrix(n, cols);
+        let (lower, upper) = (
+            to_device(&l).with_view(View::Lower),
+            to_device(&l.transpose()).with_view(View::Upper),
+        );
+        let b_dev = to_device(&b);
+        let forward = l.solve_lower_triangular(&b).unwrap();
+        let backward = l.transpose().solve_upper_triangular(&b).unwrap();
+        let cases = [
+            ("L x = b", &lower, k::Op::N, &forward),
+            ("Lᵀ x = b", &lower, k::Op::T, &backward),
+            ("U x = b", &upper, k::Op::N, &backward),
+            ("Uᵀ x = b", &upper, k::Op::T, &forward),
+        ];
+        for (what, a, op, want) in cases {
+            let x = k::tri_solve(a, op, &b_dev).unwrap();
+            assert_eq!((x.rows(), x.cols()), (n, cols));
+            assert_relative(
+                &format!("{what} n={n} cols={cols}"),
+                &to_host(&x),
+                want,
+                TOL,
+            );
+        }
+        // The right-hand side is not modified.
+        assert_eq!(to_host(&b_dev), b);
+    }
+}
+
+#[test]
+fn substitution_reads_only_the_view() {
+    let n = 45;
+    let l = Rng::new(5).lower(n);
+    let mut dirty = l.clone();
+    for j in 1..n {
+        dirty[(0, j)] = f64::NAN;
+    }
+    let b = Rng::new(6).matrix(n, 2);
+    let x = k::tri_solve(
+        &to_device(&dirty).with_view(View::Lower),
+        k::Op::T,
+        &to_device(&b),
+    )
+    .unwrap();
+    let want = l.transpose().solve_upper_triangular(&b).unwrap();
+    assert_relative("Lᵀ x = b beside NaN", &to_host(&x), &want, TOL);
+    let d = DMatrix::from_fn(n, n, |i, j| if i == j { 2.0 + i as f64 } else { 9.0 });
+    let x = k::tri_solve(
+        &to_device(&d).with_view(View::Diagonal),
+        k::Op::N,
+        &to_device(&b),
+    )
+    .unwrap();
+    let want = DMatrix::from_fn(n, 2, |i, j| b[(i, j)] / (2.0 + i as f64));
+    assert_relative("diagonal", &to_host(&x), &want, TOL);
+}
+
+#[test]
+fn substitution_errors_name_the_argument() {
+    let singular = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 0.0, 0.0])
+        .unwrap()
+        .with_view(View::Lower);
+    let b = MatrixCl::from_slice(2, 1, &[1.0, 1.0]).unwrap();
+    let err = k::tri_solve(&singular, k::Op::N, &b).unwrap_err();
+    assert!(
+        matches!(err, Error::CheckFailed { row: 1, col: 1, .. }),
+        "{err}"
+    );
+    let l = MatrixCl::from_slice(2, 2, &[1.0, f64::INFINITY, 0.0, 1.0])
+        .unwrap()
+        .with_view(View::Lower);
+    let err = k::tri_solve(&l, k::Op::T, &b).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFinite {
+                function: "tri_solve",
+                argument: "a",
+                row: 1,
+                col: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let nan_b = MatrixCl::from_slice(2, 1, &[1.0, f64::NAN]).unwrap();
+    let l = MatrixCl::<f64>::identity(2).unwrap().with_view(View::Lower);
+    let err = k::mdivide_left_tri(&l, &nan_b).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotFinite {
+                function: "mdivide_left_tri",
+                argument: "b",
+                row: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let three = MatrixCl::<f64>::zeros(3, 1).unwrap();
+    assert!(matches!(
+        k::tri_solve(&l, k::Op::N, &three).unwrap_err(),
+        Error::DimensionMismatch { .. }
+    ));
+    let entire = MatrixCl::<f64>::identity(2)
+        .unwrap()
+        .with_view(View::Entire);
+    assert!(matches!(
+        k::tri_solve(&entire, k::Op::N, &b).unwrap_err(),
+        Error::InvalidView { .. }
     ));
 }

@@ -10,6 +10,7 @@ use crate::checks::{
     first_flagged_all, not_finite, zero_on_diagonal,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
+use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
 use crate::triangular::checked_inverse;
 use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
 
@@ -90,13 +91,21 @@ pub fn mdivide_left_tri_adjoint<T: ClFloat>(
     }
     const F: &str = "mdivide_left_tri_adjoint";
     // The checks of `b` and `adj_c` complete beside the inverse's: one round trip.
-    let b_finite = FiniteCheck::start(F, "b", b)?;
-    let adj_c_finite = FiniteCheck::start(F, "adj_c", adj_c)?;
-    let inverse = checked_inverse(F, "a", a)?;
-    b_finite.finish()?;
-    adj_c_finite.finish()?;
-    let c = multiply(&inverse, b)?;
-    let adj_b = multiply_transposed(&inverse, Op::T, adj_c, Op::N)?;
+    let (c, adj_b) = if b.cols() <= SUBSTITUTION_MAX_COLS {
+        // Two O(n² m) substitutions; the checks of `a` and `b` ride on the first.
+        let adj_c_finite = FiniteCheck::start(F, "adj_c", adj_c)?;
+        let c = checked_solve(F, a, Op::N, Rhs::AsGiven(b))?;
+        adj_c_finite.finish()?;
+        (c, checked_solve(F, a, Op::T, Rhs::AsGiven(adj_c))?)
+    } else {
+        let b_finite = FiniteCheck::start(F, "b", b)?;
+        let adj_c_finite = FiniteCheck::start(F, "adj_c", adj_c)?;
+        let inverse = checked_inverse(F, "a", a)?;
+        b_finite.finish()?;
+        adj_c_finite.finish()?;
+        let c = multiply(&inverse, b)?;
+        (c, multiply_transposed(&inverse, Op::T, adj_c, Op::N)?)
+    };
     let adj_a = MatrixCl::<T>::uninitialized(a.rows(), a.cols())?;
     let n = a.rows();
     gemm_into(

@@ -51,6 +51,7 @@ pub(crate) struct FiniteCheck<'a, T: ClFloat> {
     argument: &'static str,
     a: &'a MatrixCl<T>,
     flag: clfuse_core::PendingRead<i32>,
+    transposed: bool,
 }
 
 impl<'a, T: ClFloat> FiniteCheck<'a, T> {
@@ -66,7 +67,15 @@ impl<'a, T: ClFloat> FiniteCheck<'a, T> {
             argument,
             a,
             flag,
+            transposed: false,
         })
+    }
+
+    /// Marks `a` as the transpose of the argument the user passed, whose
+    /// positions the error reports.
+    pub(crate) fn of_transpose(mut self, transposed: bool) -> Self {
+        self.transposed = transposed;
+        self
     }
 
     /// Fails with `NotFinite` at the first NaN or inf found.
@@ -77,7 +86,7 @@ impl<'a, T: ClFloat> FiniteCheck<'a, T> {
                 self.argument,
                 self.a,
                 index,
-                false,
+                self.transposed,
             )),
             None => Ok(()),
         }

@@ -82,3 +82,6 @@ clfuse_core::kernel! {
 clfuse_core::kernel! {
     pub(crate) fn cholesky_leaf<T>(in a: T, out factor: T, inout first_failure: i32, n: i32, below: i32, offset: i32, ld: i32, index_base: i32) = file "cl/cholesky.cl";
 }
+clfuse_core::kernel! {
+    pub(crate) fn tri_solve_step<T>(in s: T, inout b: T, out x: T, n: i32, m: i32, k0: i32, transposed: i32, upper: i32) = file "cl/tri_solve.cl";
+}

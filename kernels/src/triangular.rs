@@ -6,7 +6,9 @@ use crate::checks::{
     FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
     zero_on_diagonal,
 };
+use crate::gemm::Op;
 use crate::launchers as cl;
+use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// Diagonal blocks inverted by `diag_inv`, one work-group each.
@@ -15,7 +17,7 @@ const BLOCK: usize = 32;
 const TRI_TS: usize = 32;
 const TRI_WPT: usize = 4;
 
-fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Result<View> {
+pub(crate) fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Result<View> {
     match a.view() {
         v @ (View::Lower | View::Upper | View::Diagonal) => Ok(v),
         View::Entire => Err(Error::InvalidView {
@@ -125,7 +127,9 @@ pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) 
     Ok(())
 }
 
-/// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`.
+/// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`,
+/// by substitution ([`tri_solve`](crate::tri_solve), O(n² m)) when `b` has up to
+/// [`SUBSTITUTION_MAX_COLS`] columns, else through the inverse.
 ///
 /// ```
 /// use clfuse_core::{MatrixCl, View};
@@ -142,10 +146,24 @@ pub fn mdivide_left_tri<T: ClFloat>(a: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<
             rhs: (b.rows(), b.cols()),
         });
     }
-    let b_finite = FiniteCheck::start("mdivide_left_tri", "b", b)?;
-    let inverse = checked_inverse("mdivide_left_tri", "a", a)?;
+    solve_left("mdivide_left_tri", a, Op::N, b)
+}
+
+/// `op(a)⁻¹ · b` for `function`: by substitution for a thin `b` (up to
+/// [`SUBSTITUTION_MAX_COLS`] columns), else by the inverse and a GEMM.
+pub(crate) fn solve_left<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    op: Op,
+    b: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
+    if b.cols() <= SUBSTITUTION_MAX_COLS {
+        return checked_solve(function, a, op, Rhs::AsGiven(b));
+    }
+    let b_finite = FiniteCheck::start(function, "b", b)?;
+    let inverse = checked_inverse(function, "a", a)?;
     b_finite.finish()?;
-    crate::multiply(&inverse, b)
+    crate::multiply_transposed(&inverse, op, b, Op::N)
 }
 
 /// Solves `a · x = I` for triangular `a`: the identity right-hand side is
@@ -161,7 +179,8 @@ pub fn mdivide_left_tri_identity<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl
     checked_inverse("mdivide_left_tri_identity", "a", a)
 }
 
-/// Solves `x · a = b` for triangular `a`: `x = b · a⁻¹`.
+/// Solves `x · a = b` for triangular `a`: `x = b · a⁻¹` (by substitution when
+/// `b` has up to [`SUBSTITUTION_MAX_COLS`] rows).
 ///
 /// ```
 /// use clfuse_core::{MatrixCl, View};
@@ -178,6 +197,12 @@ pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result
             lhs: (b.rows(), b.cols()),
             rhs: (a.rows(), a.cols()),
         });
+    }
+    if b.rows() <= SUBSTITUTION_MAX_COLS {
+        // x · a = b is aᵀ · xᵀ = bᵀ: thin transposes and one substitution.
+        let bt = transpose(b)?;
+        let x = checked_solve("mdivide_right_tri", a, Op::T, Rhs::Transposed(&bt))?;
+        return transpose(&x);
     }
     let b_finite = FiniteCheck::start("mdivide_right_tri", "b", b)?;
     let inverse = checked_inverse("mdivide_right_tri", "a", a)?;

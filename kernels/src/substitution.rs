@@ -1,0 +1,136 @@
+//! Triangular solves with a thin right-hand side by blocked substitution:
+//! O(n² m) work instead of forming the O(n³) inverse (`cl/tri_solve.cl`).
+
+use crate::basic::{Part, int, square, zeros};
+use crate::checks::{
+    FiniteCheck, enqueue_check_diagonal_zeros, first_flagged_all, zero_on_diagonal,
+};
+use crate::gemm::Op;
+use crate::launchers as cl;
+use crate::triangular::triangular_view;
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
+
+/// Rows of a diagonal block (`SOLVE_BLOCK` in the kernel): one launch each.
+const BLOCK: usize = 32;
+/// Right-hand-side columns per work-group (`SOLVE_COLS`).
+const COLS: usize = 8;
+
+/// Right-hand sides up to this many columns are solved by substitution;
+/// wider ones multiply by the inverse, whose O(n³) cost is then shared by
+/// enough columns (and whose GEMM runs at full device speed).
+pub const SUBSTITUTION_MAX_COLS: usize = 64;
+
+/// Solves `op(a) · x = b` by blocked substitution, where `a` is triangular
+/// (view `Lower`, `Upper` or `Diagonal`) and `op(a)` is `a` or its
+/// transpose (read in place, never copied). Any number of columns works;
+/// the cost is O(n² · b.cols()) plus one launch per 32 rows, so it is the
+/// method of choice for thin right-hand sides (a GP's one column).
+///
+/// `a` must be finite with no zero on its diagonal and `b` finite: the
+/// errors name this function, the argument and the position. The checks
+/// are read back in one round trip, after the solve is queued.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Op;
+/// // a = [[2, 0], [1, 4]]
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// assert_eq!(clfuse_kernels::tri_solve(&a, Op::N, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// // aᵀ = [[2, 1], [0, 4]]: x1 = 8 / 4, x0 = (4 - x1) / 2
+/// let b = MatrixCl::from_slice(2, 1, &[4.0, 8.0])?;
+/// assert_eq!(clfuse_kernels::tri_solve(&a, Op::T, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn tri_solve<T: ClFloat>(a: &MatrixCl<T>, op: Op, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    checked_solve("tri_solve", a, op, Rhs::AsGiven(b))
+}
+
+/// A solve's right-hand side: the user's, or the transpose of the user's
+/// (`mdivide_right_tri`), whose errors report positions in the user's matrix.
+pub(crate) enum Rhs<'a, T: ClFloat> {
+    AsGiven(&'a MatrixCl<T>),
+    Transposed(&'a MatrixCl<T>),
+}
+
+/// [`tri_solve`] for `function`, whose errors it names.
+pub(crate) fn checked_solve<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    op: Op,
+    b: Rhs<'_, T>,
+) -> Result<MatrixCl<T>> {
+    let (b, b_transposed) = match b {
+        Rhs::AsGiven(b) => (b, false),
+        Rhs::Transposed(b) => (b, true),
+    };
+    let n = square(function, "a", a)?;
+    if b.rows() != n {
+        return Err(Error::DimensionMismatch {
+            operation: function.into(),
+            lhs: (a.rows(), a.cols()),
+            rhs: (b.rows(), b.cols()),
+        });
+    }
+    let view = triangular_view(function, a)?;
+    let m = b.cols();
+    let (size, width) = (int(function, "a", n)?, int(function, "b", m)?);
+    int(function, "b", b.len())?;
+    let diagonal_zeros = enqueue_check_diagonal_zeros(a)?;
+    let a_finite = FiniteCheck::start(function, "a", a)?;
+    let b_finite = FiniteCheck::start(function, "b", b)?.of_transpose(b_transposed);
+    // Outside the view the storage is not read as zero by the kernel, which
+    // reads the whole triangle: a diagonal matrix is solved as a lower one
+    // whose strictly lower part is zeroed on a copy.
+    let diagonal_copy = match view {
+        View::Diagonal => {
+            let copy = a.try_clone()?;
+            zeros(&copy, Part::StrictlyLower)?;
+            Some(copy)
+        }
+        _ => None,
+    };
+    let s = diagonal_copy.as_ref().unwrap_or(a);
+    let transposed = op == Op::T;
+    let upper = match view {
+        View::Upper => !transposed,
+        View::Lower => transposed,
+        View::Diagonal | View::Entire => false,
+    };
+    let rhs = b.try_clone()?;
+    let x = MatrixCl::<T>::uninitialized(n, m)?;
+    if n > 0 && m > 0 {
+        let blocks = n.div_ceil(BLOCK);
+        let column_groups = m.div_ceil(COLS) * COLS;
+        for step in 0..blocks {
+            let block = if upper { blocks - 1 - step } else { step };
+            let k0 = block * BLOCK;
+            let unsolved = if upper {
+                k0
+            } else {
+                n - (k0 + BLOCK.min(n - k0))
+            };
+            let groups = unsolved.div_ceil(BLOCK).max(1);
+            cl::tri_solve_step::<T>().launch(
+                NdRange::d2([groups * BLOCK, column_groups]).with_local(&[BLOCK, COLS]),
+                (
+                    s,
+                    &rhs,
+                    &x,
+                    size,
+                    width,
+                    int(function, "a", k0)?,
+                    i32::from(transposed),
+                    i32::from(upper),
+                ),
+            )?;
+        }
+    }
+    let [zero] = first_flagged_all([Some(&diagonal_zeros)])?;
+    a_finite.finish()?;
+    b_finite.finish()?;
+    if let Some(index) = zero {
+        return Err(zero_on_diagonal(function, "a", n, index));
+    }
+    Ok(x)
+}

@@ -84,9 +84,83 @@ pub fn cholesky_decompose(a: impl Operand) -> Result<Var> {
 /// `adj` with its strictly upper part zeroed and a lower view, as the
 /// triangular adjoint kernels read it.
 fn lower_part(m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    triangle(View::Lower, m)
+}
+
+/// The part of `m` inside the triangular `view` (zeros elsewhere), with that view.
+fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
     let (r, c) = (m.rows(), m.cols());
-    let lower = select(ge(row_index(r, c), col_index(r, c)), m, 0.0f64).eval()?;
-    Ok(lower.with_view(View::Lower))
+    let (i, j) = (row_index(r, c), col_index(r, c));
+    let kept = match view {
+        View::Lower => select(ge(i, j), m, 0.0f64).eval()?,
+        View::Upper => select(le(i, j), m, 0.0f64).eval()?,
+        View::Diagonal => select(eq(i, j), m, 0.0f64).eval()?,
+        View::Entire => m.try_clone()?,
+    };
+    Ok(kept.with_view(view))
+}
+
+/// `op(a)⁻¹ b` for triangular `a` (view `Lower`, `Upper` or `Diagonal`) by
+/// substitution ([`linalg::tri_solve`], O(n² m)), differentiable in both:
+/// `adj(b) = op(a)⁻ᵀ adj(c)`, one more substitution, and
+/// `adj(op(a)) = -adj(b) cᵀ`, kept to `a`'s triangle.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let a = Var::new(MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower));
+/// let b = Var::new(MatrixCl::from_slice(1, 1, &[4.0])?);
+/// let c = rev::tri_solve(&a, Op::T, &b)?; // c = b / a = 2
+/// colwise_sum(&c).eval()?.grad()?;
+/// assert_eq!(b.adjoint().to_vec()?, vec![0.5]); // 1 / a
+/// assert_eq!(a.adjoint().to_vec()?, vec![-1.0]); // -b / a²
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var> {
+    use linalg::Op;
+    let c = linalg::tri_solve(a.value(), op, b.value())?;
+    let matrix = a.value().try_clone()?.with_view(a.value().view());
+    let (vars, flags) = parents(&[&a, &b]);
+    leaf(c, &vars, move |c, adj| {
+        let flipped = if op == Op::N { Op::T } else { Op::N };
+        let adj_b = linalg::tri_solve(&matrix, flipped, adj)?;
+        let (left, right) = match op {
+            Op::N => (&adj_b, c),
+            Op::T => (c, &adj_b),
+        };
+        let outer = linalg::multiply_transposed(left, Op::N, right, Op::T)?;
+        let adj_a = triangle(matrix.view(), &(-&outer).eval()?)?;
+        Ok(keep(&flags, vec![adj_a, adj_b]))
+    })
+}
+
+/// `(l lᵀ)⁻¹ b` from a Cholesky factor `l` (lower triangular): two
+/// differentiable substitutions ([`tri_solve`]), never an inverse.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let l = MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower);
+/// let b = Var::new(MatrixCl::from_slice(1, 1, &[8.0])?);
+/// let x = rev::cholesky_solve(&l, &b)?; // 8 / 4
+/// assert_eq!(x.value().to_vec()?, vec![2.0]);
+/// colwise_sum(&x).eval()?.grad()?;
+/// assert_eq!(b.adjoint().to_vec()?, vec![0.25]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn cholesky_solve(l: impl Operand, b: impl Operand) -> Result<Var> {
+    if l.value().view() != View::Lower {
+        return Err(Error::InvalidView {
+            function: "rev::cholesky_solve",
+            view: l.value().view(),
+            reason: "the Cholesky factor must have view Lower",
+        });
+    }
+    let z = match l.variable() {
+        Some(var) => tri_solve(var, linalg::Op::N, b)?,
+        None => tri_solve(l.value(), linalg::Op::N, b)?,
+    };
+    tri_solve(l, linalg::Op::T, &z)
 }
 
 /// `a⁻¹ b` for lower-triangular `a`, differentiable in both.

@@ -254,3 +254,47 @@ fn glm_leaves_match_finite_differences_in_every_operand() -> Result<()> {
     }
     Ok(())
 }
+
+/// A well-conditioned n x n lower-triangular matrix (view `Lower`).
+fn lower(n: usize) -> Result<MatrixCl<f64>> {
+    let v = values(n * n, 0.4);
+    let l: Vec<f64> = (0..n * n)
+        .map(|k| match (k % n, k / n) {
+            (i, j) if i == j => 2.0 + v[k].abs(),
+            (i, j) if i > j => v[k] / n as f64,
+            _ => 0.0,
+        })
+        .collect();
+    Ok(MatrixCl::from_slice(n, n, &l)?.with_view(View::Lower))
+}
+
+#[test]
+fn substitution_solves_match_finite_differences() -> Result<()> {
+    // 35 rows cross a 32-row block of the substitution kernel.
+    for n in [1, 6, 35] {
+        let a = Var::new(lower(n)?);
+        let b = Var::new(MatrixCl::from_slice(n, 2, &values(n * 2, 0.8))?);
+        let w = weights(n, 2);
+        for op in [Op::N, Op::T] {
+            let f = || weighted_total(&rev::tri_solve(&a, op, &b)?, &w);
+            check_against_fd(&format!("tri_solve {op:?} n={n}"), &[&a, &b], &f)?;
+        }
+        let f = || weighted_total(&rev::cholesky_solve(&a, &b)?, &w);
+        check_against_fd(&format!("cholesky_solve n={n}"), &[&a, &b], &f)?;
+        let f = || log_determinant_cholesky(&a).eval();
+        check_against_fd(&format!("log_determinant_cholesky n={n}"), &[&a], &f)?;
+    }
+    rev::clear()
+}
+
+#[test]
+fn squared_distances_of_variables_match_finite_differences() -> Result<()> {
+    for (n, m, d) in [(1, 1, 1), (4, 7, 3)] {
+        let x = Var::new(MatrixCl::from_slice(n, d, &values(n * d, 0.1))?);
+        let y = MatrixCl::from_slice(m, d, &values(m * d, 0.6))?;
+        let w = weights(n, m);
+        let f = || weighted_total(&squared_distance(&x, &y)?.eval()?, &w);
+        check_against_fd(&format!("squared_distance {n}x{m}x{d}"), &[&x], &f)?;
+    }
+    rev::clear()
+}

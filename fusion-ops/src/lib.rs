@@ -46,6 +46,7 @@ mod binder;
 mod checks;
 mod custom;
 pub mod device_functions;
+mod distances;
 mod driver;
 mod dynamic;
 mod functions;
@@ -76,6 +77,9 @@ pub use checks::{
 pub use clfuse_core::FusedKernel;
 pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
+pub use distances::{
+    LogDeterminantCholesky, SquaredDistance, log_determinant_cholesky, squared_distance,
+};
 pub use driver::{cached_kernels, eval_colwise, fuse, fuse_then, run, source_of};
 pub use dynamic::{DynOp, boxed};
 pub use functions::*;
@@ -128,5 +132,6 @@ pub mod prelude {
         boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output,
         prod, results, row_index, scalar_or_column, sum,
     };
+    pub use crate::{log_determinant_cholesky, squared_distance};
     pub use clfuse_core::{ClType, Error, Expr, MatrixCl, View};
 }

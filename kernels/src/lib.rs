@@ -27,7 +27,7 @@ pub use gemm::{
     multiply_transposed, multiply_with, row_vector_matrix_multiply,
 };
 pub use packed::{PackedTransfer, packed_len};
-pub use substitution::{SUBSTITUTION_MAX_COLS, tri_solve};
+pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
 
 /// Constructors backed by hand-written kernels.

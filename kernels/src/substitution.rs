@@ -134,3 +134,27 @@ pub(crate) fn checked_solve<T: ClFloat>(
     }
     Ok(x)
 }
+
+/// Solves `(l · lᵀ) · x = b` given the Cholesky factor `l` (view `Lower`):
+/// a forward and a backward substitution, never an inverse. With
+/// `l = cholesky_decompose(a)`, this is `a⁻¹ · b` at O(n² m).
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// // a = [[4, 2], [2, 5]] = l lᵀ with l = [[2, 0], [1, 2]]
+/// let l = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 2.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[6.0, 7.0])?;
+/// assert_eq!(clfuse_kernels::cholesky_solve(&l, &b)?.to_vec()?, vec![1.0, 1.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn cholesky_solve<T: ClFloat>(l: &MatrixCl<T>, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    if l.view() != View::Lower {
+        return Err(Error::InvalidView {
+            function: "cholesky_solve",
+            view: l.view(),
+            reason: "the Cholesky factor must have view Lower",
+        });
+    }
+    let z = checked_solve("cholesky_solve", l, Op::N, Rhs::AsGiven(b))?;
+    checked_solve("cholesky_solve", l, Op::T, Rhs::AsGiven(&z))
+}

@@ -35,5 +35,6 @@ test: opencl
 	# The seeds' workflows at quick sizes; each checks its own answer.
 	cargo test --features nuts --doc nuts
 	cargo run --features nuts --example logistic_nuts -- --quick
+	cargo run --features nuts --example gp_nuts -- --quick
 	cargo run --example mixture_estep -- --quick
 	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

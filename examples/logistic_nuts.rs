@@ -13,15 +13,18 @@
 //!
 //! `cargo run --release --features nuts --example logistic_nuts -- [--n N] [--k K] [--warmup W] [--draws D] [--quick]`
 
-use clfuse::nuts::{ChainResult, DensityError, DeviceDensity, RunLength, sample};
+mod support;
+
+use clfuse::Result;
+use clfuse::nuts::{DensityError, DeviceDensity, RunLength, sample};
 use clfuse::prelude::*;
 use clfuse::rev::Var;
-use clfuse::{Error, Result};
 use faer::{Col, Mat};
 use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims};
-use std::time::Instant;
+use support::{agree, check_posterior, flag, per_gradient, report_run};
 
 const PRIOR_SD: f64 = 5.0;
+const EXAMPLE: &str = "logistic_nuts";
 
 struct Data {
     x: Vec<f64>,
@@ -126,44 +129,6 @@ impl CpuLogpFunc for CpuLogistic {
     }
 }
 
-/// Seconds per value-and-gradient call at `theta` (the host waits for both).
-fn per_gradient<F: CpuLogpFunc<LogpError = DensityError>>(
-    f: &mut F,
-    theta: &[f64],
-    calls: usize,
-) -> Result<(f64, f64)> {
-    let mut grad = vec![0.0; theta.len()];
-    let value = f.logp(theta, &mut grad).map_err(|e| e.0)?;
-    let start = Instant::now();
-    for _ in 0..calls {
-        f.logp(theta, &mut grad).map_err(|e| e.0)?;
-    }
-    Ok((value, start.elapsed().as_secs_f64() / calls as f64))
-}
-
-fn check_posterior(name: &str, run: &ChainResult, truth: &[f64]) -> Result<()> {
-    for (j, ((mean, sd), t)) in run.mean_and_sd().iter().zip(truth).enumerate() {
-        if (mean - t).abs() > 3.0 * sd {
-            return Err(Error::InvalidArgument {
-                function: "logistic_nuts",
-                argument: "posterior",
-                reason: format!(
-                    "{name}: parameter {j} has mean {mean:.4} (sd {sd:.4}), truth {t:.4}"
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
-fn flag(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -189,18 +154,10 @@ fn main() -> Result<()> {
     let mut cpu = CpuLogistic::new(&data);
 
     // The two densities agree (value and gradient) at the truth.
-    let (mut g_device, mut g_cpu) = (vec![0.0; k + 1], vec![0.0; k + 1]);
-    let v_device = device.value_and_grad(&data.truth, &mut g_device)?;
-    let v_cpu = cpu.logp(&data.truth, &mut g_cpu).map_err(|e| e.0)?;
-    for (a, b) in std::iter::once((&v_device, &v_cpu)).chain(g_device.iter().zip(&g_cpu)) {
-        if (a - b).abs() > 1e-9 * b.abs().max(1.0) {
-            return Err(Error::InvalidArgument {
-                function: "logistic_nuts",
-                argument: "device density",
-                reason: format!("device {a} vs CPU {b}"),
-            });
-        }
-    }
+    let v_device = agree(EXAMPLE, &mut device, &mut cpu, &data.truth, 1e-9)?;
+    let v_cpu = cpu
+        .logp(&data.truth, &mut vec![0.0; k + 1])
+        .map_err(|e| e.0)?;
     println!("log density at the truth: device {v_device:.10} = CPU {v_cpu:.10}");
 
     let calls = if quick { 20 } else { 200 };
@@ -217,14 +174,8 @@ fn main() -> Result<()> {
     let device_run = sample(device, &init, length)?;
     let cpu_run = sample(cpu, &init, length)?;
     for (name, run) in [("device", &device_run), ("CPU", &cpu_run)] {
-        println!(
-            "{name:>6}: whole run {:.2} s, {} leapfrog steps ({:.1} µs each), {} divergences",
-            run.elapsed.as_secs_f64(),
-            run.leapfrog_steps,
-            run.elapsed.as_secs_f64() * 1e6 / run.leapfrog_steps.max(1) as f64,
-            run.divergences
-        );
-        check_posterior(name, run, &data.truth)?;
+        report_run(name, run);
+        check_posterior(EXAMPLE, name, run, &data.truth)?;
     }
     println!(
         "whole-run speedup {:.2}x; posterior means within 3 sd of the truth:",

@@ -90,10 +90,12 @@ fn log_sum_exp_handles_infinities_and_nan() -> Result<()> {
 
 #[test]
 fn softmax_rows_match_the_cpu_and_sum_to_one() -> Result<()> {
-    for (rows, cols) in [(1, 1), (31, 33), (257, 5)] {
+    for (rows, cols) in [(0, 3), (3, 0), (1, 1), (31, 33), (257, 5), (1000, 3)] {
         let xs = values(rows * cols, 1.5, 50.0);
         let x = MatrixCl::from_slice(rows, cols, &xs)?;
-        let p = rowwise_softmax(&x).eval()?.to_vec()?;
+        let p = rowwise_softmax(&x).eval()?;
+        assert_eq!((p.rows(), p.cols()), (rows, cols));
+        let p = p.to_vec()?;
         for i in 0..rows {
             let r = row(&xs, rows, cols, i);
             let lse = cpu_lse(&r);
@@ -102,8 +104,66 @@ fn softmax_rows_match_the_cpu_and_sum_to_one() -> Result<()> {
                 same(&format!("p[{i},{j}]"), p[i + rows * j], (r[j] - lse).exp());
                 total += p[i + rows * j];
             }
-            assert!((total - 1.0).abs() < 1e-12, "row {i} sums to {total}");
+            assert!(
+                cols == 0 || (total - 1.0).abs() < 1e-12,
+                "row {i} sums to {total}"
+            );
         }
+    }
+    Ok(())
+}
+
+#[test]
+fn softmax_is_one_kernel_with_its_operand_fused() -> Result<()> {
+    let (rows, cols) = (65, 7);
+    let xs = values(rows * cols, 0.5, 20.0);
+    let x = MatrixCl::from_slice(rows, cols, &xs)?;
+    let scaled = 2.0f64 * &x + 1.0;
+    rowwise_softmax(&scaled).eval()?;
+    let before = thread_kernel_stats();
+    let p = rowwise_softmax(&scaled).eval()?.to_vec()?;
+    assert_eq!((thread_kernel_stats() - before).launched, 1, "one kernel, no copy");
+    for i in 0..rows {
+        let r: Vec<f64> = row(&xs, rows, cols, i).iter().map(|v| 2.0 * v + 1.0).collect();
+        let lse = cpu_lse(&r);
+        for j in 0..cols {
+            same("softmax(2x + 1)", p[i + rows * j], (r[j] - lse).exp());
+        }
+    }
+    // Inside a larger expression it is a leaf: its kernel, then the user's.
+    let before = thread_kernel_stats();
+    let logp = log(rowwise_softmax(&x)).eval()?.to_vec()?;
+    assert_eq!((thread_kernel_stats() - before).launched, 2);
+    for i in 0..rows {
+        let lse = cpu_lse(&row(&xs, rows, cols, i));
+        for j in 0..cols {
+            same("log softmax", logp[i + rows * j], xs[i + rows * j] - lse);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn softmax_of_variables_is_differentiable() -> Result<()> {
+    for (rows, cols) in [(1, 1), (33, 4)] {
+        let zs = values(rows * cols, 6.5, 4.0);
+        let ws = values(rows * cols, 7.5, 1.0);
+        let z = Var::new(MatrixCl::from_slice(rows, cols, &zs)?);
+        let w = MatrixCl::from_slice(rows, cols, &ws)?;
+        // f = Σ w ∘ softmax(z): df/dz_ij = p_ij (w_ij − Σ_k w_ik p_ik).
+        let by_col = colwise_sum(elt_multiply(rowwise_softmax(&z), &w)).eval()?;
+        colwise_sum(transpose(&by_col)).eval()?.grad()?;
+        let got = z.adjoint().to_vec()?;
+        for i in 0..rows {
+            let r = row(&zs, rows, cols, i);
+            let lse = cpu_lse(&r);
+            let p: Vec<f64> = r.iter().map(|v| (v - lse).exp()).collect();
+            let mean: f64 = (0..cols).map(|k| ws[i + rows * k] * p[k]).sum();
+            for j in 0..cols {
+                same("d/dz", got[i + rows * j], p[j] * (ws[i + rows * j] - mean));
+            }
+        }
+        rev::clear()?;
     }
     Ok(())
 }

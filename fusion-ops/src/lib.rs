@@ -63,6 +63,7 @@ mod read_back;
 mod reductions;
 mod results;
 pub mod rev;
+mod softmax;
 mod structural;
 mod targets;
 mod templates;
@@ -98,6 +99,7 @@ pub use outputs::{
 };
 pub use reductions::*;
 pub use results::{Results, results};
+pub use softmax::{RowwiseSoftmax, rowwise_softmax};
 pub use structural::*;
 pub use targets::Target;
 pub use templates::{RealOf, convert, expand};
@@ -120,8 +122,9 @@ pub mod prelude {
     pub use crate::reductions::{
         colwise_log_sum_exp, colwise_max, colwise_min, colwise_prod, colwise_sum,
         matrix_vector_multiply, rowwise_log_sum_exp, rowwise_max, rowwise_min, rowwise_prod,
-        rowwise_softmax, rowwise_sum,
+        rowwise_sum,
     };
+    pub use crate::softmax::rowwise_softmax;
     pub use crate::structural::{
         append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast,
         rowwise_broadcast, transpose,

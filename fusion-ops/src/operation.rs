@@ -85,6 +85,14 @@ pub trait Operation: Depends {
     fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
         None
     }
+
+    /// After [`evaluate_leaves`](Self::evaluate_leaves): the whole result,
+    /// when this node is a leaf that computed it into a temporary of its
+    /// own (a row-wise softmax). `eval` then returns it instead of copying
+    /// it. Everything else keeps the default.
+    fn take_evaluated(&mut self) -> Option<MatrixCl<Self::Scalar>> {
+        None
+    }
 }
 
 /// The shape of two operands combined element-wise by `operation`.

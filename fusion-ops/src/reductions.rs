@@ -12,7 +12,7 @@ use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use crate::rev::Depends;
 use crate::rev::{Dependence, Dual, Materialized};
-use crate::structural::{ColwiseBroadcast, Transpose, transpose};
+use crate::structural::{Transpose, transpose};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 use std::any::TypeId;
 use std::marker::PhantomData;
@@ -325,38 +325,6 @@ pub fn colwise_log_sum_exp<A: IntoOperand>(
 ) -> Expr<Transpose<RowwiseReduction<LogSumExpOp, Transpose<A::Operand>>>> {
     transpose(rowwise_log_sum_exp(transpose(a)))
 }
-
-/// Each row's softmax, `exp(x - log_sum_exp(row))` (`a` is read twice, so
-/// it is a reference: `&matrix` or `&expr`): the row-wise
-/// log-sum-exp is evaluated once into a temporary by its own kernel (the
-/// nested-reduction rule of [`crate::structural`]'s broadcasts), then one
-/// element-wise kernel writes the result.
-///
-/// ```
-/// use clfuse_ops::prelude::*;
-/// let m = MatrixCl::from_slice(1, 2, &[0.0f64, 2f64.ln()])?;
-/// let p = rowwise_softmax(&m).eval()?.to_vec()?;
-/// assert!((p[0] - 1.0 / 3.0).abs() < 1e-12 && (p[1] - 2.0 / 3.0).abs() < 1e-12);
-/// # Ok::<(), clfuse_ops::Error>(())
-/// ```
-pub fn rowwise_softmax<A: IntoOperand + Clone>(a: A) -> Expr<RowwiseSoftmax<A::Operand>>
-where
-    A::Operand: Operation,
-{
-    let x = a.clone().into_operand();
-    let cols = x.shape().ok().flatten().map_or(0, |s| s.1);
-    let lse = RowwiseReduction(a.into_operand(), PhantomData, Materialized::default());
-    let inner = ColwiseBroadcast {
-        inner: crate::hoisted::Hoisted::new(lse),
-        cols,
-    };
-    Expr(crate::functions::Exp(clfuse_core::expr::Sub(x, inner)))
-}
-
-/// The node [`rowwise_softmax()`] builds.
-pub type RowwiseSoftmax<E> = crate::functions::Exp<
-    clfuse_core::expr::Sub<E, ColwiseBroadcast<RowwiseReduction<LogSumExpOp, E>>>,
->;
 
 /// `x · v` for a matrix `x` and a column vector `v`, as a fusable row-wise
 /// reduction: the node built by [`matrix_vector_multiply()`].

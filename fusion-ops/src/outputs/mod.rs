@@ -12,12 +12,14 @@ mod assignment;
 mod colwise;
 mod forwarding;
 mod full_reduction;
+mod row_softmax;
 
 pub use assignment::{AsTarget, Assignable, Assignment, output};
 pub use colwise::ColwiseAssignment;
 pub(crate) use colwise::generate_group_reduction;
 pub use forwarding::{Optional, optional};
 pub use full_reduction::{FullReduction, full_reduction, max, min, prod, sum};
+pub(crate) use row_softmax::RowSoftmaxAssignment;
 
 use crate::binder::Binder;
 use crate::generator::Generator;

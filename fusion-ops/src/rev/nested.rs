@@ -39,6 +39,18 @@ impl Materialized {
         self.0.get().and_then(|b| b.downcast_ref::<MatrixCl<T>>())
     }
 
+    /// Takes the stored constant out (for `eval`, which then returns it
+    /// instead of copying it).
+    pub fn take_matrix<T: ClType>(&mut self) -> Option<MatrixCl<T>> {
+        match self.0.take()?.downcast::<MatrixCl<T>>() {
+            Ok(m) => Some(*m),
+            Err(other) => {
+                let _ = self.0.set(other);
+                None
+            }
+        }
+    }
+
     /// Stores a constant temporary (the first value wins).
     pub fn set_matrix<T: ClType>(&self, matrix: MatrixCl<T>) {
         let _ = self.0.set(Box::new(matrix));

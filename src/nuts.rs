@@ -8,6 +8,9 @@
 //! tape is truncated after each, so memory stays flat over a whole run.
 //! [`sample`] runs one chain and keeps its draws.
 
+/// The sampler crate, for its traits (`CpuLogpFunc`, `HasDims`).
+pub use nuts_rs;
+
 use crate::rev::{self, Var};
 use clfuse_core::{Error, MatrixCl, Result};
 use nuts_rs::{

@@ -122,9 +122,16 @@ fn softmax_is_one_kernel_with_its_operand_fused() -> Result<()> {
     rowwise_softmax(&scaled).eval()?;
     let before = thread_kernel_stats();
     let p = rowwise_softmax(&scaled).eval()?.to_vec()?;
-    assert_eq!((thread_kernel_stats() - before).launched, 1, "one kernel, no copy");
+    assert_eq!(
+        (thread_kernel_stats() - before).launched,
+        1,
+        "one kernel, no copy"
+    );
     for i in 0..rows {
-        let r: Vec<f64> = row(&xs, rows, cols, i).iter().map(|v| 2.0 * v + 1.0).collect();
+        let r: Vec<f64> = row(&xs, rows, cols, i)
+            .iter()
+            .map(|v| 2.0 * v + 1.0)
+            .collect();
         let lse = cpu_lse(&r);
         for j in 0..cols {
             same("softmax(2x + 1)", p[i + rows * j], (r[j] - lse).exp());

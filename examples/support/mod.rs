@@ -3,19 +3,14 @@
 
 #![allow(dead_code)]
 
+use clfuse::nuts::nuts_rs::CpuLogpFunc;
 use clfuse::nuts::{ChainResult, DensityError};
 use clfuse::{Error, Result};
-use nuts_rs::CpuLogpFunc;
 use std::time::Instant;
 
-/// The value after `name` on the command line, or `default`.
-pub fn flag(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod flags;
+#[allow(unused_imports)]
+pub use flags::flag;
 
 /// The example's failure: `what` did not hold.
 pub fn failed(example: &'static str, what: &'static str, reason: String) -> Error {

@@ -9,6 +9,7 @@ mod glm;
 mod linalg;
 mod output;
 mod overhead;
+mod seeds;
 mod timing;
 mod workloads;
 
@@ -23,6 +24,8 @@ enum Suite {
     Linalg,
     Gemm,
     Glm,
+    /// The seeds' workflows as the paper's figures (not part of `all`).
+    Seeds,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -51,6 +54,10 @@ struct Args {
     /// Repetitions per measurement (at least 9, or 3 with --quick).
     #[arg(long, default_value_t = 9)]
     reps: usize,
+    /// With `--suite seeds`: which figures run (`5`, `6`, `7`, `e` for the
+    /// E-step), e.g. `5,e`; all by default.
+    #[arg(long, value_delimiter = ',', default_value = "5,6,7,e")]
+    figures: Vec<String>,
     /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
     #[arg(long, value_parser = parse_shapes)]
     glm_shapes: Option<Shapes>,
@@ -221,6 +228,22 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ctx.progress
                 .set_message(format!("triangular inverse n = {n}"));
             linalg::tri_inverse(&mut ctx, n)?;
+        }
+    }
+    if args.suite == Suite::Seeds {
+        let sizes = seeds::SeedSizes::new(args.quick, gpu);
+        let wanted = |figure: &str| args.figures.iter().any(|f| f == figure);
+        if wanted("5") {
+            seeds::cholesky(&mut ctx, &sizes, info.global_mem_bytes)?;
+        }
+        if wanted("e") {
+            seeds::estep(&mut ctx, &sizes)?;
+        }
+        if wanted("6") {
+            seeds::logistic(&mut ctx, &sizes)?;
+        }
+        if wanted("7") {
+            seeds::gp(&mut ctx, &sizes)?;
         }
     }
     ctx.progress.finish_and_clear();

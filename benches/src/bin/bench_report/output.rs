@@ -115,9 +115,11 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
         records.iter().map(|r| r.repetitions).max().unwrap_or(0),
     ));
     let peak = copy_peak(records);
-    out.push_str(&format!(
-        "Measured device copy bandwidth (clEnqueueCopyBuffer, best size): **{peak:.1} GB/s**\n\n"
-    ));
+    if peak > 0.0 {
+        out.push_str(&format!(
+            "Measured device copy bandwidth (clEnqueueCopyBuffer, best size): **{peak:.1} GB/s**\n\n"
+        ));
+    }
     let mut workloads: Vec<&str> = Vec::new();
     for r in records {
         if !workloads.contains(&r.workload.as_str()) {
@@ -154,6 +156,10 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
                 ));
             }
             out.push('\n');
+            continue;
+        }
+        if crate::seeds::is_seed_workload(w) {
+            seeds_table(&mut out, &rows);
             continue;
         }
         if rows.iter().any(|r| r.flops > 0.0) {
@@ -203,8 +209,110 @@ pub fn markdown(records: &[Record], dev: &DeviceLine, command: &str, date: &str)
     {
         out.push_str("![GPU vs CPU](gpu_vs_cpu.png)\n\n");
     }
-    out.push_str("![speedup](speedup.png)\n\n![bandwidth](bandwidth.png)\n");
+    if records.iter().any(|r| r.variant == "fused") {
+        out.push_str("![speedup](speedup.png)\n\n![bandwidth](bandwidth.png)\n");
+    }
     out
+}
+
+/// A seeds workload: each size's device time, and each CPU peer's time with
+/// the device's speedup over it.
+fn seeds_table(out: &mut String, rows: &[&Record]) {
+    out.push_str("| n | variant | median | min | max | device speedup over it |\n|---|---|---|---|---|---|\n");
+    let mut by_n: BTreeMap<usize, Vec<&Record>> = BTreeMap::new();
+    for r in rows {
+        by_n.entry(r.n).or_default().push(r);
+    }
+    for (n, rs) in by_n {
+        let device = rs
+            .iter()
+            .find(|r| r.variant == crate::seeds::DEVICE)
+            .map(|r| r.median_s);
+        for r in rs {
+            let speedup = match device {
+                Some(d) if r.variant != crate::seeds::DEVICE => format!("{:.2}x", r.median_s / d),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "| {n} | {} | {} | {} | {} | {speedup} |\n",
+                r.variant,
+                fmt_time(r.median_s),
+                fmt_time(r.min_s),
+                fmt_time(r.max_s)
+            ));
+        }
+    }
+    out.push('\n');
+    if let Some(first) = rows.first() {
+        out.push_str(&format!(
+            "![{}]({})\n\n",
+            first.workload,
+            seeds_plot_name(&first.workload)
+        ));
+    }
+}
+
+/// The file name of a seeds workload's plot.
+fn seeds_plot_name(workload: &str) -> String {
+    let slug: String = workload
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let slug: Vec<&str> = slug.split('_').filter(|s| !s.is_empty()).collect();
+    format!("seeds_{}.png", slug.join("_"))
+}
+
+/// One plot per seeds workload: the device's speedup over each CPU peer.
+fn seeds_plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records {
+        if crate::seeds::is_seed_workload(&r.workload) && !workloads.contains(&r.workload.as_str())
+        {
+            workloads.push(&r.workload);
+        }
+    }
+    for w in workloads {
+        let mut series: Series = Vec::new();
+        for r in records
+            .iter()
+            .filter(|r| r.workload == w && r.variant != crate::seeds::DEVICE)
+        {
+            let device = records
+                .iter()
+                .find(|d| d.workload == w && d.n == r.n && d.variant == crate::seeds::DEVICE);
+            if let Some(d) = device {
+                let point = (r.n as f64, r.median_s / d.median_s);
+                let name = format!("over {}", r.variant);
+                match series.iter_mut().find(|(s, _)| *s == name) {
+                    Some((_, points)) => points.push(point),
+                    None => series.push((name, vec![point])),
+                }
+            }
+        }
+        for (_, points) in &mut series {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let x_label = if w.starts_with("Figure 5") || w.starts_with("Figure 7") {
+            "n (matrix size)"
+        } else {
+            "N (rows of data)"
+        };
+        line_plot(
+            &dir.join(seeds_plot_name(w)),
+            w,
+            x_label,
+            "device speedup (CPU time / device time)",
+            &series,
+            Some((1.0, "1x")),
+        )?;
+    }
+    Ok(())
 }
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
@@ -212,6 +320,7 @@ type Series = Vec<(String, Vec<(f64, f64)>)>;
 fn line_plot(
     path: &Path,
     title: &str,
+    x_label: &str,
     y_label: &str,
     series: &Series,
     hline: Option<(f64, &str)>,
@@ -238,7 +347,7 @@ fn line_plot(
         .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)?;
     chart
         .configure_mesh()
-        .x_desc("n (elements)")
+        .x_desc(x_label)
         .y_desc(y_label)
         .x_label_formatter(&|x| format!("{x:.0e}"))
         .draw()?;
@@ -275,6 +384,7 @@ fn line_plot(
 }
 
 pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    seeds_plots(records, dir)?;
     let mut speedup: Series = Vec::new();
     let mut bandwidth: Series = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
@@ -306,6 +416,7 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
     line_plot(
         &dir.join("speedup.png"),
         "Fused kernel speedup over a chain of single-operation kernels",
+        "n (elements)",
         "speedup (chain time / fused time)",
         &speedup,
         Some((1.0, "1x")),
@@ -333,6 +444,7 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
         line_plot(
             &dir.join("gpu_vs_cpu.png"),
             "Hand-written kernels: speedup over faer on all CPU cores",
+            "n (matrix size)",
             "speedup (CPU time / OpenCL time)",
             &versus_cpu,
             Some((1.0, "1x")),
@@ -342,6 +454,7 @@ pub fn plots(records: &[Record], dir: &Path) -> Result<(), Box<dyn std::error::E
     line_plot(
         &dir.join("bandwidth.png"),
         "Achieved bandwidth of fused kernels",
+        "n (elements)",
         "GB/s (bytes that must move / time)",
         &bandwidth,
         Some((peak, "device copy bandwidth")),

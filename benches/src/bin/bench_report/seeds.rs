@@ -93,15 +93,17 @@ impl SeedSizes {
     }
 }
 
-/// The median of up to `reps` timings of `f` after a warm-up, stopping
-/// early once `budget_s` seconds are spent (at least one timing).
-fn timed(reps: usize, budget_s: f64, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64, f64)> {
-    let start = Instant::now();
-    f()?;
-    let first = start.elapsed().as_secs_f64();
-    // A call this long is timed once: the warm-up was the measurement.
-    if first * 2.0 > budget_s {
-        return Ok((first, first, first));
+/// The median of up to `reps` timings of `f`, after a warm-up call when
+/// `warm_up` (kernels compile on a device's first call), stopping early
+/// once `budget_s` seconds are spent (at least one timing).
+fn timed(
+    reps: usize,
+    budget_s: f64,
+    warm_up: bool,
+    mut f: impl FnMut() -> Result<()>,
+) -> Result<(f64, f64, f64)> {
+    if warm_up {
+        f()?;
     }
     let mut times = Vec::new();
     let mut spent = 0.0;
@@ -145,7 +147,8 @@ pub fn cholesky(ctx: &mut Ctx, sizes: &SeedSizes, memory: u64) -> Result<()> {
         drop(a);
         if ctx.baselines && n <= sizes.cholesky_cpu_max {
             let fa = Mat::from_fn(n, n, |i, j| data[i + n * j]);
-            let t = timed(ctx.reps, 20.0, || {
+            // Nothing to compile on the CPU: the large sizes run once.
+            let t = timed(ctx.reps, 20.0, n < 16384, || {
                 fa.llt(Side::Lower)
                     .map(drop)
                     .map_err(|e| Error::InvalidArgument {
@@ -167,22 +170,28 @@ fn per_call<F: clfuse::nuts::nuts_rs::CpuLogpFunc<LogpError = clfuse::nuts::Dens
     budget_s: f64,
 ) -> Result<(f64, f64, f64)> {
     let mut grad = vec![0.0; theta.len()];
-    timed(reps, budget_s, || {
+    timed(reps, budget_s, true, || {
         f.logp(theta, &mut grad).map(drop).map_err(|e| e.0)
     })
 }
 
-/// Records a whole run: its wall time, with the leapfrog steps in `flops`'
-/// place left zero (the table shows time and speedup).
-fn run_chain<D: clfuse::nuts::nuts_rs::CpuLogpFunc>(
+/// Records a whole run's wall time (after one warm-up evaluation).
+fn run_chain<D>(
     ctx: &mut Ctx,
     workload: &str,
     variant: &str,
     n: usize,
-    density: D,
+    mut density: D,
     init: &[f64],
     length: RunLength,
-) -> Result<()> {
+) -> Result<()>
+where
+    D: clfuse::nuts::nuts_rs::CpuLogpFunc<LogpError = clfuse::nuts::DensityError>,
+{
+    // One evaluation first, so that the run does not include compiling.
+    density
+        .logp(init, &mut vec![0.0; init.len()])
+        .map_err(|e| e.0)?;
     let run = sample(density, init, length)?;
     let t = run.elapsed.as_secs_f64();
     ctx.push(workload, variant, n, 0.0, 0.0, (t, t, t));
@@ -299,14 +308,14 @@ pub fn estep(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
     })?;
     ctx.push(ESTEP, DEVICE, n, 0.0, 0.0, t);
     if ctx.baselines {
-        let t = timed(3, 10.0, || {
+        let t = timed(3, 10.0, false, || {
             std::hint::black_box(m.serial());
             Ok(())
         })?;
         ctx.push(ESTEP, "serial loop (CPU, 1 thread)", n, 0.0, 0.0, t);
         let expanded_faer = Mat::from_fn(n, 2 * p, |i, j| expanded_host[i + n * j]);
         let w_faer = Mat::from_fn(2 * p, k, |i, j| w_host[i + 2 * p * j]);
-        let t = timed(3, 10.0, || {
+        let t = timed(3, 10.0, false, || {
             std::hint::black_box(m.threaded(&expanded_faer, &w_faer, &constant_host));
             Ok(())
         })?;

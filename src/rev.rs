@@ -119,7 +119,8 @@ fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
 pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var> {
     use linalg::Op;
     let c = linalg::tri_solve(a.value(), op, b.value())?;
-    let matrix = a.value().try_clone()?.with_view(a.value().view());
+    // The reverse pass needs `a` as it is now (a copy keeps its view).
+    let matrix = a.value().try_clone()?;
     let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |c, adj| {
         let flipped = if op == Op::N { Op::T } else { Op::N };

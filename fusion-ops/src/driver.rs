@@ -196,12 +196,7 @@ fn run_then<L: OutputList>(list: &L, then: Then<'_>) -> Result<()> {
 pub(crate) fn run_direct<L: OutputList>(list: &L) -> Result<()> {
     match launch(list, &mut || Ok(()))? {
         Launched::Done => Ok(()),
-        Launched::NeedsTemporaries => Err(Error::InvalidArgument {
-            function: "assign",
-            argument: "outputs",
-            reason: "internal: an output into a fresh temporary was planned through temporaries"
-                .into(),
-        }),
+        Launched::NeedsTemporaries => Err(crate::outputs::fresh_targets_only()),
     }
 }
 

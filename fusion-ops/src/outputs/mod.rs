@@ -130,10 +130,27 @@ pub trait OutputList {
     /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
-    /// (and run reductions and checks on their own).
-    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()>;
+    /// (and run reductions and checks on their own). Outputs that only
+    /// ever write fresh matrices (run through `run_direct`, a recorded
+    /// step's partials, a softmax) never take this path and keep the
+    /// default, an internal error.
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        Err(fresh_targets_only())
+    }
     /// Temporary path, step 2: copy the temporaries into the targets.
-    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()>;
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Err(fresh_targets_only())
+    }
+}
+
+/// The error of an output into fresh matrices that was planned through
+/// temporaries: nothing can alias a fresh matrix, so this is a bug here.
+pub(crate) fn fresh_targets_only() -> Error {
+    Error::InvalidArgument {
+        function: "assign",
+        argument: "outputs",
+        reason: "internal: an output into a fresh temporary was planned through temporaries".into(),
+    }
 }
 
 /// Sets the kernel's element grid to `shape`, or checks it against the one set.

@@ -11,7 +11,6 @@ use crate::operation::Operation;
 use crate::reductions::{LogSumExpOp, RowReduce};
 use crate::targets::Target;
 use clfuse_core::{ClType, Error, MatrixCl, Result};
-use std::any::Any;
 
 /// Writes each row's softmax of `expr` to `target` (the same shape) in one
 /// kernel of one work item per row.
@@ -115,22 +114,5 @@ impl<'t, T: ClType, E: Operation<Scalar = T>> OutputList for RowSoftmaxAssignmen
 
     fn target_ids(&self, ids: &mut Vec<u64>) {
         ids.push(self.target.buffer_id());
-    }
-
-    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-        Err(internal())
-    }
-
-    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
-        Err(internal())
-    }
-}
-
-/// The softmax writes a fresh matrix, which nothing can alias.
-fn internal() -> Error {
-    Error::InvalidArgument {
-        function: "rowwise_softmax",
-        argument: "target",
-        reason: "internal: a fresh target was planned through temporaries".into(),
     }
 }

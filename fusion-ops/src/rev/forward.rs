@@ -31,7 +31,7 @@ use crate::rev::reverse::ElementwiseStep;
 use crate::rev::var::{Differentiable, Var};
 use crate::rev::{Constant, Depends, tape};
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -416,21 +416,5 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
                 ids.push(index.buffer_id());
             }
         }
-    }
-
-    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-        Err(internal())
-    }
-
-    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
-        Err(internal())
-    }
-}
-
-fn internal() -> Error {
-    Error::InvalidArgument {
-        function: "eval",
-        argument: "expr",
-        reason: "internal: a step's partials never need temporaries".into(),
     }
 }

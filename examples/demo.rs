@@ -24,11 +24,10 @@ fn main() -> Result<()> {
 
     let before = kernel_stats();
     d.assign(c * (&a + &b))?;
-    let after = kernel_stats();
+    let first = kernel_stats() - before;
     println!(
-        "d = c * (a + b): {} kernel compiled, {} launched",
-        after.compiled - before.compiled,
-        after.launched - before.launched
+        "d = c * (a + b): {} kernel compiled, {} loaded from the disk cache, {} launched",
+        first.compiled, first.loaded, first.launched
     );
     let got = d.to_vec()?;
     let max_err = got
@@ -41,8 +40,8 @@ fn main() -> Result<()> {
     let before = kernel_stats();
     d.assign(4.0 * (&b + &a))?;
     println!(
-        "same expression, other scalar: {} kernels compiled",
-        (kernel_stats() - before).compiled
+        "same expression, other scalar: {} kernels built",
+        (kernel_stats() - before).built()
     );
 
     let s = inv_logit(&a - 0.5f64).elt_multiply(log1p_exp(&b));

@@ -26,8 +26,9 @@ fn main() -> Result<()> {
     let r = (2.0f64 * centred_softplus(&a)).eval()?;
     let stats = thread_kernel_stats() - before;
     println!(
-        "2 * centred_softplus(a): {} kernel compiled, {} launched",
-        stats.compiled, stats.launched
+        "2 * centred_softplus(a): {} kernel built, {} launched",
+        stats.built(),
+        stats.launched
     );
     assert_eq!(stats.launched, 1);
     assert_eq!(

@@ -119,7 +119,7 @@ fn the_kernel_cache_belongs_to_the_device_and_purges() -> Result<()> {
     // The next use compiles again and still computes the right thing.
     let before = clfuse::thread_kernel_stats();
     d.assign(exp(&a) * 3.0 - 1.0)?;
-    assert_eq!((clfuse::thread_kernel_stats() - before).compiled, 1);
+    assert_eq!((clfuse::thread_kernel_stats() - before).built(), 1);
     let want: Vec<f64> = [1.0f64, 2.0, 3.0]
         .iter()
         .map(|x| x.exp() * 3.0 - 1.0)

@@ -14,7 +14,7 @@ fn cache_behaviour() -> Result<()> {
     let before = kernel_stats();
     d.assign(c * (&a + &b))?;
     let delta = kernel_stats() - before;
-    assert_eq!((delta.compiled, delta.launched), (1, 1));
+    assert_eq!((delta.built(), delta.launched), (1, 1));
     assert_eq!(d.to_vec()?, vec![10.0, 14.0, 18.0]);
 
     let a2 = MatrixCl::from_slice(2, 5, &[1.0; 10])?;
@@ -24,7 +24,7 @@ fn cache_behaviour() -> Result<()> {
     d2.assign(-3.0 * (&a2 + &b2))?;
     let delta = kernel_stats() - before;
     assert_eq!(
-        (delta.compiled, delta.launched),
+        (delta.built(), delta.launched),
         (0, 1),
         "other sizes and scalars reuse the kernel"
     );
@@ -44,7 +44,7 @@ fn cache_behaviour() -> Result<()> {
         assert_eq!(d.to_vec()?, expected);
     }
     let delta = kernel_stats() - before;
-    assert_eq!((delta.compiled, delta.launched), (2, 4));
+    assert_eq!((delta.built(), delta.launched), (2, 4));
 
     // a + a and a + b must not share a kernel, in either order.
     let x = MatrixCl::from_slice(2, 1, &[1.0, 10.0])?;
@@ -56,7 +56,8 @@ fn cache_behaviour() -> Result<()> {
     assert_eq!((&y + &x).eval()?.to_vec()?, vec![101.0, 1010.0]);
     let delta = kernel_stats() - before;
     assert_eq!(
-        delta.compiled, 2,
+        delta.built(),
+        2,
         "a+a and a+b: two kernels, reused for y+y and y+x"
     );
 
@@ -71,7 +72,8 @@ fn cache_behaviour() -> Result<()> {
     assert_eq!(z.to_vec()?, vec![302.0, 3020.0]);
     let delta = kernel_stats() - before;
     assert_eq!(
-        delta.compiled, 2,
+        delta.built(),
+        2,
         "x = x + y and y = x + y alias differently; z = x + y reuses a+b"
     );
 
@@ -81,7 +83,7 @@ fn cache_behaviour() -> Result<()> {
         d.assign(k as f64 * (&a + &b))?;
     }
     let delta = kernel_stats() - before;
-    assert_eq!((delta.compiled, delta.launched), (0, 100));
+    assert_eq!((delta.built(), delta.launched), (0, 100));
     assert_eq!(d.to_vec()?, vec![99.0 * 5.0, 99.0 * 7.0, 99.0 * 9.0]);
     Ok(())
 }

@@ -180,11 +180,11 @@ fn one_step_adjoint_is_one_launch_and_reevaluating_compiles_nothing() -> Result<
     let before = thread_kernel_stats();
     let lp = model()?;
     let forward = thread_kernel_stats() - before;
-    assert_eq!(forward.compiled, 0, "a second evaluation compiles nothing");
+    assert_eq!(forward.built(), 0, "a second evaluation compiles nothing");
     let before = thread_kernel_stats();
     lp.grad()?;
     let reverse = thread_kernel_stats() - before;
-    assert_eq!(reverse.compiled, 0);
+    assert_eq!(reverse.built(), 0);
     assert_eq!(
         reverse.launched, 1,
         "one adjoint kernel for the step: {reverse:?}"

@@ -134,11 +134,11 @@ fn threads_meeting_a_new_expression_share_one_compile() -> Result<()> {
         .map(|_| {
             let (x, start) = (x.clone(), start.clone());
             std::thread::spawn(move || -> Result<(u64, Vec<f64>)> {
-                let before = thread_kernel_stats().compiled;
+                let before = thread_kernel_stats().built();
                 start.wait();
                 // An expression used nowhere else in this test binary.
                 let y = (sinh(cosh(&*x)) * 3.0f64 - 0.125f64).eval()?;
-                Ok((thread_kernel_stats().compiled - before, y.to_vec()?))
+                Ok((thread_kernel_stats().built() - before, y.to_vec()?))
             })
         })
         .collect();

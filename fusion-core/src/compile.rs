@@ -1,6 +1,7 @@
 //! Compiling OpenCL C into kernels, and the process-wide kernel counters.
 
 use crate::error::{ClResultExt, Error, Result};
+use crate::program_cache::ProgramKey;
 use crate::runtime::Runtime;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
@@ -8,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 static COMPILED: AtomicU64 = AtomicU64::new(0);
+static LOADED: AtomicU64 = AtomicU64::new(0);
 static LAUNCHED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts of kernels compiled and launched since the process started.
@@ -18,10 +20,25 @@ static LAUNCHED: AtomicU64 = AtomicU64::new(0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KernelStats {
-    /// Programs built (fused and hand-written).
+    /// Programs compiled from OpenCL C (fused and hand-written).
     pub compiled: u64,
+    /// Programs loaded from the disk cache's device binaries instead
+    /// (see [`ProgramCache`](crate::ProgramCache)).
+    pub loaded: u64,
     /// Kernel launches enqueued.
     pub launched: u64,
+}
+
+impl KernelStats {
+    /// Programs made ready in memory either way: compiled or loaded.
+    ///
+    /// ```
+    /// let s = clfuse_core::KernelStats { compiled: 2, loaded: 3, launched: 9 };
+    /// assert_eq!(s.built(), 5);
+    /// ```
+    pub fn built(&self) -> u64 {
+        self.compiled + self.loaded
+    }
 }
 
 impl std::ops::Sub for KernelStats {
@@ -29,19 +46,21 @@ impl std::ops::Sub for KernelStats {
     fn sub(self, rhs: KernelStats) -> KernelStats {
         KernelStats {
             compiled: self.compiled - rhs.compiled,
+            loaded: self.loaded - rhs.loaded,
             launched: self.launched - rhs.launched,
         }
     }
 }
 
 thread_local! {
-    static THIS_THREAD: std::cell::Cell<KernelStats> = const { std::cell::Cell::new(KernelStats { compiled: 0, launched: 0 }) };
+    static THIS_THREAD: std::cell::Cell<KernelStats> = const { std::cell::Cell::new(KernelStats { compiled: 0, loaded: 0, launched: 0 }) };
 }
 
 /// The process-wide counters.
 pub fn kernel_stats() -> KernelStats {
     KernelStats {
         compiled: COMPILED.load(Ordering::Relaxed),
+        loaded: LOADED.load(Ordering::Relaxed),
         launched: LAUNCHED.load(Ordering::Relaxed),
     }
 }
@@ -69,11 +88,16 @@ pub(crate) fn count_launch() {
     });
 }
 
-fn count_compile() {
-    COMPILED.fetch_add(1, Ordering::Relaxed);
+fn count_build(from_disk: bool) {
+    let total = if from_disk { &LOADED } else { &COMPILED };
+    total.fetch_add(1, Ordering::Relaxed);
     THIS_THREAD.with(|s| {
         let mut v = s.get();
-        v.compiled += 1;
+        if from_disk {
+            v.loaded += 1;
+        } else {
+            v.compiled += 1;
+        }
         s.set(v);
     });
 }
@@ -191,21 +215,31 @@ pub fn compile_kernel(
     // aborted now and then (`free()`: double free / invalid pointer) while
     // several threads built programs with the driver's compute cache cold.
     let _one_build = BUILD_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let mut program =
-        Program::create_from_source(rt.context(), source).call("clCreateProgramWithSource")?;
-    let device = rt.device_info();
     let device_id = rt.context().default_device();
-    count_compile();
-    if program.build(&[device_id], options).is_err() {
-        let log = program
-            .get_build_log(device_id)
-            .unwrap_or_else(|_| format!("(no build log from {})", device.name));
-        return Err(Error::Build {
-            kernel: name.to_string(),
-            options: options.to_string(),
-            log,
-        });
-    }
+    let disk = rt.program_cache();
+    let key = ProgramKey::new(source, options, rt.device_info());
+    let stored = disk.load(&key).and_then(|binary| {
+        let program = build_from_binary(rt, &binary, options);
+        if program.is_none() {
+            // The driver refused it (it would again): compile and replace it.
+            disk.reject(&key);
+        }
+        program
+    });
+    let (program, from_disk) = match stored {
+        Some(program) => {
+            disk.note_loaded();
+            (program, true)
+        }
+        None => {
+            let program = build_from_source(rt, name, source, options)?;
+            if let Ok(binaries) = program.get_binaries() {
+                disk.store(&key, &binaries.concat());
+            }
+            (program, false)
+        }
+    };
+    count_build(from_disk);
     if let Some(dir) = &diagnostics.build_log {
         let path = std::path::Path::new(&dir).join(format!("{dump_name}.log"));
         let log = program.get_build_log(device_id).unwrap_or_default();
@@ -240,4 +274,34 @@ pub fn compile_kernel(
         kernel: Mutex::new(kernel),
         _program: program,
     })
+}
+
+/// Compiles `source`; a failure carries the compiler's log.
+fn build_from_source(rt: &Runtime, name: &str, source: &str, options: &str) -> Result<Program> {
+    let device_id = rt.context().default_device();
+    let mut program =
+        Program::create_from_source(rt.context(), source).call("clCreateProgramWithSource")?;
+    if program.build(&[device_id], options).is_err() {
+        let log = program
+            .get_build_log(device_id)
+            .unwrap_or_else(|_| format!("(no build log from {})", rt.device_info().name));
+        return Err(Error::Build {
+            kernel: name.to_string(),
+            options: options.to_string(),
+            log,
+        });
+    }
+    Ok(program)
+}
+
+/// Builds a program from a stored device binary; `None` when the driver
+/// does not take it.
+fn build_from_binary(rt: &Runtime, binary: &[u8], options: &str) -> Option<Program> {
+    let device_id = rt.context().default_device();
+    // SAFETY: the device is the one the runtime's context was created from;
+    // the binary slice outlives the call (the driver copies it).
+    let created = unsafe { Program::create_from_binary(rt.context(), &[device_id], &[binary]) };
+    let mut program = created.ok()?;
+    program.build(&[device_id], options).ok()?;
+    Some(program)
 }

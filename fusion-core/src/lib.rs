@@ -61,6 +61,7 @@ mod ndarray_conv;
 mod pending_read;
 mod pinned;
 mod profile;
+mod program_cache;
 mod runtime;
 mod tuning;
 mod typed_kernel;
@@ -84,6 +85,9 @@ pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
 pub use profile::{
     KernelTime, Profile, ProfileScope, TimelineEntry, profile_mark, profile_scope, take_profile,
+};
+pub use program_cache::{
+    ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,

@@ -10,6 +10,7 @@
 use crate::compile::BuildDiagnostics;
 use crate::error::{ClResultExt, Error, Result};
 use crate::kernel_cache::KernelCache;
+use crate::program_cache::{ProgramCache, ProgramCacheSetting};
 use crate::tuning::{Tuning, env_value, invalid, parse_flag};
 use opencl3::command_queue::{
     CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE, CommandQueue,
@@ -64,13 +65,16 @@ pub struct RuntimeConfig {
     pub tuning: Tuning,
     /// Kernel dumps, build logs and extra compiler options.
     pub diagnostics: BuildDiagnostics,
+    /// Where compiled programs are kept between processes (`FUSION_CACHE_DIR`).
+    pub program_cache: ProgramCacheSetting,
 }
 
 impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
     /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order|auto`, `FUSION_PROFILING=0|1`,
     /// `FUSION_NO_FP64=0|1`, `FUSION_BUFFER_CACHE=0|1`, `FUSION_TRANSFER_QUEUE=0|1`,
-    /// the [`Tuning`] knobs and the [`BuildDiagnostics`]. Unset or empty
+    /// `FUSION_CACHE_DIR` (a folder, or `off`), the [`Tuning`] knobs and the
+    /// [`BuildDiagnostics`]. Unset or empty
     /// variables keep the defaults; a value a variable does not accept is an
     /// [`Error::InvalidArgument`] naming it.
     ///
@@ -95,6 +99,9 @@ impl RuntimeConfig {
             transfer_queue: flag("FUSION_TRANSFER_QUEUE")?,
             tuning: Tuning::from_env()?,
             diagnostics: BuildDiagnostics::from_env(),
+            program_cache: env_value("FUSION_CACHE_DIR")
+                .map(|value| ProgramCacheSetting::parse(&value))
+                .unwrap_or_default(),
         })
     }
 }
@@ -265,6 +272,7 @@ pub struct Runtime {
     tuning: Tuning,
     diagnostics: BuildDiagnostics,
     kernels: KernelCache,
+    program_cache: ProgramCache,
 }
 
 static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
@@ -408,6 +416,7 @@ impl Runtime {
             tuning: cfg.tuning.clone(),
             diagnostics: cfg.diagnostics.clone(),
             kernels: KernelCache::new(found.info.index),
+            program_cache: ProgramCache::open(&cfg.program_cache),
             info: found.info,
         })
     }
@@ -502,6 +511,11 @@ impl Runtime {
     /// ```
     pub fn kernels(&self) -> &KernelCache {
         &self.kernels
+    }
+
+    /// The compiled programs kept on disk between processes.
+    pub fn program_cache(&self) -> &ProgramCache {
+        &self.program_cache
     }
 
     /// Fails with [`Error::Unsupported`] when `T` needs fp64 and the device lacks it.

@@ -255,3 +255,37 @@ fn structural_zeros_stay_zero() -> Result<()> {
     assert_eq!(sum(&l * 2.0f64)?, 12.0);
     Ok(())
 }
+
+/// A cached kernel keeps the arguments of its last launch and sets only
+/// those that changed: new matrices (which may get a released buffer's
+/// handle back from the pool), alternating matrices, other sizes and
+/// scalars must all be seen.
+#[test]
+fn kernel_arguments_follow_every_change() -> Result<()> {
+    let mut handles = Vec::new();
+    let out = MatrixCl::<f64>::zeros(5, 1)?;
+    for k in 0..40usize {
+        let rows = if k % 3 == 0 { 5 } else { 4 };
+        let host: Vec<f64> = (0..rows).map(|i| (k * 10 + i) as f64).collect();
+        let x = MatrixCl::from_slice(rows, 1, &host)?;
+        handles.push(x.raw_mem() as usize);
+        let fresh;
+        let target = if rows == 5 {
+            &out
+        } else {
+            fresh = MatrixCl::<f64>::zeros(rows, 1)?;
+            &fresh
+        };
+        let scale = 0.5 + (k % 4) as f64;
+        target.assign(scale * &x + 1.0)?;
+        let want: Vec<f64> = host.iter().map(|v| scale * v + 1.0).collect();
+        assert_eq!(target.to_vec()?, want, "launch {k}");
+    }
+    handles.sort_unstable();
+    handles.dedup();
+    assert!(
+        handles.len() < 40,
+        "the pool handed a released buffer back at least once"
+    );
+    Ok(())
+}

@@ -102,11 +102,31 @@ fn count_build(from_disk: bool) {
     });
 }
 
+/// A kernel object and the argument values last set on it: OpenCL keeps
+/// arguments between launches, so a launch sets only those that changed
+/// (most launches of a cached kernel change none but the sizes).
+pub(crate) struct KernelState {
+    pub(crate) kernel: Kernel,
+    pub(crate) set: Vec<Option<ArgValue>>,
+}
+
+/// One argument value as set on a kernel (buffers by handle and the
+/// identity of the matrix that owns it: a handle's value can come back for
+/// a new buffer after the old one is released).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgValue {
+    Mem(usize, u64),
+    Int(i32),
+    Float(u32),
+    Double(u64),
+    Local(usize),
+}
+
 /// A compiled kernel. OpenCL kernel objects are not safe to configure from
 /// two threads at once, so argument setting and enqueueing hold its lock.
 pub struct CompiledKernel {
     name: String,
-    kernel: Mutex<Kernel>,
+    kernel: Mutex<KernelState>,
     // Keeps the program alive as long as the kernel.
     _program: Program,
 }
@@ -125,7 +145,7 @@ impl CompiledKernel {
         &self.name
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Kernel> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {
         self.kernel.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -271,7 +291,10 @@ pub fn compile_kernel(
     })?;
     Ok(CompiledKernel {
         name: name.to_string(),
-        kernel: Mutex::new(kernel),
+        kernel: Mutex::new(KernelState {
+            kernel,
+            set: Vec::new(),
+        }),
         _program: program,
     })
 }

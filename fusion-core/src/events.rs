@@ -14,21 +14,23 @@
 use crate::error::{ClResultExt, Result};
 use opencl3::event::Event;
 use opencl3::types::cl_event;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// A retained OpenCL event that can be cloned (each clone holds a reference).
-#[derive(Debug)]
-pub struct ClEvent(Option<Event>);
+/// An OpenCL event that can be cloned cheaply: clones share one driver
+/// reference (a count on the host, no driver call per clone; a buffer's
+/// event lists clone every launch's event).
+#[derive(Debug, Clone)]
+pub struct ClEvent(Option<Arc<Event>>);
 
 impl ClEvent {
     /// Wraps an event returned by an enqueue call.
     pub fn new(event: Event) -> Self {
-        ClEvent(Some(event))
+        ClEvent(Some(Arc::new(event)))
     }
 
-    /// The raw handle (null for an event that could not be retained), valid while `self` lives.
+    /// The raw handle (null for an empty event), valid while `self` lives.
     pub fn raw(&self) -> cl_event {
-        self.0.as_ref().map_or(std::ptr::null_mut(), Event::get)
+        self.0.as_deref().map_or(std::ptr::null_mut(), Event::get)
     }
 
     /// Blocks until the command has finished.
@@ -80,22 +82,6 @@ impl ClEvent {
             .call("clGetEventProfilingInfo")?;
         let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
         Ok(Some((start, end)))
-    }
-}
-
-impl Clone for ClEvent {
-    fn clone(&self) -> Self {
-        let Some(e) = &self.0 else {
-            return ClEvent(None);
-        };
-        // SAFETY: `e` holds a valid event; retaining adds the reference that
-        // the new `Event`'s `Drop` releases.
-        match unsafe { opencl3::event::retain_event(e.get()) } {
-            Ok(()) => ClEvent(Some(Event::new(e.get()))),
-            // Retaining a valid event cannot fail; if a driver says otherwise,
-            // the clone must not release a reference it does not own.
-            Err(_) => ClEvent(None),
-        }
     }
 }
 
@@ -201,11 +187,15 @@ impl EventLists {
     }
 }
 
-/// Raw handles of `events`, for an enqueue call's wait list.
+/// Raw handles of `events`, each once, for an enqueue call's wait list
+/// (a kernel reading two buffers that one command wrote waits for it once).
 pub fn raw_handles(events: &[ClEvent]) -> Vec<cl_event> {
-    events
+    let mut handles: Vec<cl_event> = events
         .iter()
         .map(ClEvent::raw)
         .filter(|h| !h.is_null())
-        .collect()
+        .collect();
+    handles.sort_unstable();
+    handles.dedup();
+    handles
 }

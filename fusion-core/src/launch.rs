@@ -1,6 +1,6 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
-use crate::compile::{CompiledKernel, count_launch};
+use crate::compile::{ArgValue, CompiledKernel, count_launch};
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{ClEvent, EventLists, raw_handles};
 use crate::runtime::Runtime;
@@ -24,6 +24,11 @@ pub enum KernelArg<'a> {
     Buffer {
         /// The `cl_mem` handle (null for an empty matrix).
         mem: cl_mem,
+        /// The matrix's [`buffer_id`](crate::MatrixCl::buffer_id): never
+        /// reused, unlike a released handle's value, so a kernel keeps a
+        /// buffer argument between launches only while it is the same
+        /// matrix's.
+        id: u64,
         /// Its event lists.
         events: &'a EventLists,
         /// How the kernel uses it.
@@ -40,10 +45,22 @@ pub enum KernelArg<'a> {
 }
 
 impl<'a> KernelArg<'a> {
+    /// The value as set on the kernel, to tell whether it changed.
+    fn value(&self) -> ArgValue {
+        match *self {
+            KernelArg::Buffer { mem, id, .. } => ArgValue::Mem(mem as usize, id),
+            KernelArg::Int(v) => ArgValue::Int(v),
+            KernelArg::Float(v) => ArgValue::Float(v.to_bits()),
+            KernelArg::Double(v) => ArgValue::Double(v.to_bits()),
+            KernelArg::Local(bytes) => ArgValue::Local(bytes),
+        }
+    }
+
     /// A buffer argument for `matrix`.
     pub fn buffer<T: crate::ClType>(matrix: &'a crate::MatrixCl<T>, access: Access) -> Self {
         KernelArg::Buffer {
             mem: matrix.raw_mem(),
+            id: matrix.buffer_id(),
             events: matrix.events(),
             access,
         }
@@ -138,6 +155,7 @@ pub fn enqueue(
             events,
             access,
             mem,
+            ..
         } = arg
         {
             if mem.is_null() {
@@ -156,32 +174,45 @@ pub fn enqueue(
         }
     }
     let event = {
-        let k = kernel.lock();
+        let mut state = kernel.lock();
         for (index, arg) in args.iter().enumerate() {
-            let index = index as u32;
+            let value = arg.value();
+            if state.set.get(index) == Some(&Some(value)) {
+                continue;
+            }
+            let slot = index as u32;
             // SAFETY: each value matches the kernel parameter's size: buffers
             // are `cl_mem`, scalars their C type; callers (generated code or
             // typed launchers) keep the parameter list and `args` in step.
             let set = unsafe {
                 match arg {
-                    KernelArg::Buffer { mem, .. } => k.set_arg(index, mem),
-                    KernelArg::Int(v) => k.set_arg(index, v),
-                    KernelArg::Float(v) => k.set_arg(index, v),
-                    KernelArg::Double(v) => k.set_arg(index, v),
-                    KernelArg::Local(bytes) => k.set_arg_local_buffer(index, *bytes),
+                    KernelArg::Buffer { mem, .. } => state.kernel.set_arg(slot, mem),
+                    KernelArg::Int(v) => state.kernel.set_arg(slot, v),
+                    KernelArg::Float(v) => state.kernel.set_arg(slot, v),
+                    KernelArg::Double(v) => state.kernel.set_arg(slot, v),
+                    KernelArg::Local(bytes) => state.kernel.set_arg_local_buffer(slot, *bytes),
                 }
             };
-            set.call("clSetKernelArg")?;
+            if let Err(error) = set {
+                // What the kernel holds at this index is now unknown.
+                state.set.clear();
+                return Err(error).call("clSetKernelArg");
+            }
+            if state.set.len() <= index {
+                state.set.resize(index + 1, None);
+            }
+            state.set[index] = Some(value);
         }
         let local_ptr = range
             .local
             .as_ref()
             .map_or(std::ptr::null(), |l| l.as_ptr());
-        // SAFETY: the kernel's arguments are all set above; the size arrays
-        // live until the call returns and have `dims` valid entries.
+        // SAFETY: the kernel's arguments are all set (now or, unchanged, by
+        // an earlier launch under the same lock); the size arrays live until
+        // the call returns and have `dims` valid entries.
         unsafe {
             rt.queue().enqueue_nd_range_kernel(
-                k.get(),
+                state.kernel.get(),
                 range.dims as u32,
                 std::ptr::null(),
                 range.global.as_ptr(),

@@ -5,6 +5,7 @@
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
+mod first_call;
 mod glm;
 mod linalg;
 mod output;
@@ -26,6 +27,8 @@ enum Suite {
     Glm,
     /// The seeds' workflows as the paper's figures (not part of `all`).
     Seeds,
+    /// Host costs: per launch, and first calls in new processes (not part of `all`).
+    Host,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -58,6 +61,12 @@ struct Args {
     /// E-step), e.g. `5,e`; all by default.
     #[arg(long, value_delimiter = ',', default_value = "5,6,7,e")]
     figures: Vec<String>,
+    /// With `--suite host`: new processes per first-call scenario.
+    #[arg(long, default_value_t = 5)]
+    first_call_runs: usize,
+    /// Internal: be one first-call measurement process (see `--suite host`).
+    #[arg(long, hide = true)]
+    first_call_child: bool,
     /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
     #[arg(long, value_parser = parse_shapes)]
     glm_shapes: Option<Shapes>,
@@ -92,6 +101,13 @@ fn parse_shapes(text: &str) -> Result<Shapes, String> {
 fn main() {
     let mut args = <Args as clap::Parser>::parse();
     args.reps = args.reps.max(if args.quick { 3 } else { 9 });
+    if args.first_call_child {
+        if let Err(e) = first_call::child() {
+            eprintln!("first-call child failed: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Err(e) = run(&args) {
         eprintln!("bench_report failed: {e}");
         std::process::exit(1);
@@ -163,9 +179,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         workloads::glm_link(&mut ctx, n)?;
         workloads::linear_regression(&mut ctx, n)?;
     }
-    if fusion_suite {
+    if fusion_suite || args.suite == Suite::Host {
         ctx.progress.set_message("launch overhead");
         overhead::launch_overhead(&mut ctx, launches)?;
+    }
+    if args.suite == Suite::Host {
+        ctx.progress.set_message("first calls in new processes");
+        first_call::first_call(&mut ctx, args.first_call_runs.max(1))?;
     }
     if matches!(args.suite, Suite::All | Suite::Glm) {
         // The copy bandwidth the GLM's x passes are compared with.

@@ -37,7 +37,7 @@ pub use clfuse_kernels;
 pub use clfuse_ops;
 
 pub use clfuse_core::{
-    BuildDiagnostics, ClType, DeviceInfo, Error, Expr, GemmTiling, GlmOnePass, KernelCache,
+    BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmTiling, GlmOnePass, KernelCache,
     KernelStats, MatrixCl, PendingRead, Profile, ProfileScope, ProgramCacheSetting,
     ProgramCacheStats, QueueMode, Result, Runtime, RuntimeConfig, TimelineEntry, Tuning, View,
     cached_buffer_bytes, configure, kernel_stats, list_devices, profile_mark, profile_scope,

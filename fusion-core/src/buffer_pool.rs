@@ -44,7 +44,8 @@ struct Free {
 
 #[derive(Default)]
 struct Pool {
-    free: HashMap<usize, Vec<Free>>,
+    /// By (runtime slot, size class): a buffer serves only its own context.
+    free: HashMap<(usize, usize), Vec<Free>>,
     bytes: usize,
 }
 
@@ -73,10 +74,10 @@ pub(crate) fn size_class(bytes: usize) -> usize {
 }
 
 /// A free buffer of exactly `class` bytes, with its pending events.
-pub(crate) fn take(class: usize) -> Option<(cl_mem, EventLists)> {
+pub(crate) fn take(slot: usize, class: usize) -> Option<(cl_mem, EventLists)> {
     let mut guard = pool();
     let pool = guard.as_mut()?;
-    let free = pool.free.get_mut(&class)?.pop()?;
+    let free = pool.free.get_mut(&(slot, class))?.pop()?;
     pool.bytes -= class;
     let mem = free.mem.0;
     // The caller takes over the pool's reference.
@@ -86,7 +87,7 @@ pub(crate) fn take(class: usize) -> Option<(cl_mem, EventLists)> {
 
 /// Offers a buffer of `class` bytes (one reference, passed in) to the pool;
 /// it is released when the pool is off or full.
-pub(crate) fn give(mem: cl_mem, class: usize, events: EventLists) {
+pub(crate) fn give(slot: usize, mem: cl_mem, class: usize, events: EventLists) {
     let mem = OwnedMem(mem);
     let limit = LIMIT.load(Ordering::Relaxed);
     let mut guard = pool();
@@ -96,7 +97,7 @@ pub(crate) fn give(mem: cl_mem, class: usize, events: EventLists) {
     }
     pool.bytes += class;
     pool.free
-        .entry(class)
+        .entry((slot, class))
         .or_default()
         .push(Free { mem, events });
 }

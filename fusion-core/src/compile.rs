@@ -126,6 +126,8 @@ pub(crate) enum ArgValue {
 /// two threads at once, so argument setting and enqueueing hold its lock.
 pub struct CompiledKernel {
     name: String,
+    /// The runtime the program was built for: the kernel runs on its queue.
+    runtime: &'static Runtime,
     kernel: Mutex<KernelState>,
     // Keeps the program alive as long as the kernel.
     _program: Program,
@@ -143,6 +145,11 @@ impl CompiledKernel {
     /// The kernel function's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The runtime (device context) the kernel was built for.
+    pub fn runtime(&self) -> &'static Runtime {
+        self.runtime
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {
@@ -290,6 +297,7 @@ pub fn compile_kernel(
         ),
     })?;
     Ok(CompiledKernel {
+        runtime: rt,
         name: name.to_string(),
         kernel: Mutex::new(KernelState {
             kernel,

@@ -30,6 +30,19 @@ pub enum Error {
         /// A short list of what exists.
         available: String,
     },
+    /// A matrix of one device was given to work on another (OpenCL buffers
+    /// cannot cross contexts; copy it with `MatrixCl::to_device`).
+    #[error(
+        "{what} runs on device {expected} but was given a matrix of device {found}; copy it with MatrixCl::to_device or run the work inside that device's Device::run"
+    )]
+    DeviceMismatch {
+        /// The kernel or call that found the matrix.
+        what: String,
+        /// `[slot] name` of the device the work runs on.
+        expected: String,
+        /// `[slot] name` of the device the matrix belongs to.
+        found: String,
+    },
     /// The runtime was already created, so it can no longer be configured.
     #[error("the OpenCL runtime is already initialised; {what} must be called before first use")]
     AlreadyInitialized {

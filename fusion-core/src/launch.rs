@@ -29,6 +29,8 @@ pub enum KernelArg<'a> {
         /// buffer argument between launches only while it is the same
         /// matrix's.
         id: u64,
+        /// The device the buffer belongs to (`None`: any).
+        home: Option<&'static Runtime>,
         /// Its event lists.
         events: &'a EventLists,
         /// How the kernel uses it.
@@ -61,6 +63,7 @@ impl<'a> KernelArg<'a> {
         KernelArg::Buffer {
             mem: matrix.raw_mem(),
             id: matrix.buffer_id(),
+            home: matrix.device().map(|d| d.runtime()),
             events: matrix.events(),
             access,
         }
@@ -142,7 +145,7 @@ pub fn enqueue(
     if range.is_empty() {
         return Ok(None);
     }
-    let rt = Runtime::get()?;
+    let rt = kernel.runtime();
     // An in-order queue already runs commands in submission order, so event
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
     // matrices settle their commands when dropped).
@@ -155,9 +158,19 @@ pub fn enqueue(
             events,
             access,
             mem,
+            home,
             ..
         } = arg
         {
+            if let Some(home) = home
+                && home.slot() != rt.slot()
+            {
+                return Err(crate::Device::mismatch(
+                    &format!("kernel `{}`", kernel.name()),
+                    rt,
+                    home,
+                ));
+            }
             if mem.is_null() {
                 return Err(Error::InvalidArgument {
                     function: "enqueue",

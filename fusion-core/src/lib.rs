@@ -46,6 +46,7 @@ mod buffer_pool;
 mod build_once;
 mod cl_type;
 mod compile;
+mod device;
 mod error;
 mod events;
 pub mod expr;
@@ -74,6 +75,7 @@ pub use compile::{
     BuildDiagnostics, CompiledKernel, KernelStats, compile_kernel, kernel_stats,
     thread_kernel_stats,
 };
+pub use device::Device;
 pub use error::{Error, Result};
 pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};

@@ -3,6 +3,7 @@
 
 use crate::buffer_pool;
 use crate::cl_type::ClType;
+use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{ClEvent, EventLists, raw_handles};
 use crate::launch::Access;
@@ -65,6 +66,8 @@ pub struct MatrixCl<T: ClType> {
     view: AtomicI32,
     events: EventLists,
     id: u64,
+    /// The device the buffer lives on (`None` for a matrix without one).
+    home: Option<&'static Runtime>,
 }
 
 impl<T: ClType> std::fmt::Debug for MatrixCl<T> {
@@ -93,7 +96,12 @@ fn checked_len(function: &'static str, rows: usize, cols: usize) -> Result<usize
 }
 
 impl<T: ClType> MatrixCl<T> {
-    fn with_buffer(rows: usize, cols: usize, buffer: Option<Buffer<T>>) -> Self {
+    fn with_buffer(
+        rows: usize,
+        cols: usize,
+        buffer: Option<Buffer<T>>,
+        home: Option<&'static Runtime>,
+    ) -> Self {
         MatrixCl {
             buffer,
             rows,
@@ -101,7 +109,49 @@ impl<T: ClType> MatrixCl<T> {
             view: AtomicI32::new(View::Entire.bits()),
             events: EventLists::default(),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            home,
         }
+    }
+
+    /// The runtime of the device the matrix lives on (for a matrix without
+    /// a buffer, the calling thread's).
+    pub fn runtime(&self) -> Result<&'static Runtime> {
+        match self.home {
+            Some(runtime) => Ok(runtime),
+            None => Runtime::get(),
+        }
+    }
+
+    /// The device the matrix lives on (`None` for one without a buffer,
+    /// which any device may use).
+    ///
+    /// ```
+    /// let m = clfuse_core::MatrixCl::from_slice(1, 1, &[1.0f32])?;
+    /// assert_eq!(m.device(), Some(clfuse_core::Device::current()?));
+    /// assert_eq!(clfuse_core::MatrixCl::<f32>::empty().device(), None);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn device(&self) -> Option<Device> {
+        self.home.map(Device::of)
+    }
+
+    /// A copy of the matrix on `device` (through the host when the devices
+    /// differ; a device-side copy when they are the same). The view is kept.
+    ///
+    /// ```
+    /// let m = clfuse_core::MatrixCl::from_slice(2, 1, &[1, 2])?;
+    /// let same = m.to_device(clfuse_core::Device::current()?)?;
+    /// assert_eq!(same.to_vec()?, vec![1, 2]);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn to_device(&self, device: Device) -> Result<Self> {
+        if self.device() == Some(device) {
+            return device.run(|| self.try_clone());
+        }
+        let host = self.to_vec()?;
+        let copy = device.run(|| Self::from_slice(self.rows, self.cols, &host))?;
+        copy.set_view(self.view());
+        Ok(copy)
     }
 
     /// A `0 x 0` matrix. It owns no buffer, so making it needs no device
@@ -111,7 +161,7 @@ impl<T: ClType> MatrixCl<T> {
     /// assert!(clfuse_core::MatrixCl::<f64>::empty().is_empty());
     /// ```
     pub fn empty() -> Self {
-        Self::with_buffer(0, 0, None)
+        Self::with_buffer(0, 0, None, None)
     }
 
     /// An uninitialised matrix (contents unspecified); used for outputs.
@@ -126,14 +176,14 @@ impl<T: ClType> MatrixCl<T> {
         let rt = Runtime::get()?;
         rt.require::<T>("MatrixCl::uninitialized")?;
         if len == 0 {
-            return Ok(Self::with_buffer(rows, cols, None));
+            return Ok(Self::with_buffer(rows, cols, None, Some(rt)));
         }
         let class = buffer_pool::size_class(len * std::mem::size_of::<T>());
-        if let Some((mem, events)) = buffer_pool::take(class) {
+        if let Some((mem, events)) = buffer_pool::take(rt.slot(), class) {
             // The pool passes its one reference to `mem`, a live buffer of
             // `class` bytes; the new `Buffer` releases it on drop.
             let buffer = Buffer::<T>::new(mem);
-            let mut m = Self::with_buffer(rows, cols, Some(buffer));
+            let mut m = Self::with_buffer(rows, cols, Some(buffer), Some(rt));
             m.events = events;
             return Ok(m);
         }
@@ -156,7 +206,7 @@ impl<T: ClType> MatrixCl<T> {
             }
             Err(e) => return Err(e).call("clCreateBuffer"),
         };
-        Ok(Self::with_buffer(rows, cols, Some(buffer)))
+        Ok(Self::with_buffer(rows, cols, Some(buffer), Some(rt)))
     }
 
     /// Copies a column-major host slice to the device.
@@ -220,7 +270,7 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = &self.buffer else {
             return Ok(());
         };
-        let rt = Runtime::get()?;
+        let rt = self.runtime()?;
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_write(&mut wait);
@@ -322,7 +372,7 @@ impl<T: ClType> MatrixCl<T> {
             &[opencl3::types::cl_event],
         ) -> Result<opencl3::event::Event>,
     ) -> Result<()> {
-        let rt = Runtime::get()?;
+        let rt = self.runtime()?;
         let event = {
             let _ordering = crate::events::ordered();
             let mut wait = Vec::new();
@@ -363,7 +413,7 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = &self.buffer else {
             return Ok(PendingRead::new(data, None, None));
         };
-        let rt = Runtime::get()?;
+        let rt = self.runtime()?;
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_read(&mut wait);
@@ -378,7 +428,7 @@ impl<T: ClType> MatrixCl<T> {
         };
         // Into page-locked memory when a slot is free and suitably aligned
         // (see `pinned`), else straight into `data`.
-        let slot = match crate::pinned::take(self.len() * std::mem::size_of::<T>()) {
+        let slot = match crate::pinned::take(rt, self.len() * std::mem::size_of::<T>()) {
             Some(slot) if slot.ptr().align_offset(std::mem::align_of::<T>()) == 0 => Some(slot),
             Some(slot) => {
                 crate::pinned::give(slot);
@@ -418,7 +468,7 @@ impl<T: ClType> MatrixCl<T> {
             queue.flush().call("clFlush")?;
         }
         self.events.add_read(event.clone());
-        Ok(PendingRead::new(data, slot, Some(event)))
+        Ok(PendingRead::new(data, slot, Some((rt, event))))
     }
 
     /// The same buffer seen as `rows x cols` (column-major order kept; the
@@ -518,7 +568,11 @@ impl<T: ClType> MatrixCl<T> {
         if self.id == other.id {
             return Ok(());
         }
-        let rt = Runtime::get()?;
+        let rt = self.runtime()?;
+        let source = other.runtime()?;
+        if rt.slot() != source.slot() {
+            return Err(Device::mismatch("MatrixCl::copy_from", rt, source));
+        }
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.events.wait_list_for_write(&mut wait);
@@ -545,7 +599,8 @@ impl<T: ClType> MatrixCl<T> {
 
     /// A device-side copy with its own buffer.
     pub fn try_clone(&self) -> Result<Self> {
-        let m = Self::uninitialized(self.rows, self.cols)?;
+        let device = Device::of(self.runtime()?);
+        let m = device.run(|| Self::uninitialized(self.rows, self.cols))?;
         m.copy_from(self)?;
         Ok(m)
     }
@@ -555,15 +610,15 @@ impl<T: ClType> Drop for MatrixCl<T> {
     fn drop(&mut self) {
         // OpenCL keeps the buffer alive for pending commands by itself; this
         // wait is only for PoCL, which must not be busy when the process exits.
-        if Runtime::current().is_some_and(Runtime::settles_on_drop) {
+        if self.home.is_some_and(Runtime::settles_on_drop) {
             let _ = self.events.wait_for_all();
         }
-        if let Some(buffer) = self.buffer.take() {
+        if let (Some(buffer), Some(home)) = (self.buffer.take(), self.home) {
             let class = buffer_pool::size_class(self.len() * std::mem::size_of::<T>());
             let mem = buffer.get();
             // The pool takes over the buffer's reference (and its pending events).
             std::mem::forget(buffer);
-            buffer_pool::give(mem, class, std::mem::take(&mut self.events));
+            buffer_pool::give(home.slot(), mem, class, std::mem::take(&mut self.events));
         }
     }
 }

@@ -27,11 +27,16 @@ pub struct PendingRead<T: ClType> {
     /// Page-locked memory the device writes instead, copied into `data` by
     /// `wait`.
     slot: Option<PinnedSlot>,
-    event: Option<ClEvent>,
+    /// The copy, and the runtime whose queue it is on.
+    event: Option<(&'static Runtime, ClEvent)>,
 }
 
 impl<T: ClType> PendingRead<T> {
-    pub(crate) fn new(data: Vec<T>, slot: Option<PinnedSlot>, event: Option<ClEvent>) -> Self {
+    pub(crate) fn new(
+        data: Vec<T>,
+        slot: Option<PinnedSlot>,
+        event: Option<(&'static Runtime, ClEvent)>,
+    ) -> Self {
         PendingRead { data, slot, event }
     }
 
@@ -45,9 +50,8 @@ impl<T: ClType> PendingRead<T> {
 
     /// Waits for the copy and returns the column-major host data.
     pub fn wait(mut self) -> Result<Vec<T>> {
-        if let Some(event) = self.event.take() {
+        if let Some((rt, event)) = self.event.take() {
             // A copy on the transfer queue was flushed when it was queued.
-            let rt = Runtime::get()?;
             if rt.transfer_queue().is_none() && !event.is_complete() {
                 rt.queue().flush().call("clFlush")?;
             }
@@ -76,7 +80,7 @@ impl<T: ClType> PendingRead<T> {
 impl<T: ClType> Drop for PendingRead<T> {
     fn drop(&mut self) {
         // The device may still be writing into `data`: it must not be freed first.
-        if let Some(event) = self.event.take()
+        if let Some((_, event)) = self.event.take()
             && event.wait().is_err()
         {
             self.abandon_slot();

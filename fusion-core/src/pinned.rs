@@ -31,6 +31,8 @@ const KEEP_PER_SIZE: usize = 16;
 /// (pooled slots live as long as the process).
 #[derive(Debug)]
 pub(crate) struct PinnedSlot {
+    /// The runtime whose context owns the mapping.
+    runtime: &'static Runtime,
     buffer: Buffer<u8>,
     ptr: *mut u8,
     bytes: usize,
@@ -39,15 +41,14 @@ pub(crate) struct PinnedSlot {
 impl Drop for PinnedSlot {
     /// A slot the pool does not keep is unmapped before its buffer goes.
     fn drop(&mut self) {
-        if let Ok(rt) = Runtime::get() {
-            // SAFETY: `ptr` is this buffer's live mapping, and no read
-            // targets it any more (a slot is dropped only after its read
-            // completed); the driver releases the buffer once the unmap ran.
-            let _ = unsafe {
-                rt.queue()
-                    .enqueue_unmap_mem_object(self.buffer.get(), self.ptr.cast(), &[])
-            };
-        }
+        // SAFETY: `ptr` is this buffer's live mapping, and no read
+        // targets it any more (a slot is dropped only after its read
+        // completed); the driver releases the buffer once the unmap ran.
+        let _ = unsafe {
+            self.runtime
+                .queue()
+                .enqueue_unmap_mem_object(self.buffer.get(), self.ptr.cast(), &[])
+        };
     }
 }
 
@@ -76,30 +77,33 @@ fn size_class(bytes: usize) -> usize {
 /// A slot of at least `bytes` bytes, or `None` when the read is too large
 /// for one or the driver cannot provide page-locked memory (the caller then
 /// reads into ordinary memory).
-pub(crate) fn take(bytes: usize) -> Option<PinnedSlot> {
+pub(crate) fn take(runtime: &'static Runtime, bytes: usize) -> Option<PinnedSlot> {
     if bytes == 0 || bytes > MAX_BYTES {
         return None;
     }
     let class = size_class(bytes);
     {
         let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(k) = pool.iter().position(|s| s.bytes == class) {
+        if let Some(k) = pool
+            .iter()
+            .position(|s| s.bytes == class && s.runtime.slot() == runtime.slot())
+        {
             return Some(pool.swap_remove(k));
         }
     }
-    create(class).ok()
+    create(runtime, class).ok()
 }
 
 /// Returns a slot whose read has completed to the pool.
 pub(crate) fn give(slot: PinnedSlot) {
     let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-    if pool.iter().filter(|s| s.bytes == slot.bytes).count() < KEEP_PER_SIZE {
+    let alike = |s: &&PinnedSlot| s.bytes == slot.bytes && s.runtime.slot() == slot.runtime.slot();
+    if pool.iter().filter(alike).count() < KEEP_PER_SIZE {
         pool.push(slot);
     }
 }
 
-fn create(bytes: usize) -> Result<PinnedSlot> {
-    let rt = Runtime::get()?;
+fn create(rt: &'static Runtime, bytes: usize) -> Result<PinnedSlot> {
     // SAFETY: no host pointer is passed; the size is non-zero and bounded.
     let buffer = unsafe {
         Buffer::<u8>::create(
@@ -126,6 +130,7 @@ fn create(bytes: usize) -> Result<PinnedSlot> {
     }
     .call("clEnqueueMapBuffer")?;
     Ok(PinnedSlot {
+        runtime: rt,
         buffer,
         ptr: mapped.cast::<u8>(),
         bytes,

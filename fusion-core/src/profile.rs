@@ -50,20 +50,12 @@ fn push(what: &str, event: &ClEvent, kernel: bool) {
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn profile_mark(label: &str) -> Result<()> {
-    static MARK: std::sync::OnceLock<crate::MatrixCl<i32>> = std::sync::OnceLock::new();
     let rt = crate::Runtime::get()?;
     if !rt.profiling() {
         return Ok(());
     }
     // A one-element fill: markers carry no timestamps on some drivers (NVIDIA).
-    let mark = match MARK.get() {
-        Some(m) => m,
-        None => {
-            let m = crate::MatrixCl::uninitialized(1, 1)?;
-            MARK.get_or_init(|| m)
-        }
-    };
-    mark.fill_labelled(0, label)
+    rt.placeholder()?.fill_labelled(0, label)
 }
 
 /// One command of a [`Profile`]'s timeline, in nanoseconds from the first

@@ -258,8 +258,17 @@ fn choose(found: Vec<Found>, cfg: &RuntimeConfig) -> Result<Found> {
     }
 }
 
-/// The one context and queue of the process, on the selected device.
+/// The device `cfg` selects, without opening it.
+pub(crate) fn chosen_device(cfg: &RuntimeConfig) -> Result<DeviceInfo> {
+    choose(discover()?, cfg).map(|found| found.info)
+}
+
+/// One device's context and queue. The process has a default one (the
+/// device [`configure`] or `FUSION_DEVICE` picks, paper §2.1); a program
+/// that uses several devices opens more with [`Device`](crate::Device).
 pub struct Runtime {
+    /// Position in the process's list of runtimes: unique per context.
+    slot: usize,
     context: Context,
     queue: CommandQueue,
     /// Where `read_later` queues its copies, when not on `queue`.
@@ -273,12 +282,53 @@ pub struct Runtime {
     diagnostics: BuildDiagnostics,
     kernels: KernelCache,
     program_cache: ProgramCache,
+    placeholder: OnceLock<crate::MatrixCl<i32>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Runtime{}", self.label())
+    }
 }
 
 static PENDING_CONFIG: Mutex<Option<RuntimeConfig>> = Mutex::new(None);
-static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-/// Held while the runtime is created, so that it is created once.
+/// The default runtime.
+static RUNTIME: OnceLock<&'static Runtime> = OnceLock::new();
+/// Every runtime of the process, by slot. Runtimes live as long as the
+/// process: matrices and kernels refer to them.
+static ALL: Mutex<Vec<&'static Runtime>> = Mutex::new(Vec::new());
+/// Held while a runtime is created, so that the default one is created once.
 static CREATING: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// The runtime this thread's work goes to, when not the default (see
+    /// [`Device::run`](crate::Device::run)).
+    static CURRENT: std::cell::Cell<Option<&'static Runtime>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes `runtime` the calling thread's current one until the guard drops.
+pub(crate) struct CurrentGuard {
+    previous: Option<&'static Runtime>,
+}
+
+impl CurrentGuard {
+    pub(crate) fn enter(runtime: &'static Runtime) -> Self {
+        CurrentGuard {
+            previous: CURRENT.with(|c| c.replace(Some(runtime))),
+        }
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.previous));
+    }
+}
+
+/// Every runtime created so far, by slot.
+pub(crate) fn all_runtimes() -> Vec<&'static Runtime> {
+    ALL.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
 
 /// Waits for every queued command when the process exits. The OpenCL
 /// specification leaves exiting with commands in flight undefined, and
@@ -286,7 +336,9 @@ static CREATING: Mutex<()> = Mutex::new(());
 /// after a test binary's last test); a program's last matrices are often
 /// dropped (their buffers pooled) with their commands still queued.
 extern "C" fn finish_at_exit() {
-    if let Some(runtime) = RUNTIME.get() {
+    // `try_lock`: a thread that held the list when exit began cannot release it.
+    let Ok(all) = ALL.try_lock() else { return };
+    for runtime in all.iter() {
         // Nothing is left to report an error to at exit.
         let _ = runtime.queue.finish();
         if let Some(queue) = &runtime.transfer_queue {
@@ -326,7 +378,9 @@ pub fn select_device(selector: &str) -> Result<()> {
 }
 
 impl Runtime {
-    /// The runtime, created on first call.
+    /// The calling thread's runtime: its current device's (inside
+    /// [`Device::run`](crate::Device::run)), else the default one, created
+    /// on first call.
     ///
     /// ```no_run
     /// let rt = clfuse_core::Runtime::get()?;
@@ -334,6 +388,15 @@ impl Runtime {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn get() -> Result<&'static Runtime> {
+        if let Some(runtime) = CURRENT.with(std::cell::Cell::get) {
+            return Ok(runtime);
+        }
+        Self::default_runtime()
+    }
+
+    /// The default runtime (the device [`configure`] or `FUSION_DEVICE`
+    /// picks), created on first call, whatever the thread's current one.
+    pub fn default_runtime() -> Result<&'static Runtime> {
         if let Some(runtime) = RUNTIME.get() {
             return Ok(runtime);
         }
@@ -349,20 +412,48 @@ impl Runtime {
             Some(config) => config,
             None => RuntimeConfig::from_env()?,
         };
+        let created = Runtime::open(&config)?;
         // Only this thread creates it (the lock above): `get_or_init` keeps it.
-        let created = Runtime::create(&config)?;
-        let runtime = RUNTIME.get_or_init(|| created);
-        // Registered after the driver was loaded and the context created,
-        // so it runs before the driver's own exit handlers.
-        // SAFETY: `finish_at_exit` is a plain function that takes no
-        // arguments and does not unwind (it only waits for the queue).
-        unsafe {
-            libc::atexit(finish_at_exit);
-        }
-        Ok(runtime)
+        Ok(RUNTIME.get_or_init(|| created))
     }
 
-    fn create(cfg: &RuntimeConfig) -> Result<Runtime> {
+    /// Creates a runtime (a new context and queue) for the device `config`
+    /// picks, beside any that exist, and registers it for the process's
+    /// lifetime.
+    pub(crate) fn open(config: &RuntimeConfig) -> Result<&'static Runtime> {
+        config.tuning.validate()?;
+        let mut all = ALL.lock().unwrap_or_else(|p| p.into_inner());
+        let created: &'static Runtime = Box::leak(Box::new(Runtime::create(config, all.len())?));
+        all.push(created);
+        if all.len() == 1 {
+            // Registered after the driver was loaded and the first context
+            // created, so it runs before the driver's own exit handlers.
+            // SAFETY: `finish_at_exit` is a plain function that takes no
+            // arguments and does not unwind (it only waits for the queues).
+            unsafe {
+                libc::atexit(finish_at_exit);
+            }
+        }
+        Ok(created)
+    }
+
+    /// Its position among the process's runtimes: unique per context.
+    ///
+    /// ```
+    /// let rt = clfuse_core::Runtime::get()?;
+    /// assert_eq!(rt.kernels().device(), rt.slot());
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// `[slot] device name`, for messages that name a device.
+    pub fn label(&self) -> String {
+        format!("[{}] {}", self.slot, self.info.name)
+    }
+
+    fn create(cfg: &RuntimeConfig, slot: usize) -> Result<Runtime> {
         let found = choose(discover()?, cfg)?;
         let context = Context::from_device(&found.device).call("clCreateContext")?;
         let out_of_order = cfg.queue == QueueMode::Auto && found.info.out_of_order;
@@ -406,6 +497,7 @@ impl Runtime {
             usize::try_from(found.info.global_mem_bytes / 4).unwrap_or(usize::MAX)
         });
         Ok(Runtime {
+            slot,
             context,
             queue,
             fp64: found.info.fp64 && !cfg.force_no_fp64,
@@ -415,15 +507,18 @@ impl Runtime {
             transfer_queue,
             tuning: cfg.tuning.clone(),
             diagnostics: cfg.diagnostics.clone(),
-            kernels: KernelCache::new(found.info.index),
+            kernels: KernelCache::new(slot),
             program_cache: ProgramCache::open(&cfg.program_cache),
+            placeholder: OnceLock::new(),
             info: found.info,
         })
     }
 
-    /// The runtime if it was already created (never creates it).
+    /// The calling thread's runtime if it was already created (never creates it).
     pub fn current() -> Option<&'static Runtime> {
-        RUNTIME.get()
+        CURRENT
+            .with(std::cell::Cell::get)
+            .or_else(|| RUNTIME.get().copied())
     }
 
     /// Whether matrices wait for their pending commands when dropped. PoCL
@@ -511,6 +606,24 @@ impl Runtime {
     /// ```
     pub fn kernels(&self) -> &KernelCache {
         &self.kernels
+    }
+
+    /// A one-element buffer of this device that no kernel reads or writes:
+    /// what an empty matrix binds as its buffer argument (OpenCL has no
+    /// empty buffers, yet every buffer parameter needs one), and what
+    /// profile marks fill.
+    ///
+    /// ```
+    /// let rt = clfuse_core::Runtime::get()?;
+    /// assert_eq!(rt.placeholder()?.len(), 1);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn placeholder(&'static self) -> Result<&'static crate::MatrixCl<i32>> {
+        if let Some(placeholder) = self.placeholder.get() {
+            return Ok(placeholder);
+        }
+        let made = crate::Device::of(self).run(|| crate::MatrixCl::zeros(1, 1))?;
+        Ok(self.placeholder.get_or_init(|| made))
     }
 
     /// The compiled programs kept on disk between processes.

@@ -1,18 +1,14 @@
 //! Collecting the kernel arguments of an expression, and which leaves alias.
 
-use clfuse_core::opencl3::types::cl_mem;
 use clfuse_core::{Access, ClType, KernelArg, MatrixCl};
-use std::sync::OnceLock;
 
-/// The buffer bound for an empty matrix (an `n x 0` design, say): OpenCL
-/// has no empty buffers, yet every buffer parameter needs one. A kernel
-/// never touches it: the matrix has no elements to read or write.
-fn placeholder() -> Option<cl_mem> {
-    static PLACEHOLDER: OnceLock<Option<MatrixCl<i32>>> = OnceLock::new();
-    PLACEHOLDER
-        .get_or_init(|| MatrixCl::zeros(1, 1).ok())
-        .as_ref()
-        .map(MatrixCl::raw_mem)
+/// The buffer bound for an empty matrix (an `n x 0` design, say): the
+/// current device's placeholder (see `Runtime::placeholder`). A kernel never
+/// touches it: the matrix has no elements to read or write.
+fn placeholder() -> Option<&'static MatrixCl<i32>> {
+    clfuse_core::Runtime::get()
+        .and_then(clfuse_core::Runtime::placeholder)
+        .ok()
 }
 
 /// What identifies a leaf: a device buffer or a shared sub-expression.
@@ -99,10 +95,12 @@ impl<'a> Binder<'a> {
         if self.first_use(identity) {
             let mut arg = KernelArg::buffer(m, access);
             if m.is_empty()
-                && let (KernelArg::Buffer { mem, .. }, Some(placeholder)) =
+                && let (KernelArg::Buffer { mem, id, home, .. }, Some(placeholder)) =
                     (&mut arg, placeholder())
             {
-                *mem = placeholder;
+                *mem = placeholder.raw_mem();
+                *id = placeholder.buffer_id();
+                *home = placeholder.device().map(|d| d.runtime());
             }
             self.args.push(arg);
             self.args.push(KernelArg::Int(m.rows() as i32));

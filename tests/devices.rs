@@ -1,0 +1,195 @@
+//! Several devices in one process. CI has one OpenCL device (PoCL), so the
+//! second device is a second context on it (`Device::open_new`): to OpenCL
+//! that is as foreign as another GPU (buffers cannot cross contexts), which
+//! is what the rules below are about.
+
+use clfuse::prelude::*;
+use clfuse::{Device, Error, Result, RuntimeConfig};
+
+fn second_device() -> Result<Device> {
+    let default = Device::default_device()?;
+    Device::open_new(RuntimeConfig {
+        device: Some(default.info().index.to_string()),
+        ..RuntimeConfig::from_env()?
+    })
+}
+
+fn column(n: usize, scale: f64) -> Vec<f64> {
+    (0..n).map(|i| scale * (i as f64 - 3.5)).collect()
+}
+
+#[test]
+fn work_inside_run_stays_on_that_device() -> Result<()> {
+    let default = Device::default_device()?;
+    let second = second_device()?;
+    assert_ne!(default, second);
+    assert!(Device::opened().contains(&second));
+    let n = 33;
+    let (a, b) = (column(n, 1.0), column(n, -0.5));
+    let built_before = second.runtime().kernels().fused_len();
+    let (result, stats) = second.run(|| -> Result<_> {
+        assert_eq!(Device::current()?, second);
+        let x = MatrixCl::from_slice(n, 1, &a)?;
+        let y = MatrixCl::from_slice(n, 1, &b)?;
+        let before = thread_kernel_stats();
+        let d = (2.0f64 * (&x + &y) - exp(&y)).eval()?;
+        let stats = thread_kernel_stats() - before;
+        assert_eq!(d.device(), Some(second));
+        Ok((d.to_vec()?, stats))
+    })?;
+    assert_eq!(Device::current()?, default, "run restores the device");
+    assert_eq!(stats.launched, 1);
+    assert_eq!(second.runtime().kernels().fused_len(), built_before + 1);
+    for i in 0..n {
+        let want = 2.0 * (a[i] + b[i]) - b[i].exp();
+        assert!(
+            (result[i] - want).abs() <= 1e-12 * want.abs().max(1.0),
+            "{i}"
+        );
+    }
+    // The default device builds its own copy of the kernel: caches are per device.
+    let x = MatrixCl::from_slice(n, 1, &a)?;
+    let y = MatrixCl::from_slice(n, 1, &b)?;
+    let here = (2.0f64 * (&x + &y) - exp(&y)).eval()?.to_vec()?;
+    assert_eq!(here, result);
+    Ok(())
+}
+
+#[test]
+fn mixing_devices_is_an_error_naming_both() -> Result<()> {
+    let second = second_device()?;
+    let n = 31;
+    let here = MatrixCl::from_slice(n, 1, &column(n, 1.0))?;
+    let there = second.run(|| MatrixCl::from_slice(n, 1, &column(n, 2.0)))?;
+    let target = MatrixCl::from_slice(n, 1, &vec![7.0; n])?;
+
+    let fused = target.assign(&here + &there);
+    match &fused {
+        Err(Error::DeviceMismatch {
+            what,
+            expected,
+            found,
+        }) => {
+            assert!(what.contains("calculate"), "{what}");
+            assert!(expected.starts_with(&format!("[{}]", Device::current()?.runtime().slot())));
+            assert!(
+                found.starts_with(&format!("[{}]", second.runtime().slot())),
+                "{found}"
+            );
+        }
+        other => panic!("expected DeviceMismatch, got {other:?}"),
+    }
+    assert_eq!(target.to_vec()?, vec![7.0; n], "nothing was written");
+    assert!(fused.unwrap_err().to_string().contains("to_device"));
+
+    // A hand-written kernel (GEMM) and a device copy refuse likewise.
+    let square = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 4.0])?;
+    let foreign = second.run(|| MatrixCl::from_slice(2, 2, &[1.0, 0.0, 0.0, 1.0]))?;
+    assert!(matches!(
+        (&square * &foreign).eval(),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        square.copy_from(&foreign),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    // Inside the second device's run, its own matrices work and ours do not.
+    second.run(|| -> Result<()> {
+        assert!(matches!(
+            (&there + &here).eval(),
+            Err(Error::DeviceMismatch { .. })
+        ));
+        assert_eq!((&there + &there).eval()?.to_vec()?, column(n, 4.0));
+        Ok(())
+    })?;
+    Ok(())
+}
+
+#[test]
+fn to_device_copies_across_and_keeps_the_view() -> Result<()> {
+    let second = second_device()?;
+    let n = 5;
+    let host: Vec<f64> = (0..n * n).map(|k| k as f64).collect();
+    let lower = MatrixCl::from_slice(n, n, &host)?.with_view(View::Lower);
+    let moved = lower.to_device(second)?;
+    assert_eq!(moved.device(), Some(second));
+    assert_eq!(moved.view(), View::Lower);
+    assert_eq!(moved.to_vec()?, host);
+    let back = moved.to_device(Device::default_device()?)?;
+    assert_eq!(back.to_vec()?, host);
+    // Work on the moved copy runs there.
+    let doubled = second.run(|| (2.0f64 * &moved).eval())?;
+    assert_eq!(doubled.device(), Some(second));
+    Ok(())
+}
+
+#[test]
+fn opening_the_default_device_again_shares_its_context() -> Result<()> {
+    let default = Device::default_device()?;
+    let name = default.info().name.clone();
+    assert_eq!(Device::open(&name)?, default);
+    assert_eq!(Device::open(&default.info().index.to_string())?, default);
+    assert!(matches!(
+        Device::open("no such device anywhere"),
+        Err(Error::NoDevice { .. })
+    ));
+    Ok(())
+}
+
+#[test]
+fn empty_matrices_belong_to_any_device() -> Result<()> {
+    let second = second_device()?;
+    // Made on the default device, but it has no buffer to keep there.
+    let here = MatrixCl::<f64>::zeros(4, 0)?;
+    let sums = second.run(|| -> Result<_> {
+        let there = MatrixCl::<f64>::zeros(4, 0)?;
+        let total = (&here + &there).eval()?;
+        assert!(total.is_empty());
+        colwise_sum(MatrixCl::<f64>::zeros(0, 3)?).eval()?.to_vec()
+    })?;
+    assert_eq!(sums, vec![0.0; 3]);
+    Ok(())
+}
+
+#[test]
+fn threads_work_on_their_own_devices_at_once() -> Result<()> {
+    let second = second_device()?;
+    let n = 1000;
+    let worker = |device: Device, scale: f64| {
+        std::thread::spawn(move || {
+            device.run(|| -> Result<Vec<f64>> {
+                let x = MatrixCl::from_slice(n, 1, &column(n, scale))?;
+                let mut acc = x.try_clone()?;
+                for _ in 0..20 {
+                    acc = (&acc + &x).eval()?;
+                }
+                acc.to_vec()
+            })
+        })
+    };
+    let here = worker(Device::default_device()?, 1.0);
+    let there = worker(second, 3.0);
+    let (here, there) = (
+        here.join().expect("thread")?,
+        there.join().expect("thread")?,
+    );
+    assert_eq!(here, column(n, 21.0));
+    assert_eq!(there, column(n, 63.0));
+    Ok(())
+}
+
+#[test]
+fn run_restores_the_outer_device_after_a_panic() -> Result<()> {
+    let default = Device::default_device()?;
+    let second = second_device()?;
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        second.run(|| panic!("inside"))
+    }));
+    assert!(caught.is_err());
+    assert_eq!(Device::current()?, default);
+    second.run(|| -> Result<()> {
+        default.run(|| assert_eq!(Device::current().ok(), Some(default)));
+        assert_eq!(Device::current()?, second);
+        Ok(())
+    })
+}

@@ -26,6 +26,7 @@
 //! [`clfuse_ops`] (operations and code generation), [`clfuse_kernels`]
 //! (hand-written kernels).
 
+pub mod data_parallel;
 pub mod glm;
 
 #[cfg(feature = "nuts")]

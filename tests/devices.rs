@@ -193,3 +193,61 @@ fn run_restores_the_outer_device_after_a_panic() -> Result<()> {
         Ok(())
     })
 }
+
+/// The bernoulli GLM over rows split across two devices (weights 3:1, then
+/// calibrated) matches the one-device GLM over all rows.
+#[test]
+fn data_parallel_glm_matches_one_device() -> Result<()> {
+    use clfuse::data_parallel::DataParallel;
+    use clfuse::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
+    let second = second_device()?;
+    let devices = [Device::default_device()?, second];
+    for (n, p) in [(1001usize, 7usize), (33, 3), (1, 2)] {
+        let x_host: Vec<f64> = (0..n * p)
+            .map(|k| ((k * 37 % 101) as f64 / 50.0 - 1.0) * 0.7)
+            .collect();
+        let y_host: Vec<i32> = (0..n).map(|i| (i * 7 % 3 == 0) as i32).collect();
+        let beta_host: Vec<f64> = (0..p).map(|j| 0.3 - 0.1 * j as f64).collect();
+        let options = GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA);
+        let x = MatrixCl::from_slice(n, p, &x_host)?;
+        let beta = MatrixCl::from_slice(p, 1, &beta_host)?;
+        let whole = bernoulli_logit_glm_lpmf(&y_host, &x, 0.25, &beta, &options)?;
+        let want_beta = whole.d_beta()?.to_vec()?;
+        let want_alpha = whole.d_alpha()?.to_vec()?;
+
+        let mut parallel = DataParallel::with_weights(&devices, &[3.0, 1.0])?;
+        for round in 0..2 {
+            if round == 1 {
+                let sample = MatrixCl::from_slice(n, p, &x_host)?;
+                let weights = parallel.calibrate(2, |device| {
+                    let xs = sample.to_device(device)?;
+                    let b = beta.to_device(device)?;
+                    bernoulli_logit_glm_lpmf(&y_host, &xs, 0.25, &b, &options).map(drop)
+                })?;
+                assert!(weights.iter().all(|w| *w > 0.0));
+            }
+            let xs = parallel.upload_rows(&x_host, n, p)?;
+            let ys = parallel.upload_rows(&y_host, n, 1)?;
+            let betas = parallel.upload_everywhere(&beta_host, p, 1)?;
+            assert_eq!(xs[1].device(), Some(second));
+            let total = parallel.glm(|part| {
+                bernoulli_logit_glm_lpmf(&ys[part], &xs[part], 0.25, &betas[part], &options)
+            })?;
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * b.abs().max(1.0);
+            assert!(
+                close(total.value, whole.value),
+                "n = {n}: {} vs {}",
+                total.value,
+                whole.value
+            );
+            let d_beta = total.d_beta.expect("asked for");
+            assert!(
+                d_beta.iter().zip(&want_beta).all(|(a, b)| close(*a, *b)),
+                "n = {n}"
+            );
+            let d_alpha = total.d_alpha.expect("asked for");
+            assert!(close(d_alpha[0], want_alpha[0]), "n = {n}");
+        }
+    }
+    Ok(())
+}

@@ -14,39 +14,62 @@
 use crate::error::{ClResultExt, Result};
 use opencl3::event::Event;
 use opencl3::types::cl_event;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// An OpenCL event that can be cloned cheaply: clones share one driver
 /// reference (a count on the host, no driver call per clone; a buffer's
 /// event lists clone every launch's event).
 #[derive(Debug, Clone)]
-pub struct ClEvent(Option<Arc<Event>>);
+pub struct ClEvent(Option<Arc<Shared>>);
+
+/// The driver's event, and whether it was seen complete (a finished
+/// command stays finished: the driver is asked once).
+#[derive(Debug)]
+struct Shared {
+    event: Event,
+    done: AtomicBool,
+}
 
 impl ClEvent {
     /// Wraps an event returned by an enqueue call.
     pub fn new(event: Event) -> Self {
-        ClEvent(Some(Arc::new(event)))
+        ClEvent(Some(Arc::new(Shared {
+            event,
+            done: AtomicBool::new(false),
+        })))
     }
 
     /// The raw handle (null for an empty event), valid while `self` lives.
     pub fn raw(&self) -> cl_event {
-        self.0.as_deref().map_or(std::ptr::null_mut(), Event::get)
+        self.0
+            .as_deref()
+            .map_or(std::ptr::null_mut(), |shared| shared.event.get())
     }
 
     /// Blocks until the command has finished.
     pub fn wait(&self) -> Result<()> {
         match &self.0 {
-            Some(e) => e.wait().call("clWaitForEvents"),
+            Some(shared) => shared.event.wait().call("clWaitForEvents"),
             None => Ok(()),
         }
     }
 
     /// Whether the command has finished (or failed, which also ends it).
     pub fn is_complete(&self) -> bool {
+        let Some(shared) = &self.0 else { return true };
+        if shared.done.load(Ordering::Relaxed) {
+            return true;
+        }
         // CL_COMPLETE is 0; errors are negative; both mean nothing is pending.
-        self.0
-            .as_ref()
-            .is_none_or(|e| e.command_execution_status().map_or(true, |s| s.0 <= 0))
+        let done = shared
+            .event
+            .command_execution_status()
+            .map_or(true, |s| s.0 <= 0);
+        if done {
+            shared.done.store(true, Ordering::Relaxed);
+        }
+        done
     }
 
     /// Device execution time in nanoseconds (needs a profiling queue).
@@ -60,7 +83,10 @@ impl ClEvent {
     /// ended it (ns, the device's clock) on a profiling queue, after waiting
     /// for it; `None` for an empty event.
     pub fn profiling_times(&self) -> Result<Option<[u64; 3]>> {
-        let Some(e) = &self.0 else { return Ok(None) };
+        let Some(shared) = &self.0 else {
+            return Ok(None);
+        };
+        let e = &shared.event;
         e.wait().call("clWaitForEvents")?;
         let queued = e
             .profiling_command_queued()
@@ -75,7 +101,10 @@ impl ClEvent {
     /// Start and end timestamps (ns) of the command on a profiling queue,
     /// after waiting for it; `None` for an empty event.
     pub fn profiling_interval(&self) -> Result<Option<(u64, u64)>> {
-        let Some(e) = &self.0 else { return Ok(None) };
+        let Some(shared) = &self.0 else {
+            return Ok(None);
+        };
+        let e = &shared.event;
         e.wait().call("clWaitForEvents")?;
         let start = e
             .profiling_command_start()
@@ -137,14 +166,22 @@ impl EventLists {
         self.lists.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Appends what a command reading this buffer must wait for.
+    /// Appends what a command reading this buffer must wait for: its
+    /// pending writes. Writes found complete leave the list (a finished
+    /// command orders nothing; each event a command waits for costs the
+    /// driver work at every launch).
     pub fn wait_list_for_read(&self, out: &mut Vec<ClEvent>) {
-        out.extend(self.lock().writes.iter().cloned());
+        let mut lists = self.lock();
+        lists.writes.retain(|e| !e.is_complete());
+        out.extend(lists.writes.iter().cloned());
     }
 
-    /// Appends what a command writing this buffer must wait for.
+    /// Appends what a command writing this buffer must wait for: its
+    /// pending reads and writes (complete ones leave the lists).
     pub fn wait_list_for_write(&self, out: &mut Vec<ClEvent>) {
-        let lists = self.lock();
+        let mut lists = self.lock();
+        lists.reads.retain(|e| !e.is_complete());
+        lists.writes.retain(|e| !e.is_complete());
         out.extend(lists.reads.iter().chain(lists.writes.iter()).cloned());
     }
 

@@ -125,6 +125,56 @@ impl NdRange {
     }
 }
 
+/// Enqueues `kernel` (its arguments set) over `range` on `rt`'s queue
+/// without asking for an event (opencl3 always asks for one).
+fn enqueue_without_event(
+    rt: &Runtime,
+    kernel: opencl3::types::cl_kernel,
+    range: &NdRange,
+    wait: &[opencl3::types::cl_event],
+) -> Result<()> {
+    let library = cl3::load_library().as_ref().map_err(|_| Error::OpenCl {
+        code: cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED,
+        name: "the OpenCL library could not be loaded".into(),
+        call: "clEnqueueNDRangeKernel",
+    })?;
+    let local = range
+        .local
+        .as_ref()
+        .map_or(std::ptr::null(), |l| l.as_ptr());
+    // The queue and kernel are live handles of `rt`'s context; the size
+    // arrays and the wait list (live events) outlive the call and have
+    // `dims` and `wait.len()` entries; a null event pointer asks for no event.
+    let status = library.clEnqueueNDRangeKernel(
+        rt.queue().get(),
+        kernel,
+        range.dims as u32,
+        std::ptr::null(),
+        range.global.as_ptr(),
+        local,
+        wait.len() as u32,
+        if wait.is_empty() {
+            std::ptr::null()
+        } else {
+            wait.as_ptr()
+        },
+        std::ptr::null_mut(),
+    );
+    match status {
+        Some(0) => Ok(()),
+        Some(code) => Err(Error::OpenCl {
+            code,
+            name: opencl3::error_codes::error_text(code).to_string(),
+            call: "clEnqueueNDRangeKernel",
+        }),
+        None => Err(Error::OpenCl {
+            code: cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE,
+            name: "the OpenCL library lacks clEnqueueNDRangeKernel".into(),
+            call: "clEnqueueNDRangeKernel",
+        }),
+    }
+}
+
 /// Sets `args` on `kernel` and enqueues it over `range`, waiting for and
 /// recording events on every buffer argument. Returns the launch's event
 /// (`None` when the range is empty and nothing was launched).
@@ -148,10 +198,14 @@ pub fn enqueue(
     let rt = kernel.runtime();
     // An in-order queue already runs commands in submission order, so event
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
-    // matrices settle their commands when dropped).
+    // matrices settle their commands when dropped). Without it, a kernel
+    // still waits where queues meet: for read-backs of a buffer it writes
+    // that run on the transfer queue.
     let track = rt.tracks_events();
-    // Held until the event is recorded on every buffer (see `events`).
-    let _ordering = track.then(crate::events::ordered);
+    // Held until the event is recorded on every buffer (see `events`), and
+    // without tracking until the launch is queued, so that a read-back on
+    // the transfer queue is either queued behind it or seen in the lists.
+    let _ordering = crate::events::ordered();
     let mut wait = Vec::new();
     for arg in args {
         if let KernelArg::Buffer {
@@ -178,11 +232,10 @@ pub fn enqueue(
                     reason: format!("kernel `{}` got an empty matrix as a buffer", kernel.name()),
                 });
             }
-            if track {
-                match access {
-                    Access::Read => events.wait_list_for_read(&mut wait),
-                    Access::Write | Access::ReadWrite => events.wait_list_for_write(&mut wait),
-                }
+            match access {
+                Access::Read if track => events.wait_list_for_read(&mut wait),
+                Access::Read => {}
+                Access::Write | Access::ReadWrite => events.wait_list_for_write(&mut wait),
             }
         }
     }
@@ -220,6 +273,13 @@ pub fn enqueue(
             .local
             .as_ref()
             .map_or(std::ptr::null(), |l| l.as_ptr());
+        if !track && !rt.profiling() {
+            // Nothing will wait for or time this launch: no event at all
+            // (creating and releasing one is driver work on every launch).
+            enqueue_without_event(rt, state.kernel.get(), &range, &raw_handles(&wait))?;
+            count_launch();
+            return Ok(None);
+        }
         // SAFETY: the kernel's arguments are all set (now or, unchanged, by
         // an earlier launch under the same lock); the size arrays live until
         // the call returns and have `dims` valid entries.
@@ -264,4 +324,35 @@ pub fn enqueue(
         }
     }
     Ok(Some(event))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The event-free path runs only on in-order queues of drivers that do
+    /// not settle on drop (not PoCL): tried here directly.
+    #[test]
+    fn a_launch_without_an_event_runs() -> Result<()> {
+        let kernel = crate::compile_kernel(
+            "add_one",
+            "__kernel void add_one(__global int* x) { x[get_global_id(0)] += 1; }",
+            "",
+            "add_one",
+        )?;
+        let x = crate::MatrixCl::from_slice(5, 1, &[1, 2, 3, 4, 5])?;
+        let rt = kernel.runtime();
+        rt.finish()?;
+        {
+            let mut state = kernel.lock();
+            let mem = x.raw_mem();
+            // SAFETY: argument 0 is the `__global int*` buffer of 5 elements.
+            unsafe { state.kernel.set_arg(0, &mem) }.call("clSetKernelArg")?;
+            state.set.clear();
+            enqueue_without_event(rt, state.kernel.get(), &NdRange::d1(5), &[])?;
+        }
+        rt.finish()?;
+        assert_eq!(x.to_vec()?, vec![2, 3, 4, 5, 6]);
+        Ok(())
+    }
 }

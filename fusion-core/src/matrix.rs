@@ -419,6 +419,15 @@ impl<T: ClType> MatrixCl<T> {
         self.events.wait_list_for_read(&mut wait);
         let queue = match rt.transfer_queue() {
             Some(transfer) => {
+                if !rt.tracks_events() {
+                    // Kernels on the in-order main queue record no events:
+                    // the copy waits for a marker behind all of them.
+                    // SAFETY: an empty wait list; the marker's event is
+                    // released when `wait` drops, after the read is queued.
+                    let marker = unsafe { rt.queue().enqueue_marker_with_wait_list(&[]) }
+                        .call("clEnqueueMarkerWithWaitList")?;
+                    wait.push(ClEvent::new(marker));
+                }
                 // The copy waits for commands of the main queue: they must
                 // be submitted before anything waits for the copy.
                 rt.queue().flush().call("clFlush")?;

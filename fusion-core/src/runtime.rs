@@ -24,11 +24,18 @@ use std::sync::OnceLock;
 /// How commands are ordered on the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueMode {
-    /// Out-of-order where the device supports it (event lists keep the order), else in-order.
+    /// In-order on NVIDIA's driver, out-of-order elsewhere where the device
+    /// supports it. On the H200 an in-order queue, whose launches need no
+    /// events, cut a cached `assign` from 12.6 µs to 5.2 µs of host time
+    /// (BENCHMARKS.md, "Host path"), and NVIDIA gains nothing measurable
+    /// from reordering our mostly dependent kernels.
     #[default]
     Auto,
     /// Always an in-order queue.
     InOrder,
+    /// Out-of-order where the device supports it (event lists keep the
+    /// order, and read-backs may use a second queue), on NVIDIA too.
+    OutOfOrder,
 }
 
 /// Choices applied when the runtime is created: which device, how its
@@ -71,7 +78,7 @@ pub struct RuntimeConfig {
 
 impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
-    /// `FUSION_DEVICE`, `FUSION_QUEUE=in-order|auto`, `FUSION_PROFILING=0|1`,
+    /// `FUSION_DEVICE`, `FUSION_QUEUE=auto|in-order|out-of-order`, `FUSION_PROFILING=0|1`,
     /// `FUSION_NO_FP64=0|1`, `FUSION_BUFFER_CACHE=0|1`, `FUSION_TRANSFER_QUEUE=0|1`,
     /// `FUSION_CACHE_DIR` (a folder, or `off`), the [`Tuning`] knobs and the
     /// [`BuildDiagnostics`]. Unset or empty
@@ -89,9 +96,16 @@ impl RuntimeConfig {
             platform: env_value("FUSION_PLATFORM"),
             device: env_value("FUSION_DEVICE"),
             queue: match env_value("FUSION_QUEUE").as_deref() {
-                None | Some("auto") | Some("out-of-order") => QueueMode::Auto,
+                None | Some("auto") => QueueMode::Auto,
                 Some("in-order") | Some("inorder") | Some("in_order") => QueueMode::InOrder,
-                Some(other) => return Err(invalid("FUSION_QUEUE", other, "`in-order` or `auto`")),
+                Some("out-of-order") | Some("out_of_order") => QueueMode::OutOfOrder,
+                Some(other) => {
+                    return Err(invalid(
+                        "FUSION_QUEUE",
+                        other,
+                        "`auto`, `in-order` or `out-of-order`",
+                    ));
+                }
             },
             profiling: flag("FUSION_PROFILING")?.unwrap_or(false),
             force_no_fp64: flag("FUSION_NO_FP64")?.unwrap_or(false),
@@ -456,7 +470,13 @@ impl Runtime {
     fn create(cfg: &RuntimeConfig, slot: usize) -> Result<Runtime> {
         let found = choose(discover()?, cfg)?;
         let context = Context::from_device(&found.device).call("clCreateContext")?;
-        let out_of_order = cfg.queue == QueueMode::Auto && found.info.out_of_order;
+        let nvidia = found.info.platform_name.contains("NVIDIA");
+        let out_of_order = found.info.out_of_order
+            && match cfg.queue {
+                QueueMode::Auto => !nvidia,
+                QueueMode::InOrder => false,
+                QueueMode::OutOfOrder => true,
+            };
         let mut properties = 0;
         if out_of_order {
             properties |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
@@ -473,10 +493,10 @@ impl Runtime {
             .info
             .platform_name
             .contains("Portable Computing Language");
-        // Its copies order themselves after the kernels they read from by
-        // events, so only when commands carry them.
-        let tracks_events = out_of_order || settle_on_drop;
-        let transfer_queue = if tracks_events && cfg.transfer_queue.unwrap_or(found.info.is_gpu) {
+        // Its copies wait for the kernels they read from by events: the
+        // writer's on an out-of-order queue, a marker behind everything
+        // queued so far on an in-order one (see `MatrixCl::read_later`).
+        let transfer_queue = if cfg.transfer_queue.unwrap_or(found.info.is_gpu) {
             let properties = if cfg.profiling {
                 CL_QUEUE_PROFILING_ENABLE
             } else {
@@ -622,7 +642,8 @@ impl Runtime {
         if let Some(placeholder) = self.placeholder.get() {
             return Ok(placeholder);
         }
-        let made = crate::Device::of(self).run(|| crate::MatrixCl::zeros(1, 1))?;
+        // Its contents never matter: uninitialised, so making it queues nothing.
+        let made = crate::Device::of(self).run(|| crate::MatrixCl::uninitialized(1, 1))?;
         Ok(self.placeholder.get_or_init(|| made))
     }
 

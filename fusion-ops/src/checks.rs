@@ -147,7 +147,14 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             // A clean flag of an earlier check, or a new one holding "no
             // failure", filled on the queue (no wait).
             None => {
-                let flag = match clean_flags().pop() {
+                // Only a flag of the device the kernel runs on will do.
+                let here = clfuse_core::Device::current()?;
+                let reused = {
+                    let mut kept = clean_flags();
+                    let mine = kept.iter().rposition(|f| f.device() == Some(here));
+                    mine.map(|k| kept.swap_remove(k))
+                };
+                let flag = match reused {
                     Some(flag) => flag,
                     None => MatrixCl::constant(1, 1, i32::MAX)?,
                 };

@@ -127,15 +127,23 @@ impl GemmConfig {
         })
     }
 
-    /// Settled once per process (the device and the environment do not
+    /// Settled once per device (a device and the environment do not
     /// change); every product asks for it.
     fn chosen() -> Result<Chosen> {
-        static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
-        if let Some(chosen) = CHOSEN.get() {
-            return Ok(*chosen);
+        static CHOSEN: std::sync::Mutex<Vec<(usize, Chosen)>> = std::sync::Mutex::new(Vec::new());
+        let slot = Runtime::get()?.slot();
+        let known =
+            |list: &Vec<(usize, Chosen)>| list.iter().find(|(s, _)| *s == slot).map(|(_, c)| *c);
+        if let Some(chosen) = known(&CHOSEN.lock().unwrap_or_else(|p| p.into_inner())) {
+            return Ok(chosen);
         }
         let chosen = Self::choose()?;
-        Ok(*CHOSEN.get_or_init(|| chosen))
+        let mut list = CHOSEN.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(settled) = known(&list) {
+            return Ok(settled);
+        }
+        list.push((slot, chosen));
+        Ok(chosen)
     }
 
     fn choose() -> Result<Chosen> {

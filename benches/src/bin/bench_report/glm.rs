@@ -20,7 +20,7 @@ pub const SHAPES: [(usize, usize); 4] = [
     (10_000_000, 10),
 ];
 
-fn data(n: usize, p: usize) -> (Vec<f64>, Vec<i32>, Vec<f64>) {
+pub fn data(n: usize, p: usize) -> (Vec<f64>, Vec<i32>, Vec<f64>) {
     let x: Vec<f64> = (0..n * p)
         .map(|i| ((i * 37 % 101) as f64 / 50.0 - 1.0) / (p as f64).sqrt())
         .collect();

@@ -5,6 +5,7 @@
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
+mod data_parallel;
 mod first_call;
 mod glm;
 mod linalg;
@@ -64,6 +65,10 @@ struct Args {
     /// With `--suite host`: new processes per first-call scenario.
     #[arg(long, default_value_t = 5)]
     first_call_runs: usize,
+    /// With `--suite host`: devices (selectors, e.g. `nvidia,pthread`) to
+    /// split the bernoulli GLM across; the first alone is the baseline.
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<String>,
     /// Internal: be one first-call measurement process (see `--suite host`).
     #[arg(long, hide = true)]
     first_call_child: bool,
@@ -186,6 +191,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.suite == Suite::Host {
         ctx.progress.set_message("first calls in new processes");
         first_call::first_call(&mut ctx, args.first_call_runs.max(1))?;
+        if args.devices.len() >= 2 {
+            ctx.progress.set_message("GLM split across devices");
+            let shapes: &[(usize, usize)] = if args.quick {
+                &[(100_000, 10)]
+            } else {
+                &[(1_000_000, 10), (10_000_000, 10), (1_000_000, 100)]
+            };
+            data_parallel::glm(&mut ctx, &args.devices, shapes)?;
+        }
     }
     if matches!(args.suite, Suite::All | Suite::Glm) {
         // The copy bandwidth the GLM's x passes are compared with.

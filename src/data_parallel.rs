@@ -20,20 +20,39 @@ use clfuse_core::{ClType, Device, Error, MatrixCl, Result};
 use std::ops::Range;
 use std::time::Instant;
 
-/// Devices sharing one data set, each with a weight (its share of the rows).
+/// What one part of the work costs on a device: a fixed time per call
+/// (launches, read-backs, thread hand-off) plus a time per row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    /// Seconds per call whatever the rows.
+    pub fixed_s: f64,
+    /// Seconds per row.
+    pub per_row_s: f64,
+}
+
+impl Cost {
+    /// The time for `rows` rows.
+    pub fn time(&self, rows: usize) -> f64 {
+        self.fixed_s + self.per_row_s * rows as f64
+    }
+}
+
+/// Devices sharing one data set, each with a cost model that decides its
+/// share of the rows.
 #[derive(Debug, Clone)]
 pub struct DataParallel {
     devices: Vec<Device>,
-    weights: Vec<f64>,
+    costs: Vec<Cost>,
 }
 
 impl DataParallel {
-    /// The devices with equal weights (see [`calibrate`](Self::calibrate)).
+    /// The devices with equal speeds and no fixed cost (see [`calibrate`](Self::calibrate)).
     pub fn new(devices: &[Device]) -> Result<Self> {
         Self::with_weights(devices, &vec![1.0; devices.len()])
     }
 
-    /// The devices with given weights (any positive scale).
+    /// The devices with given relative speeds (any positive scale) and no
+    /// fixed cost: rows split in proportion to the weights.
     ///
     /// ```
     /// use clfuse::data_parallel::DataParallel;
@@ -73,8 +92,56 @@ impl DataParallel {
         }
         Ok(DataParallel {
             devices: devices.to_vec(),
-            weights: weights.to_vec(),
+            costs: weights
+                .iter()
+                .map(|w| Cost {
+                    fixed_s: 0.0,
+                    per_row_s: 1.0 / w,
+                })
+                .collect(),
         })
+    }
+
+    /// The devices with known cost models (from an earlier
+    /// [`calibrate`](Self::calibrate), say).
+    ///
+    /// ```
+    /// use clfuse::data_parallel::{Cost, DataParallel};
+    /// let d = clfuse::Device::default_device()?;
+    /// let fast = Cost { fixed_s: 50e-6, per_row_s: 1e-10 };
+    /// let slow = Cost { fixed_s: 2e-3, per_row_s: 1e-8 };
+    /// let p = DataParallel::with_costs(&[d, d], &[fast, slow])?;
+    /// // The slow device's fixed cost alone exceeds the fast one's whole call.
+    /// assert_eq!(p.split(1_000_000), vec![0..1_000_000, 1_000_000..1_000_000]);
+    /// // With enough rows both work, finishing together.
+    /// let parts = p.split(1_000_000_000);
+    /// let (a, b) = (fast.time(parts[0].len()), slow.time(parts[1].len()));
+    /// assert!((a - b).abs() < 1e-3 * a);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn with_costs(devices: &[Device], costs: &[Cost]) -> Result<Self> {
+        let mut parallel = Self::new(devices)?;
+        if costs.len() != devices.len() {
+            return Err(Error::InvalidArgument {
+                function: "DataParallel::with_costs",
+                argument: "costs",
+                reason: format!("{} costs for {} devices", costs.len(), devices.len()),
+            });
+        }
+        if let Some((k, c)) = costs.iter().enumerate().find(|(_, c)| {
+            !(c.fixed_s.is_finite()
+                && c.fixed_s >= 0.0
+                && c.per_row_s.is_finite()
+                && c.per_row_s > 0.0)
+        }) {
+            return Err(Error::InvalidArgument {
+                function: "DataParallel::with_costs",
+                argument: "costs",
+                reason: format!("cost {k} is {c:?}; times must be finite, per-row times positive"),
+            });
+        }
+        parallel.costs = costs.to_vec();
+        Ok(parallel)
     }
 
     /// The devices, in part order.
@@ -82,41 +149,58 @@ impl DataParallel {
         &self.devices
     }
 
-    /// The weights, in part order.
-    pub fn weights(&self) -> &[f64] {
-        &self.weights
+    /// Each device's cost model, in part order.
+    pub fn costs(&self) -> &[Cost] {
+        &self.costs
     }
 
-    /// Sets each device's weight to its speed on `probe`: `probe(device)`
-    /// runs once on every device to warm up (compiles), then `repeats`
-    /// times timed, devices one after another; the weight is the inverse of
-    /// the fastest time. The probe should be the real work on a sample of
-    /// the rows, each device's own copy.
+    /// Measures each device's cost model: `probe(part, rows)` runs the real
+    /// work on `rows` rows with part `part`'s device current (its data
+    /// already there: upload outside the probe), once to warm up, then
+    /// `repeats` times timed at each of the two sizes in `rows`; the fixed
+    /// and per-row costs come from the fastest times. Devices are measured
+    /// one after another.
     pub fn calibrate(
         &mut self,
+        rows: (usize, usize),
         repeats: usize,
-        probe: impl Fn(Device) -> Result<()>,
-    ) -> Result<&[f64]> {
-        let mut weights = Vec::with_capacity(self.devices.len());
-        for &device in &self.devices {
-            device.run(|| probe(device))?;
-            device.finish()?;
-            let mut best = f64::INFINITY;
-            for _ in 0..repeats.max(1) {
-                let start = Instant::now();
-                device.run(|| probe(device))?;
-                device.finish()?;
-                best = best.min(start.elapsed().as_secs_f64());
-            }
-            weights.push(1.0 / best.max(1e-9));
+        probe: impl Fn(usize, usize) -> Result<()>,
+    ) -> Result<&[Cost]> {
+        let (small, large) = (rows.0.min(rows.1), rows.0.max(rows.1));
+        if small == large {
+            return Err(Error::InvalidArgument {
+                function: "DataParallel::calibrate",
+                argument: "rows",
+                reason: format!("two different sizes are needed, got {small} twice"),
+            });
         }
-        self.weights = weights;
-        Ok(&self.weights)
+        let mut costs = Vec::with_capacity(self.devices.len());
+        for (part, &device) in self.devices.iter().enumerate() {
+            let fastest = |n: usize| -> Result<f64> {
+                device.run(|| probe(part, n))?;
+                device.finish()?;
+                let mut best = f64::INFINITY;
+                for _ in 0..repeats.max(1) {
+                    let start = Instant::now();
+                    device.run(|| probe(part, n))?;
+                    device.finish()?;
+                    best = best.min(start.elapsed().as_secs_f64());
+                }
+                Ok(best)
+            };
+            let (t_small, t_large) = (fastest(small)?, fastest(large)?);
+            let per_row_s = ((t_large - t_small) / (large - small) as f64).max(1e-15);
+            let fixed_s = (t_small - per_row_s * small as f64).max(0.0);
+            costs.push(Cost { fixed_s, per_row_s });
+        }
+        self.costs = costs;
+        Ok(&self.costs)
     }
 
-    /// Splits `rows` into consecutive ranges, one per device, in proportion
-    /// to the weights (the last takes the rounding remainder; a part may be
-    /// empty).
+    /// Splits `rows` into consecutive ranges, one per device, so that the
+    /// slowest part finishes as early as the cost models allow: a device
+    /// whose fixed cost alone exceeds that time gets no rows (its range is
+    /// empty); without fixed costs the split is proportional to speed.
     ///
     /// ```
     /// use clfuse::data_parallel::DataParallel;
@@ -126,16 +210,34 @@ impl DataParallel {
     /// # Ok::<(), clfuse::Error>(())
     /// ```
     pub fn split(&self, rows: usize) -> Vec<Range<usize>> {
-        let total: f64 = self.weights.iter().sum();
+        // Rows device k takes when every part may run until `t` seconds.
+        let share = |cost: &Cost, t: f64| ((t - cost.fixed_s) / cost.per_row_s).max(0.0);
+        let capacity = |t: f64| self.costs.iter().map(|c| share(c, t)).sum::<f64>();
+        let mut low = 0.0;
+        let mut high = self
+            .costs
+            .iter()
+            .map(|c| c.time(rows))
+            .fold(f64::INFINITY, f64::min);
+        for _ in 0..200 {
+            let middle = 0.5 * (low + high);
+            if capacity(middle) >= rows as f64 {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        let shares: Vec<f64> = self.costs.iter().map(|c| share(c, high)).collect();
+        let total: f64 = shares.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        // Cumulative rounding keeps the parts consecutive and the total exact.
         let mut start = 0;
         let mut seen = 0.0;
-        let last = self.weights.len() - 1;
-        self.weights
+        shares
             .iter()
             .enumerate()
-            .map(|(k, w)| {
-                seen += w;
-                let end = if k == last {
+            .map(|(k, s)| {
+                seen += s;
+                let end = if k + 1 == shares.len() {
                     rows
                 } else {
                     ((rows as f64 * seen / total).round() as usize).clamp(start, rows)
@@ -194,13 +296,28 @@ impl DataParallel {
     /// host thread with its device current, and returns the results in
     /// part order (the first error, if any).
     pub fn map<R: Send>(&self, work: impl Fn(usize, Device) -> Result<R> + Sync) -> Result<Vec<R>> {
-        let work = &work;
+        let all: Vec<usize> = (0..self.devices.len()).collect();
+        self.run_parts(&all, &work)
+    }
+
+    /// Runs `work` for the listed parts: on the calling thread when there
+    /// is one (no thread to start and join), else one thread each.
+    fn run_parts<R: Send>(
+        &self,
+        parts: &[usize],
+        work: &(impl Fn(usize, Device) -> Result<R> + Sync),
+    ) -> Result<Vec<R>> {
+        if let [part] = parts {
+            let device = self.devices[*part];
+            return Ok(vec![device.run(|| work(*part, device))?]);
+        }
         std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .devices
+            let handles: Vec<_> = parts
                 .iter()
-                .enumerate()
-                .map(|(part, &device)| scope.spawn(move || device.run(|| work(part, device))))
+                .map(|&part| {
+                    let device = self.devices[part];
+                    scope.spawn(move || device.run(|| work(part, device)))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -217,14 +334,27 @@ impl DataParallel {
         })
     }
 
-    /// Evaluates a GLM over row-split data: `glm(part)` computes part
-    /// `part`'s [`GlmOutput`] (on its device, with a scalar intercept); the
-    /// values and the gradients with respect to the shared parameters
-    /// (`alpha` as a scalar, `beta`, and a scalar auxiliary parameter) are
-    /// summed. Per-observation gradients (`x`, a vector `alpha`) stay with
-    /// their parts and are not combined.
-    pub fn glm(&self, glm: impl Fn(usize) -> Result<GlmOutput> + Sync) -> Result<GlmTotals> {
-        let outputs = self.map(|part, _| {
+    /// Evaluates a GLM over `rows` rows split by [`split`](Self::split)
+    /// (as [`upload_rows`](Self::upload_rows) placed them): `glm(part)`
+    /// computes part `part`'s [`GlmOutput`] on its device, with a scalar
+    /// intercept. Parts without rows are skipped. The values and the
+    /// gradients with respect to the shared parameters (`alpha` as a
+    /// scalar, `beta`, a scalar auxiliary parameter) are summed;
+    /// per-observation gradients (`x`, a vector `alpha`) stay with their
+    /// parts and are not combined.
+    pub fn glm(
+        &self,
+        rows: usize,
+        glm: impl Fn(usize) -> Result<GlmOutput> + Sync,
+    ) -> Result<GlmTotals> {
+        let active: Vec<usize> = self
+            .split(rows)
+            .iter()
+            .enumerate()
+            .filter(|(_, range)| !range.is_empty())
+            .map(|(part, _)| part)
+            .collect();
+        let outputs = self.run_parts(&active, &|part, _| {
             let out = glm(part)?;
             let read = |m: &Option<MatrixCl<f64>>| m.as_ref().map(MatrixCl::read_later).transpose();
             let (alpha, beta, aux) = (read(&out.d_alpha)?, read(&out.d_beta)?, read(&out.d_aux)?);

@@ -218,19 +218,34 @@ fn data_parallel_glm_matches_one_device() -> Result<()> {
         let mut parallel = DataParallel::with_weights(&devices, &[3.0, 1.0])?;
         for round in 0..2 {
             if round == 1 {
-                let sample = MatrixCl::from_slice(n, p, &x_host)?;
-                let weights = parallel.calibrate(2, |device| {
-                    let xs = sample.to_device(device)?;
-                    let b = beta.to_device(device)?;
-                    bernoulli_logit_glm_lpmf(&y_host, &xs, 0.25, &b, &options).map(drop)
+                // Each device's own copy of two samples, uploaded before timing.
+                let rows = (n.div_ceil(4), n.max(2));
+                let sample = |r: usize| -> Vec<f64> {
+                    (0..p)
+                        .flat_map(|j| x_host[j * n..j * n + r.min(n)].to_vec())
+                        .collect()
+                };
+                let mut samples = Vec::new();
+                for device in parallel.devices() {
+                    let at =
+                        |r: usize| device.run(|| MatrixCl::from_slice(r.min(n), p, &sample(r)));
+                    samples.push([at(rows.0)?, at(rows.1)?]);
+                }
+                let betas = parallel.upload_everywhere(&beta_host, p, 1)?;
+                let costs = parallel.calibrate(rows, 2, |part, r| {
+                    let xs = &samples[part][usize::from(r == rows.1)];
+                    let ys = &y_host[..xs.rows()];
+                    bernoulli_logit_glm_lpmf(ys, xs, 0.25, &betas[part], &options).map(drop)
                 })?;
-                assert!(weights.iter().all(|w| *w > 0.0));
+                assert!(costs.iter().all(|c| c.per_row_s > 0.0 && c.fixed_s >= 0.0));
             }
+            let parts = parallel.split(n);
+            assert_eq!(parts.iter().map(|r| r.len()).sum::<usize>(), n);
             let xs = parallel.upload_rows(&x_host, n, p)?;
             let ys = parallel.upload_rows(&y_host, n, 1)?;
             let betas = parallel.upload_everywhere(&beta_host, p, 1)?;
             assert_eq!(xs[1].device(), Some(second));
-            let total = parallel.glm(|part| {
+            let total = parallel.glm(n, |part| {
                 bernoulli_logit_glm_lpmf(&ys[part], &xs[part], 0.25, &betas[part], &options)
             })?;
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * b.abs().max(1.0);

@@ -37,27 +37,40 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
         ctx.push(&w, &format!("{} alone", names[0]), n, bytes, 0.0, alone);
 
         let mut parallel = DataParallel::new(&devices)?;
-        // Speed on a sample of the rows, each device with its own copy.
-        let sample_rows = n.min(200_000);
-        let sample: Vec<f64> = (0..p)
-            .flat_map(|j| xs[j * n..j * n + sample_rows].to_vec())
-            .collect();
-        let weights = parallel
-            .calibrate(3, |device| {
+        // Cost models from two samples of the rows, each device with its own
+        // copies uploaded before timing.
+        let large = n.min(1_000_000);
+        // The small sample shows the fixed cost per call (launches, reads).
+        let rows = ((large / 100).max(1), large);
+        let sample =
+            |r: usize| -> Vec<f64> { (0..p).flat_map(|j| xs[j * n..j * n + r].to_vec()).collect() };
+        let mut samples = Vec::new();
+        for device in &devices {
+            // Outcomes too: a host slice would be uploaded on every call.
+            let at = |r: usize| {
                 device.run(|| {
-                    let x = MatrixCl::from_slice(sample_rows, p, &sample)?;
-                    let beta = MatrixCl::from_slice(p, 1, &bs)?;
-                    let out =
-                        bernoulli_logit_glm_lpmf(&ys[..sample_rows], &x, alpha, &beta, &options)?;
-                    out.d_beta()?.to_vec().map(drop)
+                    Ok((
+                        MatrixCl::from_slice(r, p, &sample(r))?,
+                        MatrixCl::from_slice(r, 1, &ys[..r])?,
+                    ))
                 })
+            };
+            samples.push([at(rows.0)?, at(rows.1)?]);
+        }
+        let sample_betas = parallel.upload_everywhere(&bs, p, 1)?;
+        let costs = parallel
+            .calibrate(rows, 3, |part, r| {
+                let (x, y) = &samples[part][usize::from(r == rows.1)];
+                let out = bernoulli_logit_glm_lpmf(y, x, alpha, &sample_betas[part], &options)?;
+                out.d_beta()?.to_vec().map(drop)
             })?
             .to_vec();
+        drop(samples);
         let x_parts = parallel.upload_rows(&xs, n, p)?;
         let y_parts = parallel.upload_rows(&ys, n, 1)?;
         let betas = parallel.upload_everywhere(&bs, p, 1)?;
         let split = measure(ctx.reps, || {
-            let total = parallel.glm(|part| {
+            let total = parallel.glm(n, |part| {
                 bernoulli_logit_glm_lpmf(
                     &y_parts[part],
                     &x_parts[part],
@@ -69,11 +82,18 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             std::hint::black_box(total.d_beta);
             Ok(())
         })?;
-        let total: f64 = weights.iter().sum();
         let shares: Vec<String> = names
             .iter()
-            .zip(&weights)
-            .map(|(name, w)| format!("{name} {:.1}%", 100.0 * w / total))
+            .zip(parallel.split(n))
+            .zip(&costs)
+            .map(|((name, part), cost)| {
+                format!(
+                    "{name} {:.1}% (fixed {:.0} µs, {:.2} ns/row)",
+                    100.0 * part.len() as f64 / n as f64,
+                    cost.fixed_s * 1e6,
+                    cost.per_row_s * 1e9
+                )
+            })
             .collect();
         ctx.push(
             &w,

@@ -20,6 +20,7 @@ struct ChildTimes {
     first_fused: f64,
     second_fused: f64,
     hand_written: f64,
+    trivial: f64,
     compiled: u64,
     loaded: u64,
 }
@@ -49,8 +50,22 @@ pub fn child() -> clfuse::Result<()> {
     let second_fused = timed(|| d.assign(exp(&a) - log1p(&b)))?;
     let hand_written = timed(|| (&g * &g).eval().map(drop))?;
     let built = kernel_stats() - before;
+    // The driver's floor: a one-line kernel, compiled (or loaded) and run.
+    let flag = MatrixCl::<i32>::zeros(1, 1)?;
+    Runtime::get()?.finish()?;
+    let trivial = timed(|| {
+        let kernel = clfuse::clfuse_core::compile_kernel(
+            "one_line",
+            "__kernel void one_line(__global int* x) { x[0] += 1; }",
+            "",
+            "one_line",
+        )?;
+        let arg =
+            clfuse::clfuse_core::KernelArg::buffer(&flag, clfuse::clfuse_core::Access::ReadWrite);
+        clfuse::clfuse_core::enqueue(&kernel, &[arg], clfuse::clfuse_core::NdRange::d1(1)).map(drop)
+    })?;
     println!(
-        "FIRST_CALL {runtime} {first_fused} {second_fused} {hand_written} {} {}",
+        "FIRST_CALL {runtime} {first_fused} {second_fused} {hand_written} {trivial} {} {}",
         built.compiled, built.loaded
     );
     Ok(())
@@ -62,13 +77,14 @@ fn parse(stdout: &str) -> Option<ChildTimes> {
         .split_whitespace()
         .filter_map(|x| x.parse().ok())
         .collect();
-    (v.len() == 6).then(|| ChildTimes {
+    (v.len() == 7).then(|| ChildTimes {
         runtime: v[0],
         first_fused: v[1],
         second_fused: v[2],
         hand_written: v[3],
-        compiled: v[4] as u64,
-        loaded: v[5] as u64,
+        trivial: v[4],
+        compiled: v[5] as u64,
+        loaded: v[6] as u64,
     })
 }
 
@@ -162,11 +178,14 @@ pub fn first_call(ctx: &mut Ctx, runs: usize) -> Result<(), Box<dyn std::error::
             "{name} ({} compiled, {} loaded)",
             built.compiled, built.loaded
         );
-        let steps: [(&str, fn(&ChildTimes) -> f64); 4] = [
+        let steps: [(&str, fn(&ChildTimes) -> f64); 5] = [
             ("runtime start", |t| t.runtime),
             ("first call: d = 3*(a+b), n = 1000", |t| t.first_fused),
             ("first call: exp(a) - log1p(b)", |t| t.second_fused),
             ("first call: 64x64 GEMM (hand-written)", |t| t.hand_written),
+            ("first call: a one-line kernel (the driver's floor)", |t| {
+                t.trivial
+            }),
         ];
         for (step, pick) in steps {
             let mut values: Vec<f64> = times.iter().map(pick).collect();

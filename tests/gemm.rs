@@ -297,3 +297,63 @@ fn product_queries_are_pure_and_the_leaf_step_runs_the_gemm_once() -> Result<()>
     ));
     Ok(())
 }
+
+/// FP64 tensor cores (#21): the default on NVIDIA devices of compute
+/// capability 8.0 and 9.0+, checked against nalgebra at odd sizes, with
+/// each tensor-core blocking, split-k, views and transposes; elsewhere the
+/// tensor-core kernel is refused with its reason and the default stays
+/// portable.
+#[test]
+fn tensor_cores_where_the_device_has_them() -> Result<()> {
+    let info = clfuse::Runtime::get()?.device_info().clone();
+    let tensor = |thread_block_size, work_per_thread, tile_k| GemmConfig::TensorCores {
+        thread_block_size,
+        work_per_thread,
+        tile_k,
+    };
+    if !info.has_fp64_tensor_cores() {
+        let err = tensor(128, 8, 8).validate::<f64>().unwrap_err();
+        assert!(err.to_string().contains("compute capability"), "{err}");
+        assert!(!matches!(
+            GemmConfig::for_device()?,
+            GemmConfig::TensorCores { .. }
+        ));
+        return Ok(());
+    }
+    if std::env::var_os("FUSION_GEMM").is_none() {
+        assert_eq!(GemmConfig::for_device()?, tensor(128, 8, 8));
+    }
+    for config in [tensor(128, 8, 8), tensor(64, 4, 8), tensor(128, 8, 16)] {
+        let options = MultiplyOptions {
+            splits: None,
+            config: Some(config),
+        };
+        for n in [1, 15, 64, 65, 1000, 4097] {
+            check_product(n, n, n, &options);
+        }
+        for (m, kk, n) in [(1000, 3, 7), (33, 1000, 31), (257, 100, 2)] {
+            check_product(m, kk, n, &options);
+        }
+        check_product(
+            33,
+            5000,
+            31,
+            &MultiplyOptions {
+                splits: Some(7),
+                ..options
+            },
+        );
+    }
+    // f32 takes the portable kernel.
+    let a = MatrixCl::from_slice(2, 2, &[1.0f32, 2.0, 3.0, 4.0])?;
+    let product = k::multiply_with(
+        &a,
+        &a,
+        &MultiplyOptions {
+            splits: None,
+            config: Some(tensor(128, 8, 8)),
+        },
+    )?;
+    assert_eq!(product.to_vec()?, vec![7.0, 10.0, 15.0, 22.0]);
+    Ok(())
+}

@@ -151,6 +151,25 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Whether host queues may execute out of order.
     pub out_of_order: bool,
+    /// NVIDIA's compute capability (major, minor), from the
+    /// `cl_nv_device_attribute_query` extension; `None` elsewhere.
+    pub nv_compute_capability: Option<(u32, u32)>,
+}
+
+impl DeviceInfo {
+    /// Whether the device has FP64 tensor cores (`mma` with `.f64`): NVIDIA
+    /// compute capability 8.0 (A100) and 9.0 or later (H100, H200).
+    ///
+    /// ```
+    /// let info = clfuse_core::Runtime::get()?.device_info();
+    /// if info.nv_compute_capability.is_none() {
+    ///     assert!(!info.has_fp64_tensor_cores());
+    /// }
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn has_fp64_tensor_cores(&self) -> bool {
+        matches!(self.nv_compute_capability, Some((8, 0)) | Some((9.., _)))
+    }
 }
 
 struct Found {
@@ -196,6 +215,16 @@ fn discover() -> Result<Vec<Found>> {
                 out_of_order: device.queue_on_host_properties().unwrap_or(0)
                     & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
                     != 0,
+                nv_compute_capability: device
+                    .extensions()
+                    .is_ok_and(|e| e.contains("cl_nv_device_attribute_query"))
+                    .then(|| {
+                        Some((
+                            device.compute_capability_major_nv().ok()?,
+                            device.compute_capability_minor_nv().ok()?,
+                        ))
+                    })
+                    .flatten(),
             };
             found.push(Found { info, device });
         }

@@ -14,6 +14,8 @@ use std::ops::RangeInclusive;
 /// use clfuse_core::GemmTiling;
 /// assert_eq!("64,4,16".parse::<GemmTiling>()?, GemmTiling::Tiled { thread_block_size: 64, work_per_thread: 4, tile_k: 16 });
 /// assert_eq!("direct,16,8".parse::<GemmTiling>()?, GemmTiling::Direct { rows: 16, cols: 8 });
+/// assert_eq!("portable".parse::<GemmTiling>()?, GemmTiling::Portable);
+/// assert_eq!("tensor,128,8,8".parse::<GemmTiling>()?, GemmTiling::TensorCores { thread_block_size: 128, work_per_thread: 8, tile_k: 8 });
 /// assert!("64,4".parse::<GemmTiling>().is_err());
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
@@ -25,6 +27,20 @@ pub enum GemmTiling {
         /// Rows and columns of a tile.
         thread_block_size: usize,
         /// Results per work item.
+        work_per_thread: usize,
+        /// Inner-dimension step.
+        tile_k: usize,
+    },
+    /// The built-in portable tilings, without the FP64 tensor cores that
+    /// NVIDIA devices of compute capability 8.0 and 9.0+ use by default
+    /// (`portable`).
+    Portable,
+    /// FP64 tensor cores (`mma.m16n8k4`) with these tiles: `tensor,TS,WPT,TILE_K`
+    /// (8 warps: `(TS / WPT)² = 256`, `TS` a multiple of 32, `TILE_K` of 4).
+    TensorCores {
+        /// Rows and columns of a tile.
+        thread_block_size: usize,
+        /// `TS / WPT` work items per tile edge.
         work_per_thread: usize,
         /// Inner-dimension step.
         tile_k: usize,
@@ -45,6 +61,16 @@ impl std::str::FromStr for GemmTiling {
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
         let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
         match (parts.first().copied(), &numbers[..]) {
+            (Some("portable"), &[]) if parts.len() == 1 => Ok(GemmTiling::Portable),
+            (Some("tensor"), &[thread_block_size, work_per_thread, tile_k])
+                if numbers.iter().all(|n| *n > 0) =>
+            {
+                Ok(GemmTiling::TensorCores {
+                    thread_block_size,
+                    work_per_thread,
+                    tile_k,
+                })
+            }
             (Some("direct"), &[rows, cols]) if rows > 0 && cols > 0 => {
                 Ok(GemmTiling::Direct { rows, cols })
             }
@@ -60,7 +86,7 @@ impl std::str::FromStr for GemmTiling {
             _ => Err(invalid(
                 "FUSION_GEMM",
                 text,
-                "`TS,WPT,TILE_K` (e.g. `64,4,16`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), all positive",
+                "`portable`, `TS,WPT,TILE_K` (e.g. `64,4,16`), `tensor,TS,WPT,TILE_K` (e.g. `tensor,128,8,8`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), all positive",
             )),
         }
     }

@@ -17,6 +17,16 @@
 //
 // LOWER_ONLY computes only tiles touching the lower triangle (A * A^T).
 //
+// TENSOR_CORES (NVIDIA, compute capability 8.0 and 9.0+, built only there)
+// keeps the staging above and computes with FP64 tensor cores instead: the
+// RTS x RTS work items form 8 warps in a 4 x 2 grid, each warp owning a
+// (TS / 4) x (TS / 2) block of the tile as 16 x 8 fragments of
+// mma.m16n8k4 (A fragment: rows g and g + 8 of column t; B fragment: row t
+// of column g; accumulators: rows g and g + 8, columns 2t and 2t + 1, where
+// g = lane / 4 and t = lane % 4). That needs RTS * RTS = 256, TS a multiple
+// of 32 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
+// so that profiles say which path ran.
+//
 // With an even WORK_PER_THREAD a work item owns pairs of adjacent rows and
 // columns, so each step reads its operands from local memory as vectors of
 // two (half the local-memory instructions). Work-groups whose tile lies
@@ -45,8 +55,15 @@
 #if WORK_PER_THREAD % 2 == 0
 #define PAIRED
 #define LANE(t, r) (2 * (t) + ((r) & 1) + ((r) >> 1) * 2 * RTS)
+#ifdef TENSOR_CORES
+// A row stride of 4 (mod 16) doubles: a warp's fragment reads (4 rows of 8
+// consecutive elements) and its staging writes down k both take the
+// minimum two passes through the 32 banks.
+#define PAD 4
+#else
 // Padding keeps each local row 16-byte aligned for the vector reads.
 #define PAD 2
+#endif
 #else
 #define LANE(t, r) ((t) + (r) * RTS)
 #define PAD 1
@@ -116,11 +133,27 @@
     FETCH_TILES(k0); \
   }
 
-__kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
-  // One element of padding per row: the staging writes of a tile walk down
-  // k (stride TS), which would otherwise hit the same local-memory bank.
-  __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
-  __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+#ifdef TENSOR_CORES
+#define WARPS_M 4
+#define WARPS_N 2
+// Rows and columns of C per warp, and its 16 x 8 fragments each way.
+#define WARP_ROWS (TS / WARPS_M)
+#define WARP_COLS (TS / WARPS_N)
+#define FRAGS_M (WARP_ROWS / 16)
+#define FRAGS_N (WARP_COLS / 8)
+
+// acc += a * b for one 16 x 8 x 4 step of a warp.
+#define MMA_16x8x4(acc, a0, a1, b0) \
+  asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};" \
+               : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
+               : "d"(a0), "d"(a1), "d"(b0))
+#endif
+
+// The work-group's tile of C; the local tiles are the entry point's (OpenCL
+// declares __local memory in kernels only). One element of padding per row:
+// the staging writes of a tile walk down k (stride TS), which would
+// otherwise hit the same local-memory bank.
+inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta, __local T (*a_tile)[TS + PAD], __local T (*b_tile)[TS + PAD]) {
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;
@@ -154,6 +187,25 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
   const int tile_end = min(tiles, tile_begin + tiles_per_split);
   const bool interior = view_a == 3 && view_b == 3 && row0 + TS <= M && col0 + TS <= N;
 
+#ifdef TENSOR_CORES
+  const int lane = thread % 32;
+  const int warp = thread / 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int warp_row0 = (warp % WARPS_M) * WARP_ROWS;
+  const int warp_col0 = (warp / WARPS_M) * WARP_COLS;
+  T acc[FRAGS_M][FRAGS_N][4];
+#pragma unroll
+  for (int fm = 0; fm < FRAGS_M; fm++) {
+#pragma unroll
+    for (int fn = 0; fn < FRAGS_N; fn++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        acc[fm][fn][e] = 0;
+      }
+    }
+  }
+#else
   T acc[WPT][WPT];
 #pragma unroll
   for (int r = 0; r < WPT; r++) {
@@ -162,6 +214,7 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
       acc[r][s] = 0;
     }
   }
+#endif
 
   // Each work item stages LOADS elements of each tile; the next tile's
   // elements are fetched into registers while the current one is used, so
@@ -184,6 +237,29 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
     if (tile + 1 < tile_end) {
       FETCH(k_begin + (tile + 1) * TILE_K);
     }
+#ifdef TENSOR_CORES
+#pragma unroll
+    for (int kk = 0; kk < TILE_K; kk += 4) {
+      T a_frag[FRAGS_M][2];
+      T b_frag[FRAGS_N];
+#pragma unroll
+      for (int fm = 0; fm < FRAGS_M; fm++) {
+        a_frag[fm][0] = a_tile[kk + t][warp_row0 + fm * 16 + g];
+        a_frag[fm][1] = a_tile[kk + t][warp_row0 + fm * 16 + g + 8];
+      }
+#pragma unroll
+      for (int fn = 0; fn < FRAGS_N; fn++) {
+        b_frag[fn] = b_tile[kk + t][warp_col0 + fn * 8 + g];
+      }
+#pragma unroll
+      for (int fm = 0; fm < FRAGS_M; fm++) {
+#pragma unroll
+        for (int fn = 0; fn < FRAGS_N; fn++) {
+          MMA_16x8x4(acc[fm][fn], a_frag[fm][0], a_frag[fm][1], b_frag[fn]);
+        }
+      }
+    }
+#else
 #pragma unroll
     for (int kk = 0; kk < TILE_K; kk++) {
       T a_reg[WPT];
@@ -213,10 +289,33 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
         }
       }
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
   __global T* out = c + offset_c + split * ldc * N;
+#ifdef TENSOR_CORES
+#pragma unroll
+  for (int fm = 0; fm < FRAGS_M; fm++) {
+#pragma unroll
+    for (int fn = 0; fn < FRAGS_N; fn++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int i = row0 + warp_row0 + fm * 16 + g + (e / 2) * 8;
+        const int j = col0 + warp_col0 + fn * 8 + 2 * t + e % 2;
+#ifdef LOWER_ONLY
+        const bool wanted = j <= i;
+#else
+        const bool wanted = true;
+#endif
+        if (i < M && j < N && wanted) {
+          const T value = alpha * acc[fm][fn][e];
+          out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
+        }
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int r = 0; r < WPT; r++) {
     const int i = row0 + LANE(tx, r);
@@ -234,4 +333,19 @@ __kernel void gemm(const __global T* a, const __global T* b, __global T* c, int 
       }
     }
   }
+#endif
 }
+
+#ifdef TENSOR_CORES
+__kernel void gemm_dmma(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+  __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+  __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile);
+}
+#else
+__kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+  __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+  __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
+  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile);
+}
+#endif

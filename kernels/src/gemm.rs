@@ -30,6 +30,18 @@ pub enum GemmConfig {
         /// Depth of the k slices staged in local memory (`TILE_K`).
         tile_k: usize,
     },
+    /// `gemm.cl` built with `TENSOR_CORES` (NVIDIA, compute capability 8.0
+    /// and 9.0+, `f64`): the tiled kernel's staging, with FP64 tensor
+    /// cores (`mma.m16n8k4`) for the arithmetic; the kernel is `gemm_dmma`.
+    TensorCores {
+        /// Edge of the square tile of C per work-group.
+        thread_block_size: usize,
+        /// `thread_block_size / work_per_thread` work items per tile edge
+        /// (their square must be 256: 8 warps).
+        work_per_thread: usize,
+        /// Depth of the k slices staged in local memory (a multiple of 4).
+        tile_k: usize,
+    },
     /// `gemm_direct.cl` (CPUs): no local memory and no barriers; each work
     /// item computes a `rows x cols` block of C straight from global memory,
     /// `rows` consecutive elements of op(A) per k being one vector.
@@ -41,10 +53,39 @@ pub enum GemmConfig {
     },
 }
 
-impl From<clfuse_core::GemmTiling> for GemmConfig {
-    fn from(tiling: clfuse_core::GemmTiling) -> Self {
+impl GemmConfig {
+    /// The configuration an explicit `FUSION_GEMM` tiling names (`None`
+    /// for `portable`, which asks for the built-in portable choice).
+    fn explicit(tiling: clfuse_core::GemmTiling) -> Option<Self> {
+        use clfuse_core::GemmTiling as G;
         match tiling {
-            clfuse_core::GemmTiling::Tiled {
+            G::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => Some(GemmConfig::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            }),
+            G::TensorCores {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => Some(GemmConfig::TensorCores {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            }),
+            G::Direct { rows, cols } => Some(GemmConfig::Direct { rows, cols }),
+            G::Portable => None,
+        }
+    }
+
+    /// The same blocking without tensor cores (for `f32`, which they do not take).
+    fn portable(self) -> Self {
+        match self {
+            GemmConfig::TensorCores {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
@@ -53,7 +94,7 @@ impl From<clfuse_core::GemmTiling> for GemmConfig {
                 work_per_thread,
                 tile_k,
             },
-            clfuse_core::GemmTiling::Direct { rows, cols } => GemmConfig::Direct { rows, cols },
+            other => other,
         }
     }
 }
@@ -71,6 +112,9 @@ impl GemmConfig {
     pub fn block(&self) -> (usize, usize) {
         match *self {
             GemmConfig::Tiled {
+                thread_block_size, ..
+            }
+            | GemmConfig::TensorCores {
                 thread_block_size, ..
             } => (thread_block_size, thread_block_size),
             GemmConfig::Direct { rows, cols } => (rows, cols),
@@ -149,27 +193,36 @@ impl GemmConfig {
     fn choose() -> Result<Chosen> {
         let rt = Runtime::get()?;
         let info = rt.device_info();
-        let chosen = match rt.tuning().gemm {
-            Some(tiling) => Chosen {
-                config: tiling.into(),
+        let explicit = rt.tuning().gemm.and_then(GemmConfig::explicit);
+        let tensor_cores = rt.tuning().gemm.is_none() && info.has_fp64_tensor_cores();
+        let chosen = match explicit {
+            Some(config) => Chosen {
+                config,
                 small: None,
             },
             None if info.is_gpu => {
-                let small = GemmConfig::Tiled {
-                    thread_block_size: 64,
-                    work_per_thread: 4,
-                    tile_k: 8,
+                let tiles = |thread_block_size, work_per_thread| {
+                    if tensor_cores {
+                        GemmConfig::TensorCores {
+                            thread_block_size,
+                            work_per_thread,
+                            tile_k: 8,
+                        }
+                    } else {
+                        GemmConfig::Tiled {
+                            thread_block_size,
+                            work_per_thread,
+                            tile_k: 8,
+                        }
+                    }
                 };
+                let small = tiles(64, 4);
                 let below = rt
                     .tuning()
                     .gemm_small_below
                     .unwrap_or((info.compute_units as usize).div_ceil(4));
                 Chosen {
-                    config: GemmConfig::Tiled {
-                        thread_block_size: 128,
-                        work_per_thread: 8,
-                        tile_k: 8,
-                    },
+                    config: tiles(128, 8),
                     small: small.validate::<f64>().is_ok().then_some((small, below)),
                 }
             }
@@ -194,13 +247,40 @@ impl GemmConfig {
     pub fn validate<T: ClFloat>(&self) -> Result<()> {
         let info = Runtime::get()?.device_info();
         let reason = match *self {
+            GemmConfig::TensorCores {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } if !info.has_fp64_tensor_cores()
+                || work_per_thread == 0
+                || thread_block_size / work_per_thread != 16
+                || !thread_block_size.is_multiple_of(32)
+                || !tile_k.is_multiple_of(4) =>
+            {
+                Some(format!(
+                    "tensor cores need an NVIDIA device of compute capability 8.0 or 9.0+ (this one: {:?}), 16 x 16 work items (thread_block_size / work_per_thread = 16), thread_block_size a multiple of 32 and tile_k of 4",
+                    info.nv_compute_capability
+                ))
+            }
             GemmConfig::Tiled {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            }
+            | GemmConfig::TensorCores {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
             } => {
                 let threads = thread_block_size / work_per_thread.max(1);
-                let local_bytes = 2 * tile_k * (thread_block_size + 1) * std::mem::size_of::<T>();
+                // Two tiles (A and B), rows padded by 4 on the tensor-core
+                // path and by up to 2 on the portable one.
+                let pad = if matches!(self, GemmConfig::TensorCores { .. }) {
+                    4
+                } else {
+                    2
+                };
+                let local_bytes = 2 * tile_k * (thread_block_size + pad) * std::mem::size_of::<T>();
                 if work_per_thread == 0
                     || tile_k == 0
                     || !thread_block_size.is_multiple_of(work_per_thread)
@@ -253,13 +333,23 @@ impl GemmConfig {
                 thread_block_size: ts,
                 work_per_thread,
                 tile_k,
+            }
+            | GemmConfig::TensorCores {
+                thread_block_size: ts,
+                work_per_thread,
+                tile_k,
             } => {
                 let rts = ts / work_per_thread;
+                let cores = if matches!(self, GemmConfig::TensorCores { .. }) {
+                    " -D TENSOR_CORES"
+                } else {
+                    ""
+                };
                 (
                     NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
                         .with_local(&[rts, rts, 1]),
                     format!(
-                        "-D THREAD_BLOCK_SIZE={ts} -D WORK_PER_THREAD={work_per_thread} -D TILE_K={tile_k}"
+                        "-D THREAD_BLOCK_SIZE={ts} -D WORK_PER_THREAD={work_per_thread} -D TILE_K={tile_k}{cores}"
                     ),
                 )
             }
@@ -298,6 +388,9 @@ impl GemmConfig {
         match self {
             GemmConfig::Tiled { .. } => {
                 cl::gemm::<T>().launch_with_options(range, options, args)?
+            }
+            GemmConfig::TensorCores { .. } => {
+                cl::gemm_dmma::<T>().launch_with_options(range, options, args)?
             }
             GemmConfig::Direct { .. } => {
                 cl::gemm_direct::<T>().launch_with_options(range, options, args)?
@@ -443,6 +536,12 @@ pub(crate) fn gemm_into<T: ClFloat>(
         }
         None => GemmConfig::for_shape(m, n, lower_only)?,
     };
+    // The tensor-core kernel is FP64 only.
+    let config = if T::CL_NAME == "double" {
+        config
+    } else {
+        config.portable()
+    };
     let whole_c = c_block == Block::new(0, 0, c.rows(), c.cols());
     let splits = if whole_c {
         options
@@ -535,7 +634,7 @@ fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
     };
     let for_the_tlb = match config {
         GemmConfig::Direct { .. } => k.div_ceil(1024),
-        GemmConfig::Tiled { .. } => 1,
+        GemmConfig::Tiled { .. } | GemmConfig::TensorCores { .. } => 1,
     };
     to_fill.max(for_the_tlb).clamp(1, 64)
 }

@@ -59,6 +59,9 @@ clfuse_core::kernel! {
     pub(crate) fn gemm<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";
 }
 clfuse_core::kernel! {
+    pub(crate) fn gemm_dmma<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";
+}
+clfuse_core::kernel! {
     pub(crate) fn gemm_direct<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm_direct.cl";
 }
 clfuse_core::kernel! {

@@ -100,17 +100,43 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize, gpu: bool) -> Result<()> {
             tile_k,
         },
     );
+    // FP64 tensor cores (validate skips them on devices without).
+    let tensor = [
+        (128, 8, 8),
+        (128, 8, 16),
+        (128, 8, 4),
+        (64, 4, 8),
+        (64, 4, 16),
+    ]
+    .map(
+        |(thread_block_size, work_per_thread, tile_k)| GemmConfig::TensorCores {
+            thread_block_size,
+            work_per_thread,
+            tile_k,
+        },
+    );
     let direct = [(8, 4), (8, 8), (16, 4), (16, 8), (8, 16)]
         .map(|(rows, cols)| GemmConfig::Direct { rows, cols });
     // The direct kernel is for CPUs (no local memory); on a GPU it only costs time.
     let direct = if gpu { &[][..] } else { &direct[..] };
-    for config in tiled.into_iter().chain(direct.iter().copied()) {
+    for config in tiled
+        .into_iter()
+        .chain(tensor)
+        .chain(direct.iter().copied())
+    {
         let label = match config {
             GemmConfig::Tiled {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
             } => format!("tiled TS={thread_block_size} WPT={work_per_thread} TILE_K={tile_k}"),
+            GemmConfig::TensorCores {
+                thread_block_size,
+                work_per_thread,
+                tile_k,
+            } => {
+                format!("tensor cores TS={thread_block_size} WPT={work_per_thread} TILE_K={tile_k}")
+            }
             GemmConfig::Direct { rows, cols } => format!("direct {rows}x{cols}"),
         };
         if config.validate::<f64>().is_err() {

@@ -134,8 +134,10 @@
   }
 
 #ifdef TENSOR_CORES
+#ifndef WARPS_M
 #define WARPS_M 4
-#define WARPS_N 2
+#endif
+#define WARPS_N (8 / WARPS_M)
 // Rows and columns of C per warp, and its 16 x 8 fragments each way.
 #define WARP_ROWS (TS / WARPS_M)
 #define WARP_COLS (TS / WARPS_N)
@@ -337,6 +339,8 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
 }
 
 #ifdef TENSOR_CORES
+// The work-group size is fixed: the compiler may budget registers for it.
+__attribute__((reqd_work_group_size(RTS, RTS, 1)))
 __kernel void gemm_dmma(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
   __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
   __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));

@@ -149,7 +149,7 @@ pub struct ProgramCache {
 impl ProgramCache {
     /// The cache `setting` describes. A folder that cannot be created only
     /// turns the cache off, with one warning on standard error.
-    pub fn open(setting: &ProgramCacheSetting) -> Self {
+    pub(crate) fn open(setting: &ProgramCacheSetting) -> Self {
         let folder = setting.folder().and_then(|folder| {
             match std::fs::create_dir_all(&folder) {
                 Ok(()) => Some(folder),
@@ -183,7 +183,7 @@ impl ProgramCache {
 
     /// The stored binary of `key`, when a whole, matching file exists. A
     /// file that does not check out is deleted (it would fail again).
-    pub fn load(&self, key: &ProgramKey) -> Option<Vec<u8>> {
+    pub(crate) fn load(&self, key: &ProgramKey) -> Option<Vec<u8>> {
         let path = self.folder.as_ref()?.join(key.file_name());
         let bytes = std::fs::read(&path).ok()?;
         match payload(&bytes, key) {
@@ -196,7 +196,7 @@ impl ProgramCache {
     }
 
     /// Records that the file of `key` was not usable and removes it.
-    pub fn reject(&self, key: &ProgramKey) {
+    pub(crate) fn reject(&self, key: &ProgramKey) {
         REJECTED.fetch_add(1, Ordering::Relaxed);
         if let Some(folder) = &self.folder {
             // Another process may have removed or replaced it already.
@@ -205,12 +205,12 @@ impl ProgramCache {
     }
 
     /// Counts a program loaded from its stored binary.
-    pub fn note_loaded(&self) {
+    pub(crate) fn note_loaded(&self) {
         LOADED.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stores `binary` as the program of `key`. Failures only warn (once).
-    pub fn store(&self, key: &ProgramKey, binary: &[u8]) {
+    pub(crate) fn store(&self, key: &ProgramKey, binary: &[u8]) {
         let Some(folder) = &self.folder else { return };
         if binary.is_empty() {
             return;

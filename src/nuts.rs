@@ -1,6 +1,6 @@
 //! Sampling a device model with NUTS (the `nuts-rs` crate, feature `nuts`).
 //!
-//! [`DeviceDensity`] turns a model written with [`rev`](crate::rev) — a
+//! [`DeviceDensity`] turns a model written with [`rev`] — a
 //! closure from one column of parameters to a `1 x 1` log density — into
 //! `nuts-rs`'s [`CpuLogpFunc`]. Each evaluation writes the position to the
 //! device, records the model, runs its reverse pass and reads value and

@@ -23,7 +23,7 @@ use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// Runs several outputs (a tuple from [`output`], [`optional`], checks, ...) in one kernel.
+/// Runs several outputs (a tuple from [`output`](crate::output), [`optional`](crate::optional), checks, ...) in one kernel.
 pub fn fuse<L: OutputList>(outputs: L) -> Result<()> {
     run(&outputs)
 }

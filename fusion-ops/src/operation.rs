@@ -58,7 +58,7 @@ pub trait Operation: Depends {
     /// Whether a reduction (a loop over a row) is computed below this node.
     /// The broadcasts evaluate such an operand once into a temporary by its
     /// own kernel instead of recomputing it for every element they repeat
-    /// it to (see [`crate::structural`]). Leaves keep the default; nodes
+    /// it to (see the `structural` module). Leaves keep the default; nodes
     /// with operands ask them. The answer depends only on the node's type,
     /// so a cached kernel always matches it.
     fn contains_reduction(&self) -> bool {

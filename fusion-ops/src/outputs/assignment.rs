@@ -170,7 +170,7 @@ structural_target!(
     ['a, T: ClType, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>] Indexing<Load<'a, T>, R, C>
 );
 
-/// An output pairing `target` with `expr`, for [`fuse`].
+/// An output pairing `target` with `expr`, for [`fuse`](crate::fuse).
 ///
 /// ```
 /// use clfuse_ops::prelude::*;

@@ -140,7 +140,7 @@ impl<O: OutputList> OutputList for Optional<O> {
 }
 
 /// Outputs can be fused by reference and inspected afterwards (a
-/// [`FullReduction`]'s value).
+/// [`FullReduction`](super::FullReduction)'s value).
 impl<O: OutputList> OutputList for &O {
     type Key = O::Key;
 

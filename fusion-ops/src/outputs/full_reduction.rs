@@ -134,7 +134,7 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
     }
 }
 
-/// A full-reduction output of `expr`; read it with [`FullReduction::value`] after [`fuse`].
+/// A full-reduction output of `expr`; read it with [`FullReduction::value`] after [`fuse`](crate::fuse).
 pub fn full_reduction<R: ReduceOp, A: IntoOperand>(expr: A) -> FullReduction<R, A::Operand>
 where
     A::Operand: Operation,

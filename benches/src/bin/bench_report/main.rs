@@ -72,6 +72,21 @@ struct Args {
     /// Internal: be one first-call measurement process (see `--suite host`).
     #[arg(long, hide = true)]
     first_call_child: bool,
+    /// With `--suite seeds`: logistic sizes (N) for the per-gradient figure instead of the standard ones.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    logistic_sizes: Option<Vec<usize>>,
+    /// With `--suite seeds`: logistic sizes (N) that also get whole NUTS runs.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    logistic_runs: Option<Vec<usize>>,
+    /// With `--suite seeds`: GP sizes (n) for the per-gradient figure.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    gp_sizes: Option<Vec<usize>>,
+    /// With `--suite seeds`: GP sizes (n) that also get whole NUTS runs.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    gp_runs: Option<Vec<usize>>,
+    /// With `--suite seeds`: the largest GP n the CPU also evaluates.
+    #[arg(long, value_parser = parse_size)]
+    gp_cpu_max: Option<usize>,
     /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
     #[arg(long, value_parser = parse_shapes)]
     glm_shapes: Option<Shapes>,
@@ -265,7 +280,19 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if args.suite == Suite::Seeds {
-        let sizes = seeds::SeedSizes::new(args.quick, gpu);
+        let mut sizes = seeds::SeedSizes::new(args.quick, gpu);
+        let pick = |chosen: &Option<Vec<usize>>, standard: &mut Vec<usize>| {
+            if let Some(chosen) = chosen {
+                standard.clone_from(chosen);
+            }
+        };
+        pick(&args.logistic_sizes, &mut sizes.logistic);
+        pick(&args.logistic_runs, &mut sizes.logistic_runs);
+        pick(&args.gp_sizes, &mut sizes.gp);
+        pick(&args.gp_runs, &mut sizes.gp_runs);
+        if let Some(max) = args.gp_cpu_max {
+            sizes.gp_cpu_max = max;
+        }
         let wanted = |figure: &str| args.figures.iter().any(|f| f == figure);
         if wanted("5") {
             seeds::cholesky(&mut ctx, &sizes, info.global_mem_bytes)?;

@@ -111,8 +111,9 @@ fn a_scalar_variable_broadcast_sums_over_work_groups() -> Result<()> {
 
 #[test]
 fn repeated_indices_add_up_with_atomics() -> Result<()> {
-    let groups = 7;
-    for n in [1, 33, 2000] {
+    // 7 groups: summed in local memory per work-group first; 3001 groups
+    // (more than that path holds): straight to the adjoint.
+    for (groups, n) in [(7, 1), (7, 33), (7, 2000), (3001, 5000), (3001, 40_000)] {
         let g: Vec<i32> = (0..n).map(|k| ((k * 5) % groups) as i32).collect();
         let index = MatrixCl::from_slice(n, 1, &g)?;
         let zero = MatrixCl::from_slice(n, 1, &vec![0; n])?;
@@ -207,4 +208,29 @@ fn grad_of_a_matrix_result_is_an_error() -> Result<()> {
     let err = colwise_max(&x).eval().unwrap_err().to_string();
     assert!(err.contains("colwise_max"), "{err}");
     rev::clear()
+}
+
+/// A 1 x 1 block of a variable broadcast over many rows scatters every
+/// contribution to one element: the reverse kernel adds them up per work
+/// item and per work-group before its atomic adds (no contention on one
+/// address per element), and the sum is still exact to rounding.
+#[test]
+fn a_contended_scatter_target_gets_every_contribution() -> Result<()> {
+    for n in [1, 257, 100_003] {
+        let theta = Var::new(MatrixCl::from_slice(3, 1, &[0.5, -1.25, 2.0])?);
+        let y = values(n, 0.7);
+        let ys = MatrixCl::from_slice(n, 1, &y)?;
+        // sum((y - θ[1])²) with θ[1] read through a broadcast 1 x 1 block:
+        // d/dθ[1] = -2 Σ (y - θ[1]).
+        let mean = colwise_broadcast(rowwise_broadcast(block(&theta, 1, 0, 1, 1), n), 1);
+        colwise_sum(square(&ys - mean)).eval()?.grad()?;
+        let want = -2.0 * y.iter().map(|v| v + 1.25).sum::<f64>();
+        close(
+            "contended scatter",
+            &theta.adjoint().to_vec()?,
+            &[0.0, want, 0.0],
+        );
+        rev::clear()?;
+    }
+    Ok(())
 }

@@ -16,8 +16,13 @@
 //! - `Reduce`: a `1 x 1` variable (a broadcast scalar): the work-group sums
 //!   its contributions in local memory, then one atomic add per group.
 //! - `Scatter`: anything else (transposes, blocks, broadcasts, indexing with
-//!   repeated indices, one variable read at two positions): an atomic add
-//!   per contribution, at the flat index the forward kernel stored.
+//!   repeated indices, one variable read at two positions): contributions
+//!   at the flat index the forward kernel stored, summed in the work item
+//!   while consecutive ones share a target, then added atomically.
+//! - `ScatterLocal`: a `Scatter` whose variable is small (group
+//!   intercepts read through `indexing`, a broadcast block): each
+//!   work-group first sums into a local-memory copy of the adjoint, then
+//!   adds that copy once; the reverse pass picks it at launch.
 
 use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
@@ -60,6 +65,7 @@ pub(crate) enum Mode {
     Identity,
     Reduce,
     Scatter,
+    ScatterLocal,
 }
 
 impl Mode {
@@ -68,6 +74,7 @@ impl Mode {
             Mode::Identity => 0,
             Mode::Reduce => 1,
             Mode::Scatter => 2,
+            Mode::ScatterLocal => 3,
         }
     }
 }
@@ -195,7 +202,9 @@ fn allocate<T: ClType>(
         .iter()
         .map(|p| {
             let index = match p.mode {
-                Mode::Scatter => Some(MatrixCl::<i32>::uninitialized(grid.0, grid.1)?),
+                Mode::Scatter | Mode::ScatterLocal => {
+                    Some(MatrixCl::<i32>::uninitialized(grid.0, grid.1)?)
+                }
                 _ => None,
             };
             Ok(PartialSpec {

@@ -26,16 +26,23 @@ pub(crate) fn seed_one<T: ClType>(adjoint: &MatrixCl<T>) -> Result<()> {
     adjoint.fill(T::one())
 }
 
-/// Compare-and-swap addition for `cl_type` (`double` needs 64-bit atomics).
-fn atomic_add_helper(cl_type: &str) -> String {
+/// Compare-and-swap addition for `cl_type` in address space `space`
+/// (`global` or `local`; `double` needs 64-bit atomics), named
+/// `atomic_add_{cl_type}` and `local_atomic_add_{cl_type}`.
+fn atomic_add_helper(cl_type: &str, space: &str) -> String {
     let (bits, cas) = if cl_type == "double" {
         ("ulong", "atom_cmpxchg")
     } else {
         ("uint", "atomic_cmpxchg")
     };
+    let name = if space == "local" {
+        format!("local_atomic_add_{cl_type}")
+    } else {
+        format!("atomic_add_{cl_type}")
+    };
     format!(
         "// Adds `value` to `*address`; other work items may add to it at the same time.
-inline void atomic_add_{cl_type}(volatile __global {cl_type}* address, {cl_type} value) {{
+inline void {name}(volatile __{space} {cl_type}* address, {cl_type} value) {{
   union {{
     {bits} bits;
     {cl_type} value;
@@ -43,9 +50,14 @@ inline void atomic_add_{cl_type}(volatile __global {cl_type}* address, {cl_type}
   do {{
     expected.value = *address;
     desired.value = expected.value + value;
-  }} while ({cas}((volatile __global {bits}*)address, expected.bits, desired.bits) != expected.bits);
+  }} while ({cas}((volatile __{space} {bits}*)address, expected.bits, desired.bits) != expected.bits);
 }}"
     )
+}
+
+/// Whether a mode stores an index per contribution.
+fn scattered(mode: Mode) -> bool {
+    matches!(mode, Mode::Scatter | Mode::ScatterLocal)
 }
 
 /// The OpenCL C of the reverse kernel for a root and a list of partial modes.
@@ -59,35 +71,78 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
         out.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
     }
     out.push('\n');
+    let reduces = modes.contains(&Mode::Reduce);
+    let scatters = modes.contains(&Mode::Scatter);
+    let locals = modes.contains(&Mode::ScatterLocal);
     if atomics {
-        out.push_str(&atomic_add_helper(cl_type));
+        out.push_str(&atomic_add_helper(cl_type, "global"));
         out.push_str("\n\n");
     }
-    let reduces = modes.contains(&Mode::Reduce);
+    if locals {
+        out.push_str(&atomic_add_helper(cl_type, "local"));
+        out.push_str("\n\n");
+    }
     let mut params = vec![format!("__global const {cl_type}* restrict result_adjoint")];
     for (k, mode) in modes.iter().enumerate() {
         params.push(format!("__global const {cl_type}* restrict partial{k}"));
         params.push(format!("__global {cl_type}* adjoint{k}"));
-        if *mode == Mode::Scatter {
+        if scattered(*mode) {
             params.push(format!("__global const int* restrict index{k}"));
+        }
+        if *mode == Mode::ScatterLocal {
+            params.push(format!("int length{k}"));
         }
     }
     params.push("int rows".into());
     params.push("int cols".into());
-    if reduces {
+    if reduces || scatters {
         params.push(format!("__local {cl_type}* scratch"));
+    }
+    if scatters {
+        params.push("__local int* targets".into());
+    }
+    for (k, mode) in modes.iter().enumerate() {
+        if *mode == Mode::ScatterLocal {
+            params.push(format!("__local {cl_type}* local_adjoint{k}"));
+        }
     }
     out.push_str(&crate::generator::kernel_header("adjoint", &params));
     let seed_at = match root {
         Root::Elementwise => "element",
         Root::ColwiseSum => "element / rows",
     };
+    if reduces || scatters || locals {
+        out.push_str(
+            "  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n",
+        );
+    }
+    if locals {
+        out.push_str(
+            "  // The work-group's copies of the small scattered adjoints start at zero.\n",
+        );
+        for (k, mode) in modes.iter().enumerate() {
+            if *mode == Mode::ScatterLocal {
+                out.push_str(&format!(
+                    "  for (int e = lid; e < length{k}; e += lsize) {{\n    local_adjoint{k}[e] = 0;\n  }}\n"
+                ));
+            }
+        }
+        out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
+    }
     // A grid-stride loop over a bounded number of work-groups: partials of
     // 1 x 1 variables are summed per work item, then per group, so the
-    // number of atomic adds per variable is the number of groups.
+    // number of atomic adds per variable is the number of groups. A
+    // scattered variable's contributions to one target are added up in the
+    // work item while its walk stays on that target (a broadcast 1 x 1
+    // block, a run of equal indices), and only then added atomically, to
+    // the work-group's local copy when the variable is small.
     for (k, mode) in modes.iter().enumerate() {
-        if *mode == Mode::Reduce {
-            out.push_str(&format!("  {cl_type} sum{k} = 0;\n"));
+        match mode {
+            Mode::Reduce => out.push_str(&format!("  {cl_type} sum{k} = 0;\n")),
+            Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
+                "  int pending_target{k} = -1;\n  {cl_type} pending{k} = 0;\n"
+            )),
+            Mode::Identity => {}
         }
     }
     out.push_str(&format!(
@@ -95,30 +150,77 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
     const {cl_type} seed = result_adjoint[{seed_at}];
 "
     ));
+    let add_pending = |k: usize, mode: Mode| match mode {
+        Mode::ScatterLocal => {
+            format!("local_atomic_add_{cl_type}(&local_adjoint{k}[pending_target{k}], pending{k});")
+        }
+        _ => format!("atomic_add_{cl_type}(&adjoint{k}[pending_target{k}], pending{k});"),
+    };
     for (k, mode) in modes.iter().enumerate() {
         match mode {
             Mode::Identity => out.push_str(&format!(
                 "    adjoint{k}[element] += seed * partial{k}[element];\n"
             )),
-            Mode::Scatter => out.push_str(&format!(
+            Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
                 "    const int target{k} = index{k}[element];
     if (target{k} >= 0) {{
-      atomic_add_{cl_type}(&adjoint{k}[target{k}], seed * partial{k}[element]);
+      if (target{k} != pending_target{k}) {{
+        if (pending_target{k} >= 0) {{
+          {}
+        }}
+        pending_target{k} = target{k};
+        pending{k} = 0;
+      }}
+      pending{k} += seed * partial{k}[element];
     }}
-"
+",
+                add_pending(k, *mode)
             )),
             Mode::Reduce => out.push_str(&format!("    sum{k} += seed * partial{k}[element];\n")),
         }
     }
     out.push_str("  }\n");
-    if reduces {
-        out.push_str(
-            "  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n",
-        );
-    }
     for (k, mode) in modes.iter().enumerate() {
-        if *mode == Mode::Reduce {
-            out.push_str(&format!(
+        match mode {
+            Mode::Scatter => out.push_str(&format!(
+                "  // Work items whose pending target is work item 0's add through
+  // local memory, once per group; the others add their own.
+  targets[lid] = pending_target{k};
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int shared_target{k} = targets[0];
+  const bool shares{k} = pending_target{k} == shared_target{k};
+  scratch[lid] = shares{k} ? pending{k} : 0;
+  if (!shares{k} && pending_target{k} >= 0) {{
+    atomic_add_{cl_type}(&adjoint{k}[pending_target{k}], pending{k});
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = lsize / 2; step > 0; step /= 2) {{
+    if (lid < step) {{
+      scratch[lid] += scratch[lid + step];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (lid == 0 && shared_target{k} >= 0) {{
+    atomic_add_{cl_type}(&adjoint{k}[shared_target{k}], scratch[0]);
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE);
+"
+            )),
+            Mode::ScatterLocal => out.push_str(&format!(
+                "  // The work-group adds its copy of the small adjoint once.
+  if (pending_target{k} >= 0) {{
+    {}
+  }}
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int e = lid; e < length{k}; e += lsize) {{
+    if (local_adjoint{k}[e] != 0) {{
+      atomic_add_{cl_type}(&adjoint{k}[e], local_adjoint{k}[e]);
+    }}
+  }}
+",
+                add_pending(k, *mode)
+            )),
+            Mode::Reduce => out.push_str(&format!(
                 "  // The work-group adds its sum for the 1 x 1 variable once.
   scratch[lid] = sum{k};
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -133,12 +235,17 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, modes: &[Mode]) -> Strin
   }}
   barrier(CLK_LOCAL_MEM_FENCE);
 "
-            ));
+            )),
+            Mode::Identity => {}
         }
     }
     out.push_str("}\n");
     out
 }
+
+/// Largest scattered variable (elements) that is summed per work-group in
+/// local memory first: 8 KiB of doubles.
+const LOCAL_SCATTER_MAX: usize = 1024;
 
 /// Marks the reverse kernels' entries in the kernel cache.
 struct ReverseKernel<T>(T);
@@ -151,7 +258,26 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             return Ok(());
         }
         let rt = Runtime::get()?;
-        let modes: Vec<Mode> = self.specs.iter().map(|s| s.mode).collect();
+        let info = rt.device_info();
+        // Small scattered variables collect in local memory first, while
+        // their copies fit in a quarter of it.
+        let mut local_bytes = 0;
+        let modes: Vec<Mode> = self
+            .specs
+            .iter()
+            .map(|spec| {
+                let (r, c) = spec.var.shape();
+                let bytes = r * c * std::mem::size_of::<T>();
+                let fits = local_bytes + bytes <= info.local_mem_bytes as usize / 4;
+                if spec.mode == Mode::Scatter && (1..=LOCAL_SCATTER_MAX).contains(&(r * c)) && fits
+                {
+                    local_bytes += bytes;
+                    Mode::ScatterLocal
+                } else {
+                    spec.mode
+                }
+            })
+            .collect();
         let mut pattern = vec![self.root.code()];
         pattern.extend(modes.iter().map(|m| m.code()));
         let plan = rt
@@ -178,19 +304,32 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             self.result.adjoint_matrix(),
             Access::Read,
         )];
-        for spec in &self.specs {
+        for (spec, mode) in self.specs.iter().zip(&modes) {
             args.push(KernelArg::buffer(&spec.partial, Access::Read));
             args.push(spec.var.adjoint_arg());
             if let Some(index) = &spec.index {
                 args.push(KernelArg::buffer(index, Access::Read));
             }
+            if *mode == Mode::ScatterLocal {
+                let (r, c) = spec.var.shape();
+                args.push(KernelArg::Int((r * c) as i32));
+            }
         }
         args.push(KernelArg::Int(rows as i32));
         args.push(KernelArg::Int(cols as i32));
-        let info = rt.device_info();
         let group = work_group_size(info.max_work_group_size);
-        if modes.contains(&Mode::Reduce) {
+        let scatters = modes.contains(&Mode::Scatter);
+        if modes.contains(&Mode::Reduce) || scatters {
             args.push(KernelArg::Local(group * std::mem::size_of::<T>()));
+        }
+        if scatters {
+            args.push(KernelArg::Local(group * std::mem::size_of::<i32>()));
+        }
+        for (spec, mode) in self.specs.iter().zip(&modes) {
+            if *mode == Mode::ScatterLocal {
+                let (r, c) = spec.var.shape();
+                args.push(KernelArg::Local(r * c * std::mem::size_of::<T>()));
+            }
         }
         // Enough groups to fill the device a few times over; each work item
         // then walks several elements.

@@ -151,6 +151,20 @@
                : "d"(a0), "d"(a1), "d"(b0))
 #endif
 
+// C(i, j) = alpha * sum + beta * C(i, j) inside C (and, with LOWER_ONLY,
+// on or below the diagonal); beta == 0 never reads C.
+inline void store_c(__global T* out, int i, int j, int M, int N, int ldc, T sum, T alpha, T beta) {
+#ifdef LOWER_ONLY
+  if (j > i) {
+    return;
+  }
+#endif
+  if (i < M && j < N) {
+    const T value = alpha * sum;
+    out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
+  }
+}
+
 // The work-group's tile of C; the local tiles are the entry point's (OpenCL
 // declares __local memory in kernels only). One element of padding per row:
 // the staging writes of a tile walk down k (stride TS), which would
@@ -305,15 +319,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
       for (int e = 0; e < 4; e++) {
         const int i = row0 + warp_row0 + fm * 16 + g + (e / 2) * 8;
         const int j = col0 + warp_col0 + fn * 8 + 2 * t + e % 2;
-#ifdef LOWER_ONLY
-        const bool wanted = j <= i;
-#else
-        const bool wanted = true;
-#endif
-        if (i < M && j < N && wanted) {
-          const T value = alpha * acc[fm][fn][e];
-          out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
-        }
+        store_c(out, i, j, M, N, ldc, acc[fm][fn][e], alpha, beta);
       }
     }
   }
@@ -324,15 +330,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
 #pragma unroll
     for (int s = 0; s < WPT; s++) {
       const int j = col0 + LANE(ty, s);
-#ifdef LOWER_ONLY
-      const bool wanted = j <= i;
-#else
-      const bool wanted = true;
-#endif
-      if (i < M && j < N && wanted) {
-        const T value = alpha * acc[r][s];
-        out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
-      }
+      store_c(out, i, j, M, N, ldc, acc[r][s], alpha, beta);
     }
   }
 #endif

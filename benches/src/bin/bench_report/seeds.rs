@@ -32,6 +32,8 @@ pub const GP_GRADIENT: &str = "Figure 7: GP regression, one gradient";
 pub const GP_RUN: &str = "Figure 7: GP regression, whole NUTS run";
 pub const ESTEP: &str = "Seed 004: mixture E-step (p = 14, k = 256)";
 pub const DEVICE: &str = "fusion (OpenCL)";
+/// The CPU peer of the density figures (the same model written with faer).
+const CPU: &str = "faer (CPU, 1 thread)";
 
 /// Whether `workload` is one of this suite's (its table and plot differ).
 pub fn is_seed_workload(workload: &str) -> bool {
@@ -210,10 +212,18 @@ fn length(sizes: &SeedSizes) -> RunLength {
     }
 }
 
+/// The sizes a figure visits: those of its gradient sweep, then those only
+/// its whole runs use.
+fn visited(gradients: &[usize], runs: &[usize]) -> Vec<usize> {
+    let mut all = gradients.to_vec();
+    all.extend(runs.iter().filter(|n| !gradients.contains(n)));
+    all
+}
+
 /// Figure 6: logistic regression, K = 10.
 pub fn logistic(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
     let k = 10;
-    for &n in &sizes.logistic {
+    for n in visited(&sizes.logistic, &sizes.logistic_runs) {
         ctx.progress.set_message(format!("logistic N = {n}"));
         let data = logistic::synthetic(n, k);
         let x = MatrixCl::from_slice(n, k, &data.x)?;
@@ -221,19 +231,20 @@ pub fn logistic(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         let sign = MatrixCl::from_slice(n, 1, &sign_host)?;
         let model = |theta: &clfuse::rev::Var| logistic::device_model(&x, &sign, theta);
         let mut device = DeviceDensity::new(k + 1, model)?;
-        let t = per_call(&mut device, &data.truth, ctx.reps.max(20), 5.0)?;
-        ctx.push(LOGISTIC_GRADIENT, DEVICE, n, 0.0, 0.0, t);
         let mut cpu = logistic::CpuLogistic::new(&data);
-        if ctx.baselines {
-            let t = per_call(&mut cpu, &data.truth, ctx.reps.max(20), 5.0)?;
-            ctx.push(LOGISTIC_GRADIENT, "faer (CPU, 1 thread)", n, 0.0, 0.0, t);
+        if sizes.logistic.contains(&n) {
+            let t = per_call(&mut device, &data.truth, ctx.reps.max(20), 5.0)?;
+            ctx.push(LOGISTIC_GRADIENT, DEVICE, n, 0.0, 0.0, t);
+            if ctx.baselines {
+                let t = per_call(&mut cpu, &data.truth, ctx.reps.max(20), 5.0)?;
+                ctx.push(LOGISTIC_GRADIENT, CPU, n, 0.0, 0.0, t);
+            }
         }
         if sizes.logistic_runs.contains(&n) {
             let init = vec![0.0; k + 1];
             run_chain(ctx, LOGISTIC_RUN, DEVICE, n, device, &init, length(sizes))?;
             if ctx.baselines {
-                let name = "faer (CPU, 1 thread)";
-                run_chain(ctx, LOGISTIC_RUN, name, n, cpu, &init, length(sizes))?;
+                run_chain(ctx, LOGISTIC_RUN, CPU, n, cpu, &init, length(sizes))?;
             }
         }
     }
@@ -243,7 +254,7 @@ pub fn logistic(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
 /// Figure 7: GP regression in D = 2.
 pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
     let d = 2;
-    for &n in &sizes.gp {
+    for n in visited(&sizes.gp, &sizes.gp_runs) {
         ctx.progress.set_message(format!("GP n = {n}"));
         let data = gp::synthetic(n, d)?;
         let x = MatrixCl::from_slice(n, d, &data.x)?;
@@ -252,41 +263,23 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         let prior_mean = MatrixCl::from_slice(3, 1, &gp::PRIOR_MEAN)?;
         let model = |theta: &clfuse::rev::Var| gp::device_model(&d2, &y, &prior_mean, theta);
         let mut device = DeviceDensity::new(3, model)?;
-        let t = per_call(&mut device, &gp::TRUTH, ctx.reps, 5.0)?;
-        ctx.push(GP_GRADIENT, DEVICE, n, 0.0, 0.0, t);
         let mut cpu = gp::CpuGp {
             x: Mat::from_fn(n, d, |i, k| data.x[i + n * k]),
             y: Mat::from_fn(n, 1, |i, _| data.y[i]),
         };
-        if ctx.baselines && n <= sizes.gp_cpu_max {
-            let t = per_call(&mut cpu, &gp::TRUTH, ctx.reps, 10.0)?;
-            ctx.push(GP_GRADIENT, "faer (CPU, 1 thread)", n, 0.0, 0.0, t);
+        if sizes.gp.contains(&n) {
+            let t = per_call(&mut device, &gp::TRUTH, ctx.reps, 5.0)?;
+            ctx.push(GP_GRADIENT, DEVICE, n, 0.0, 0.0, t);
+            if ctx.baselines && n <= sizes.gp_cpu_max {
+                let t = per_call(&mut cpu, &gp::TRUTH, ctx.reps, 10.0)?;
+                ctx.push(GP_GRADIENT, CPU, n, 0.0, 0.0, t);
+            }
         }
         if sizes.gp_runs.contains(&n) {
             run_chain(ctx, GP_RUN, DEVICE, n, device, &[0.0; 3], length(sizes))?;
             if ctx.baselines {
-                let name = "faer (CPU, 1 thread)";
-                run_chain(ctx, GP_RUN, name, n, cpu, &[0.0; 3], length(sizes))?;
+                run_chain(ctx, GP_RUN, CPU, n, cpu, &[0.0; 3], length(sizes))?;
             }
-        }
-    }
-    // The whole runs at sizes not in the gradient sweep.
-    for &n in sizes.gp_runs.iter().filter(|n| !sizes.gp.contains(n)) {
-        let data = gp::synthetic(n, d)?;
-        let x = MatrixCl::from_slice(n, d, &data.x)?;
-        let d2 = squared_distance(&x, &x)?.eval()?;
-        let y = MatrixCl::from_slice(n, 1, &data.y)?;
-        let prior_mean = MatrixCl::from_slice(3, 1, &gp::PRIOR_MEAN)?;
-        let model = |theta: &clfuse::rev::Var| gp::device_model(&d2, &y, &prior_mean, theta);
-        let device = DeviceDensity::new(3, model)?;
-        run_chain(ctx, GP_RUN, DEVICE, n, device, &[0.0; 3], length(sizes))?;
-        if ctx.baselines {
-            let cpu = gp::CpuGp {
-                x: Mat::from_fn(n, d, |i, k| data.x[i + n * k]),
-                y: Mat::from_fn(n, 1, |i, _| data.y[i]),
-            };
-            let name = "faer (CPU, 1 thread)";
-            run_chain(ctx, GP_RUN, name, n, cpu, &[0.0; 3], length(sizes))?;
         }
     }
     Ok(())

@@ -302,6 +302,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 fn contains_reduction(&self) -> bool {
                     self.0.contains_reduction()
                 }
+                fn epilogue_product(&self) -> ::std::option::Option<&dyn #k::EpilogueProduct> {
+                    self.0.epilogue_product()
+                }
             }
         }
     } else {
@@ -385,6 +388,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 }
                 fn contains_reduction(&self) -> bool {
                     self.0.contains_reduction() || self.1.contains_reduction()
+                }
+                fn epilogue_product(&self) -> ::std::option::Option<&dyn #k::EpilogueProduct> {
+                    self.0.epilogue_product().or_else(|| self.1.epilogue_product())
                 }
             }
         }

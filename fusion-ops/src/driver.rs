@@ -66,7 +66,7 @@ fn generate<L: OutputList>(list: &L, launch: &LaunchShape) -> Generator {
     g
 }
 
-fn dump_name(key: &FusedKey) -> String {
+pub(crate) fn dump_name(key: &FusedKey) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
     format!("fused_{:016x}", h.finish())
@@ -111,6 +111,12 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
                 reason: format!("output {k} writes the same matrix as an earlier output"),
             });
         }
+    }
+    // A product whose element-wise consumer its GEMM can apply: one kernel.
+    if let Some(product) = list.epilogue_product()
+        && crate::epilogue::launch(list, product, (rows, cols), then)?
+    {
+        return Ok(Launched::Done);
     }
     // The non-fusable leaves (GEMM products) run first, so that the kernel
     // reads their results like any matrix.
@@ -208,11 +214,26 @@ pub(crate) fn eval_direct<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
     Ok(out)
 }
 
-/// The source `run(list)` compiles (generated afresh, not looked up).
+/// The source `run(list)` compiles (generated afresh, not looked up): the
+/// fused kernel, or the GEMM with its generated epilogue in front when a
+/// product takes the outputs' element-wise expression (see
+/// [`crate::epilogue`]).
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// let a = MatrixCl::<f64>::zeros(8, 8)?;
+/// let d = MatrixCl::<f64>::zeros(8, 8)?;
+/// let source = clfuse_ops::source_of(&output(&d, exp(&a * &a)))?;
+/// assert!(source.contains("exp(product)"));
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
 pub fn source_of<L: OutputList>(list: &L) -> Result<String> {
     let mut grid = None;
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));
+    if let Some(source) = crate::epilogue::source(list)? {
+        return Ok(source);
+    }
     list.evaluate_leaves()?;
     let rt = Runtime::get()?;
     let launch = LaunchShape::choose(rows, cols, list.schedule(), rt);
@@ -234,10 +255,14 @@ pub fn eval_operation<O: Operation>(mut op: O) -> Result<MatrixCl<O::Scalar>> {
             reason: "a scalar-only expression has no shape; use constant(v, rows, cols)".into(),
         });
     };
-    // A leaf that computes its whole result (a softmax) is returned as is.
-    op.evaluate_leaves()?;
-    if let Some(result) = op.take_evaluated() {
-        return Ok(result);
+    // A leaf that computes its whole result (a softmax) is returned as is;
+    // a product's element-wise consumer goes into the GEMM's epilogue, so
+    // the product is not computed ahead.
+    if op.epilogue_product().is_none() {
+        op.evaluate_leaves()?;
+        if let Some(result) = op.take_evaluated() {
+            return Ok(result);
+        }
     }
     let out = MatrixCl::<O::Scalar>::uninitialized(rows, cols)?;
     run(&Assignment::new(&out, op))?;

@@ -709,6 +709,17 @@ impl Generator {
     /// The fp64 pragma, the helpers and `__kernel void calculate(...) {`.
     fn signature(&self) -> String {
         let mut out = String::new();
+        self.preamble(&mut out);
+        let mut params: Vec<String> = self.parameters().into_iter().map(|(p, _)| p).collect();
+        if self.row_blocks {
+            params.push("int block_rows".into());
+        }
+        out.push_str(&kernel_header("calculate", &params));
+        out
+    }
+
+    /// The pragma, `in_view` and the helpers every kernel starts with.
+    fn preamble(&self, out: &mut String) {
         if self.uses_fp64 {
             out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
         }
@@ -718,7 +729,12 @@ impl Generator {
             out.push_str(h.trim());
             out.push_str("\n\n");
         }
-        let mut params: Vec<String> = Vec::new();
+    }
+
+    /// The kernel's parameters, each declared and named, ending with the
+    /// element grid's `rows` and `cols`.
+    fn parameters(&self) -> Vec<(String, String)> {
+        let mut params = Vec::new();
         for p in &self.params {
             match p {
                 Param::Buffer {
@@ -728,25 +744,70 @@ impl Generator {
                     written,
                 } => {
                     let constness = if *written { "" } else { "const " };
-                    params.push(format!(
-                        "__global {constness}{cl_type}* restrict {base}_global"
+                    params.push((
+                        format!("__global {constness}{cl_type}* restrict {base}_global"),
+                        format!("{base}_global"),
                     ));
-                    params.push(format!("int {base}_rows"));
+                    params.push((format!("int {base}_rows"), format!("{base}_rows")));
                     if *with_view {
-                        params.push(format!("int {base}_view"));
+                        params.push((format!("int {base}_view"), format!("{base}_view")));
                     }
                 }
-                Param::Value { name, cl_type } => params.push(format!("{cl_type} {name}")),
-                Param::Local { name, cl_type } => params.push(format!("__local {cl_type}* {name}")),
+                Param::Value { name, cl_type } => {
+                    params.push((format!("{cl_type} {name}"), name.clone()))
+                }
+                Param::Local { name, cl_type } => {
+                    params.push((format!("__local {cl_type}* {name}"), name.clone()))
+                }
             }
         }
-        params.push("int rows".into());
-        params.push("int cols".into());
-        if self.row_blocks {
-            params.push("int block_rows".into());
+        params.push(("int rows".into(), "rows".into()));
+        params.push(("int cols".into(), "cols".into()));
+        params
+    }
+
+    /// The generated statements as the epilogue of a GEMM kernel (see
+    /// `clfuse_kernels::EpilogueGemm`): the function
+    /// `epilogue(i, j, product, ...)` running the body and the outputs'
+    /// stores for one element, and the macros `EPILOGUE_PARAMS` and
+    /// `EPILOGUE_ARGS` that pass the kernel's parameters on to it.
+    /// `product` (of type `product_type`) is the element of the product
+    /// the GEMM computed. `None` when the statements need more than one
+    /// element's work item: row blocks, local memory, code before or after
+    /// the element guard (reductions).
+    pub fn epilogue_prelude(&self, product: &str, product_type: &'static str) -> Option<String> {
+        let [before, prologue, prepare, body, outputs, epilogue, after] = &self.sections;
+        let per_element = !self.row_blocks
+            && !self.needs_local_size
+            && [before, prologue, prepare, epilogue, after]
+                .iter()
+                .all(|section| section.is_empty());
+        if !per_element {
+            return None;
         }
-        out.push_str(&kernel_header("calculate", &params));
-        out
+        let mut out = String::new();
+        if product_type == "double" && !self.uses_fp64 {
+            out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
+        }
+        self.preamble(&mut out);
+        let params = self.parameters();
+        out.push_str("// The kernel's parameters that the epilogue reads, passed on to it.\n");
+        out.push_str("#define EPILOGUE_PARAMS \\\n");
+        let declarations: Vec<String> = params.iter().map(|(d, _)| format!("    , {d}")).collect();
+        out.push_str(&declarations.join(" \\\n"));
+        out.push('\n');
+        let names: Vec<&str> = params.iter().map(|(_, n)| n.as_str()).collect();
+        out.push_str(&format!("#define EPILOGUE_ARGS , {}\n\n", names.join(", ")));
+        out.push_str(&format!(
+            "// Element (i, j) of the assignment, from the product's element there.\ninline void epilogue(const int i, const int j, const {product_type} {product} EPILOGUE_PARAMS) {{\n"
+        ));
+        for line in body.iter().chain(outputs) {
+            // Body lines are indented for the guarded form; drop one level.
+            out.push_str(line.strip_prefix("  ").unwrap_or(line));
+            out.push('\n');
+        }
+        out.push_str("}\n");
+        Some(out)
     }
 
     /// Row blocks: work-groups walk blocks of `block_rows` rows; staged

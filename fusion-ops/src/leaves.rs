@@ -157,6 +157,10 @@ impl<O: Operation> Operation for Shared<'_, O> {
     fn variable(&self) -> Option<&crate::rev::Var<O::Scalar>> {
         self.0.variable()
     }
+
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        self.0.epilogue_product()
+    }
 }
 
 /// A `rows x cols` matrix with every element `value` (never stored).

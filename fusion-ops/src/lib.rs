@@ -49,6 +49,7 @@ pub mod device_functions;
 mod distances;
 mod driver;
 mod dynamic;
+pub mod epilogue;
 mod functions;
 mod generator;
 mod hoisted;
@@ -83,6 +84,7 @@ pub use distances::{
 };
 pub use driver::{cached_kernels, eval_colwise, fuse, fuse_then, run, source_of};
 pub use dynamic::{DynOp, boxed};
+pub use epilogue::EpilogueProduct;
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
 pub use hoisted::Hoisted;

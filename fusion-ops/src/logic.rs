@@ -96,6 +96,13 @@ where
     fn contains_reduction(&self) -> bool {
         self.0.contains_reduction() || self.1.contains_reduction() || self.2.contains_reduction()
     }
+
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        self.0
+            .epilogue_product()
+            .or_else(|| self.1.epilogue_product())
+            .or_else(|| self.2.epilogue_product())
+    }
 }
 
 /// Element-wise choice: `then` where `condition` is non-zero, else `otherwise`.
@@ -171,6 +178,10 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
 
     fn contains_reduction(&self) -> bool {
         self.0.contains_reduction()
+    }
+
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        self.0.epilogue_product()
     }
 }
 

@@ -86,6 +86,15 @@ pub trait Operation: Depends {
         None
     }
 
+    /// The matrix product this node reads at its own element only, through
+    /// element-wise nodes: its GEMM can compute this node's element where it
+    /// stores the product's (see [`crate::epilogue`]). Element-wise nodes
+    /// ask their operands; the product answers itself; everything else
+    /// keeps the default, none.
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        None
+    }
+
     /// After [`evaluate_leaves`](Self::evaluate_leaves): the whole result,
     /// when this node is a leaf that computed it into a temporary of its
     /// own (a row-wise softmax). `eval` then returns it instead of copying
@@ -151,5 +160,9 @@ impl<O: Operation + ?Sized> Operation for &O {
 
     fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
         (**self).variable()
+    }
+
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        (**self).epilogue_product()
     }
 }

@@ -7,11 +7,13 @@
 
 use crate::binder::Binder;
 use crate::driver::eval_direct;
+use crate::epilogue::EpilogueProduct;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
 use crate::rev::{Dependence, Depends};
 use clfuse_core::expr::{Load, MatrixProduct, MatrixRef};
 use clfuse_core::{Access, ClFloat, Error, MatrixCl, Result, View};
+use clfuse_kernels::EpilogueGemm;
 
 /// `op` as a matrix: itself when it is one, else evaluated into a new one.
 fn operand_matrix<O: Operation>(op: &O) -> Result<MatrixRef<'_, O::Scalar>> {
@@ -77,6 +79,11 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
+        if in_epilogue(self) {
+            // Only element-wise nodes lead here (see `epilogue_product`).
+            debug_assert_eq!(*at, Index::work_item());
+            return crate::epilogue::PRODUCT.to_string();
+        }
         if let Some(var) = stored_var::<T, L, R>(self) {
             return crate::rev::var::generate_value(var, g, at);
         }
@@ -98,6 +105,10 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        if in_epilogue(self) {
+            // The GEMM binds the operands.
+            return;
+        }
         if let Some(var) = stored_var::<T, L, R>(self) {
             return crate::rev::var::bind_var(var, b);
         }
@@ -108,7 +119,7 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn evaluate_leaves(&self) -> Result<()> {
-        if self.result.get().is_some() {
+        if self.result.get().is_some() || in_epilogue(self) {
             return Ok(());
         }
         product_shape(self)?;
@@ -131,5 +142,52 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
 
     fn matrix(&self) -> Option<&MatrixCl<T>> {
         stored(self)
+    }
+
+    fn epilogue_product(&self) -> Option<&dyn EpilogueProduct> {
+        // A product of variables is its own step; one computed already is read.
+        let open = !<Self as Depends>::Dependence::VARIABLE && self.result.get().is_none();
+        open.then_some(self as &dyn EpilogueProduct)
+    }
+}
+
+/// Whether `p` is the product of the epilogue kernel being built.
+fn in_epilogue<L, R>(p: &MatrixProduct<L, R>) -> bool {
+    crate::epilogue::is_active(p as *const MatrixProduct<L, R> as usize)
+}
+
+impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpilogueProduct
+    for MatrixProduct<L, R>
+{
+    fn node(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    fn cl_type(&self) -> &'static str {
+        T::CL_NAME
+    }
+
+    fn fits(&self) -> Result<bool> {
+        let (m, n) = product_shape(self)?;
+        let k = self.lhs.shape()?.map_or(0, |s| s.1);
+        EpilogueGemm::fits::<T>(m, k, n)
+    }
+
+    fn with_gemm(
+        &self,
+        targets: &[u64],
+        run: &mut dyn FnMut(EpilogueGemm<'_>) -> Result<bool>,
+    ) -> Result<bool> {
+        self.lhs.evaluate_leaves()?;
+        self.rhs.evaluate_leaves()?;
+        let a = operand_matrix(&self.lhs)?;
+        let b = operand_matrix(&self.rhs)?;
+        if targets.contains(&a.buffer_id()) || targets.contains(&b.buffer_id()) {
+            return Ok(false);
+        }
+        match EpilogueGemm::plan(&a, &b)? {
+            Some(gemm) => run(gemm),
+            None => Ok(false),
+        }
     }
 }

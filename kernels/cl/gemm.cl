@@ -27,6 +27,13 @@
 // of 32 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
 // so that profiles say which path ran.
 //
+// EPILOGUE (defined by a generated prelude, see `gemm_epilogue.rs`): a fused
+// expression's element-wise tail takes each element of the product where the
+// kernel would store it, `epilogue(i, j, product, ...)`, and C is not
+// written. The prelude also defines EPILOGUE_PARAMS and EPILOGUE_ARGS, the
+// expression's own kernel parameters, passed through to `epilogue`. The host
+// never combines it with split-k or LOWER_ONLY.
+//
 // With an even WORK_PER_THREAD a work item owns pairs of adjacent rows and
 // columns, so each step reads its operands from local memory as vectors of
 // two (half the local-memory instructions). Work-groups whose tile lies
@@ -151,9 +158,15 @@
                : "d"(a0), "d"(a1), "d"(b0))
 #endif
 
+#ifndef EPILOGUE
+#define EPILOGUE_PARAMS
+#define EPILOGUE_ARGS
+#endif
+
 // C(i, j) = alpha * sum + beta * C(i, j) inside C (and, with LOWER_ONLY,
-// on or below the diagonal); beta == 0 never reads C.
-inline void store_c(__global T* out, int i, int j, int M, int N, int ldc, T sum, T alpha, T beta) {
+// on or below the diagonal); beta == 0 never reads C. With an EPILOGUE,
+// alpha * sum goes to it instead.
+inline void store_c(__global T* out, int i, int j, int M, int N, int ldc, T sum, T alpha, T beta EPILOGUE_PARAMS) {
 #ifdef LOWER_ONLY
   if (j > i) {
     return;
@@ -161,7 +174,11 @@ inline void store_c(__global T* out, int i, int j, int M, int N, int ldc, T sum,
 #endif
   if (i < M && j < N) {
     const T value = alpha * sum;
+#ifdef EPILOGUE
+    epilogue(i, j, value EPILOGUE_ARGS);
+#else
     out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
+#endif
   }
 }
 
@@ -169,7 +186,7 @@ inline void store_c(__global T* out, int i, int j, int M, int N, int ldc, T sum,
 // declares __local memory in kernels only). One element of padding per row:
 // the staging writes of a tile walk down k (stride TS), which would
 // otherwise hit the same local-memory bank.
-inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta, __local T (*a_tile)[TS + PAD], __local T (*b_tile)[TS + PAD]) {
+inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta, __local T (*a_tile)[TS + PAD], __local T (*b_tile)[TS + PAD] EPILOGUE_PARAMS) {
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;
@@ -319,7 +336,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
       for (int e = 0; e < 4; e++) {
         const int i = row0 + warp_row0 + fm * 16 + g + (e / 2) * 8;
         const int j = col0 + warp_col0 + fn * 8 + 2 * t + e % 2;
-        store_c(out, i, j, M, N, ldc, acc[fm][fn][e], alpha, beta);
+        store_c(out, i, j, M, N, ldc, acc[fm][fn][e], alpha, beta EPILOGUE_ARGS);
       }
     }
   }
@@ -330,7 +347,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
 #pragma unroll
     for (int s = 0; s < WPT; s++) {
       const int j = col0 + LANE(ty, s);
-      store_c(out, i, j, M, N, ldc, acc[r][s], alpha, beta);
+      store_c(out, i, j, M, N, ldc, acc[r][s], alpha, beta EPILOGUE_ARGS);
     }
   }
 #endif
@@ -339,15 +356,15 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
 #ifdef TENSOR_CORES
 // The work-group size is fixed: the compiler may budget registers for it.
 __attribute__((reqd_work_group_size(RTS, RTS, 1)))
-__kernel void gemm_dmma(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+__kernel void gemm_dmma(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta EPILOGUE_PARAMS) {
   __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
   __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
-  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile);
+  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile EPILOGUE_ARGS);
 }
 #else
-__kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+__kernel void gemm(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta EPILOGUE_PARAMS) {
   __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
   __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
-  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile);
+  gemm_tile(a, b, c, M, N, K, offset_a, lda, offset_b, ldb, offset_c, ldc, view_a, view_b, alpha, beta, a_tile, b_tile EPILOGUE_ARGS);
 }
 #endif

@@ -1,7 +1,7 @@
 // General matrix multiply without local memory or barriers, for CPU devices:
 //   C = alpha * op(A) * op(B) + beta * C
 // with the same arguments, options (TRANS_A, TRANS_B, LOWER_ONLY), views and
-// split-k (global dimension 2) as `gemm` in gemm.cl.
+// split-k (global dimension 2) as `gemm` in gemm.cl, and the same EPILOGUE.
 //
 // Each work item computes DIRECT_COLS elements of one row of C straight from
 // global memory: per k one element of op(A) and DIRECT_COLS of op(B) (the
@@ -31,7 +31,12 @@
 #define B_AT(k, j) b[offset_b + (k) + ldb * (j)]
 #endif
 
-__kernel void gemm_direct(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta) {
+#ifndef EPILOGUE
+#define EPILOGUE_PARAMS
+#define EPILOGUE_ARGS
+#endif
+
+__kernel void gemm_direct(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta EPILOGUE_PARAMS) {
   const int row0 = get_global_id(0) * DIRECT_ROWS;
   const int col0 = get_global_id(1) * DIRECT_COLS;
   if (row0 >= M || col0 >= N) {
@@ -116,7 +121,11 @@ __kernel void gemm_direct(const __global T* a, const __global T* b, __global T* 
 #endif
       if (i < M && j < N && wanted) {
         const T value = alpha * acc[r][s];
+#ifdef EPILOGUE
+        epilogue(i, j, value EPILOGUE_ARGS);
+#else
         out[i + ldc * j] = beta == 0 ? value : value + beta * out[i + ldc * j];
+#endif
       }
     }
   }

@@ -82,6 +82,15 @@ impl GemmConfig {
         }
     }
 
+    /// The configuration for elements of type `T`: tensor cores are FP64 only.
+    pub(crate) fn for_element<T: ClFloat>(self) -> Self {
+        if T::CL_NAME == "double" {
+            self
+        } else {
+            self.portable()
+        }
+    }
+
     /// The same blocking without tensor cores (for `f32`, which they do not take).
     fn portable(self) -> Self {
         match self {
@@ -499,6 +508,86 @@ fn or_stand_in<'a, T: ClFloat>(m: &'a MatrixCl<T>, stand_in: &'a MatrixCl<T>) ->
     if m.is_empty() { stand_in } else { m }
 }
 
+/// What one launch of a GEMM kernel needs besides its buffers: the tiling,
+/// the grid and build options, the split-k parts and the integer arguments
+/// (checked to fit an `int`).
+pub(crate) struct GemmSetup {
+    pub config: GemmConfig,
+    pub range: NdRange,
+    pub build: String,
+    pub splits: usize,
+    /// M, N, K.
+    pub dims: (i32, i32, i32),
+    /// Offsets and leading dimensions of A and B.
+    pub leads: ((i32, i32), (i32, i32)),
+}
+
+impl GemmSetup {
+    /// The setup of `op(a) * op(b)` (`None` when the product is empty);
+    /// `whole_c`: the result is a whole matrix, so split-k may write parts.
+    pub fn new<T: ClFloat>(
+        function: &'static str,
+        a: &Operand<'_, T>,
+        b: &Operand<'_, T>,
+        lower_only: bool,
+        whole_c: bool,
+        options: &MultiplyOptions,
+    ) -> Result<Option<GemmSetup>> {
+        let (m, k) = a.shape();
+        let (k2, n) = b.shape();
+        if k != k2 {
+            return Err(Error::DimensionMismatch {
+                operation: function.to_string(),
+                lhs: (m, k),
+                rhs: (k2, n),
+            });
+        }
+        a.block.check(function, "a", a.matrix)?;
+        b.block.check(function, "b", b.matrix)?;
+        if m == 0 || n == 0 {
+            return Ok(None);
+        }
+        let config = match options.config {
+            Some(config) => {
+                config.validate::<T>()?;
+                config
+            }
+            None => GemmConfig::for_shape(m, n, lower_only)?,
+        };
+        let config = config.for_element::<T>();
+        let splits = if whole_c {
+            options
+                .splits
+                .unwrap_or_else(|| auto_splits(m, n, k, &config))
+                .max(1)
+        } else {
+            1
+        };
+        let (range, build) = config.launch((m, n, splits), a.transposed, b.transposed, lower_only);
+        let dims = (
+            int(function, "a", m)?,
+            int(function, "b", n)?,
+            int(function, "a", k)?,
+        );
+        let lead = |o: &Operand<'_, T>, name| -> Result<(i32, i32)> {
+            int(function, name, o.matrix.len())?;
+            Ok((
+                int(function, name, o.offset())?,
+                int(function, name, o.matrix.rows())?,
+            ))
+        };
+        let leads = (lead(a, "a")?, lead(b, "b")?);
+        Ok(Some(GemmSetup {
+            config,
+            range,
+            build,
+            splits,
+            dims,
+            leads,
+        }))
+    }
+}
+
 /// `c_block = alpha * a * b + beta * c_block`, the one entry point to the GEMM kernel.
 // The arguments are BLAS's GEMM (C, A, B, alpha, beta) plus the block of C,
 // the lower-only flag and the tuning: grouping them would only rename them.
@@ -514,58 +603,27 @@ pub(crate) fn gemm_into<T: ClFloat>(
     lower_only: bool,
     options: &MultiplyOptions,
 ) -> Result<()> {
-    let (m, k) = a.shape();
-    let (k2, n) = b.shape();
-    if k != k2 || (m, n) != (c_block.rows, c_block.cols) {
+    let (m, n) = (a.shape().0, b.shape().1);
+    if (m, n) != (c_block.rows, c_block.cols) {
         return Err(Error::DimensionMismatch {
             operation: function.to_string(),
-            lhs: (m, k),
-            rhs: (k2, n),
+            lhs: a.shape(),
+            rhs: b.shape(),
         });
     }
     c_block.check(function, "c", c)?;
-    a.block.check(function, "a", a.matrix)?;
-    b.block.check(function, "b", b.matrix)?;
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    let config = match options.config {
-        Some(config) => {
-            config.validate::<T>()?;
-            config
-        }
-        None => GemmConfig::for_shape(m, n, lower_only)?,
-    };
-    // The tensor-core kernel is FP64 only.
-    let config = if T::CL_NAME == "double" {
-        config
-    } else {
-        config.portable()
-    };
     let whole_c = c_block == Block::new(0, 0, c.rows(), c.cols());
-    let splits = if whole_c {
-        options
-            .splits
-            .unwrap_or_else(|| auto_splits(m, n, k, &config))
-            .max(1)
-    } else {
-        1
+    let Some(setup) = GemmSetup::new(function, &a, &b, lower_only, whole_c, options)? else {
+        return Ok(());
     };
-    let (range, build) = config.launch((m, n, splits), a.transposed, b.transposed, lower_only);
-    let dims = (
-        int(function, "a", m)?,
-        int(function, "b", n)?,
-        int(function, "a", k)?,
-    );
-    let lead = |o: &Operand<'_, T>, name| -> Result<(i32, i32)> {
-        int(function, name, o.matrix.len())?;
-        Ok((
-            int(function, name, o.offset())?,
-            int(function, name, o.matrix.rows())?,
-        ))
-    };
-    let (offset_a, lda) = lead(&a, "a")?;
-    let (offset_b, ldb) = lead(&b, "b")?;
+    let GemmSetup {
+        config,
+        range,
+        build,
+        splits,
+        dims,
+        leads: ((offset_a, lda), (offset_b, ldb)),
+    } = setup;
     if splits == 1 {
         int(function, "c", c.len())?;
         let offset_c = int(function, "c", c_block.row + c.rows() * c_block.col)?;
@@ -620,7 +678,7 @@ pub(crate) fn gemm_into<T: ClFloat>(
 /// into parts of at most 1024: each work item walks one column of A per k, a
 /// page apart in a large matrix, and more pages than the TLB holds slowed
 /// n = 2048 on PoCL 2x (9.0 → 19.0 GFLOP/s with two parts).
-fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
+pub(crate) fn auto_splits(m: usize, n: usize, k: usize, config: &GemmConfig) -> usize {
     let compute_units = Runtime::current()
         .map_or(1, |rt| rt.device_info().compute_units as usize)
         .max(1);

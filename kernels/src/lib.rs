@@ -10,6 +10,7 @@ mod basic;
 mod checks;
 mod cholesky;
 mod gemm;
+mod gemm_epilogue;
 mod launchers;
 mod packed;
 mod substitution;
@@ -26,6 +27,7 @@ pub use gemm::{
     GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose,
     multiply_transposed, multiply_with, row_vector_matrix_multiply,
 };
+pub use gemm_epilogue::EpilogueGemm;
 pub use packed::{PackedTransfer, packed_len};
 pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};

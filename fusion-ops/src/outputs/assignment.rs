@@ -87,6 +87,10 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
         ids.push(self.target.matrix().buffer_id());
     }
 
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        self.expr.epilogue_product()
+    }
+
     fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         let (rows, cols) = self.target.shape()?;
         let temp = MatrixCl::<E::Scalar>::uninitialized(rows, cols)?;

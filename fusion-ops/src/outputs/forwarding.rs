@@ -186,6 +186,9 @@ impl<O: OutputList> OutputList for &O {
     fn target_ids(&self, ids: &mut Vec<u64>) {
         (**self).target_ids(ids);
     }
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        (**self).epilogue_product()
+    }
     fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
         (**self).eval_to_temporaries(temps)
     }

@@ -129,6 +129,12 @@ pub trait OutputList {
     fn bind_staged<'a>(&'a self, _b: &mut Binder<'a>, _launch: &LaunchShape) {}
     /// Pushes the buffer ids of the matrices written.
     fn target_ids(&self, ids: &mut Vec<u64>);
+    /// The matrix product whose GEMM can apply these outputs as its
+    /// epilogue (see [`crate::epilogue`]): one element-wise output's; the
+    /// rest keep the default, none.
+    fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
+        None
+    }
     /// Temporary path, step 1: evaluate element-wise outputs into temporaries
     /// (and run reductions and checks on their own). Outputs that only
     /// ever write fresh matrices (run through `run_direct`, a recorded

@@ -1,0 +1,184 @@
+//! Epilogue fusion: `d.assign(f(&a * &b, ...))` for an element-wise `f` as
+//! ONE kernel, the GEMM applying `f` where it stores each element of the
+//! product, instead of a GEMM writing the product and a fused kernel
+//! reading it back.
+//!
+//! The driver asks the outputs for such a product
+//! ([`Operation::epilogue_product`](crate::Operation::epilogue_product):
+//! only element-wise nodes pass the question on, so the product is read at
+//! the work item's own element only). While the epilogue kernel is bound
+//! and generated, that product node is *active*: it binds nothing,
+//! evaluates nothing and generates the name of the GEMM's element
+//! ([`PRODUCT`]). The rest of the expression generates as usual, into the
+//! function `epilogue` that `clfuse_kernels::EpilogueGemm` compiles in
+//! front of the GEMM kernel. The kernel is cached like any fused kernel, by
+//! the expression's type, its alias pattern and the GEMM's blocking.
+//!
+//! A product stays a separate GEMM when it is a vector (matrix-vector
+//! kernels), when split-k would share its elements among parts, when the
+//! target is one of its operands (the GEMM reads them while the epilogue
+//! writes), when it depends on a variable (it is its own step, see
+//! [`crate::rev`]), and when the expression needs more than its element
+//! (a reduction's loop, a target read elsewhere).
+
+use crate::binder::Binder;
+use crate::driver::dump_name;
+use crate::generator::{Generator, Section};
+use crate::launch_shape::LaunchShape;
+use crate::outputs::{OutputList, Schedule};
+use clfuse_core::{FusedKernel, FusedPlan, Result, Runtime, compile_kernel};
+use clfuse_kernels::EpilogueGemm;
+use std::any::TypeId;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// The name of the product's element inside the generated `epilogue`.
+pub(crate) const PRODUCT: &str = "product";
+
+thread_local! {
+    /// The address of the product node whose epilogue kernel this thread
+    /// is binding and generating (0: none).
+    static ACTIVE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Whether the product node at `node` is the active one (see the module docs).
+pub(crate) fn is_active(node: usize) -> bool {
+    ACTIVE.with(|active| active.get() == node)
+}
+
+/// Marks a product node active until dropped (restoring the previous one:
+/// an operand's own evaluation may fuse an epilogue of its own).
+struct Activation {
+    previous: usize,
+}
+
+impl Activation {
+    fn new(node: usize) -> Self {
+        Activation {
+            previous: ACTIVE.with(|active| active.replace(node)),
+        }
+    }
+}
+
+impl Drop for Activation {
+    fn drop(&mut self) {
+        ACTIVE.with(|active| active.set(self.previous));
+    }
+}
+
+/// A matrix product that can hand its element-wise consumer to its GEMM
+/// (implemented by [`MatrixProduct`](crate::MatrixProduct); see the module
+/// docs).
+pub trait EpilogueProduct {
+    /// The node's address: identifies it while the epilogue kernel is bound
+    /// and generated.
+    fn node(&self) -> usize;
+    /// The element type's OpenCL C name.
+    fn cl_type(&self) -> &'static str;
+    /// Whether the product's shape takes an epilogue (asked before its
+    /// operands are evaluated).
+    fn fits(&self) -> Result<bool>;
+    /// Evaluates the operands and calls `run` with the planned GEMM; `Ok(false)`
+    /// without calling it when the product cannot take an epilogue after
+    /// all (an operand is one of `targets`, the buffers the kernel writes).
+    fn with_gemm(
+        &self,
+        targets: &[u64],
+        run: &mut dyn FnMut(EpilogueGemm<'_>) -> Result<bool>,
+    ) -> Result<bool>;
+}
+
+/// The program of `list`'s epilogue kernel, while `product` is active;
+/// `None` when the expression needs more than the element it computes.
+fn program<L: OutputList>(
+    list: &L,
+    product: &dyn EpilogueProduct,
+    gemm: &EpilogueGemm<'_>,
+) -> Option<String> {
+    let mut g = Generator::new();
+    let mut values = Vec::new();
+    list.generate_exprs(&mut g, &mut values);
+    g.set_section(Section::Outputs);
+    list.generate_outputs(&mut g, &mut values.iter());
+    let prelude = g.epilogue_prelude(PRODUCT, product.cl_type())?;
+    (!g.reads_target_elsewhere()).then(|| gemm.source(&prelude))
+}
+
+/// The source of the one kernel that runs `list` when its product takes
+/// its element-wise tail as an epilogue (see [`source_of`](crate::source_of)).
+pub(crate) fn source<L: OutputList>(list: &L) -> Result<Option<String>> {
+    let Some(product) = list.epilogue_product() else {
+        return Ok(None);
+    };
+    if list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
+        return Ok(None);
+    }
+    let mut targets = Vec::new();
+    list.target_ids(&mut targets);
+    let mut found = None;
+    product.with_gemm(&targets, &mut |gemm| {
+        let _active = Activation::new(product.node());
+        list.evaluate_leaves()?;
+        found = program(list, product, &gemm);
+        Ok(found.is_some())
+    })?;
+    Ok(found)
+}
+
+/// The cache key type of the epilogue kernel of outputs `K` (a different
+/// kernel from their plain fused one).
+struct Epilogue<K>(PhantomData<K>);
+
+/// Runs `list` (one element-wise output of a `rows x cols` grid whose
+/// expression consumes `product`) as one GEMM kernel with an epilogue, then
+/// `then`. `Ok(false)`: nothing ran, and the caller launches it as usual.
+pub(crate) fn launch<L: OutputList>(
+    list: &L,
+    product: &dyn EpilogueProduct,
+    (rows, cols): (usize, usize),
+    then: &mut dyn FnMut() -> Result<()>,
+) -> Result<bool> {
+    if list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
+        return Ok(false);
+    }
+    let mut targets = Vec::new();
+    list.target_ids(&mut targets);
+    product.with_gemm(&targets, &mut |gemm| {
+        let _active = Activation::new(product.node());
+        list.evaluate_leaves()?;
+        let rt = Runtime::get()?;
+        let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
+        list.prepare(&launch)?;
+        let mut binder = Binder::new();
+        for code in gemm.structure() {
+            binder.structure(code);
+        }
+        list.bind_exprs(&mut binder);
+        list.bind_outputs(&mut binder);
+        binder.int(rows as i32);
+        binder.int(cols as i32);
+        let (args, pattern) = binder.finish()?;
+        let key = TypeId::of::<Epilogue<L::Key>>();
+        let plan = rt.kernels().fused(key, pattern, |key| {
+            let Some(source) = program(list, product, &gemm) else {
+                // Not one element's work: the plain path (cached as such).
+                return Ok(FusedPlan::ViaTemporaries);
+            };
+            let name = format!("epilogue_{}", dump_name(key));
+            let compiled = compile_kernel(gemm.kernel_name(), &source, gemm.build_options(), &name)?;
+            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(compiled, source))))
+        })?;
+        let FusedPlan::Direct(kernel) = plan else {
+            return Ok(false);
+        };
+        gemm.launch(kernel.compiled(), args)?;
+        let finished = list
+            .finish(&launch)
+            .and_then(|()| list.start_reads(&launch))
+            .and_then(|()| then());
+        list.verify(&launch)?;
+        finished?;
+        Ok(true)
+    })
+}

@@ -28,7 +28,13 @@ fn map(m: &DMatrix<f64>, f: impl Fn(f64) -> f64) -> DMatrix<f64> {
 
 #[test]
 fn inv_logit_of_a_product_plus_one_at_odd_sizes() -> Result<()> {
-    for (m, k, n) in [(2, 1, 2), (15, 15, 15), (64, 64, 64), (65, 33, 65), (131, 100, 97)] {
+    for (m, k, n) in [
+        (2, 1, 2),
+        (15, 15, 15),
+        (64, 64, 64),
+        (65, 33, 65),
+        (131, 100, 97),
+    ] {
         let mut rng = Rng::new((m * 7 + k * 3 + n) as u64);
         let (x, b) = (rng.matrix(m, k), rng.matrix(k, n));
         let (dx, db) = (to_device(&x), to_device(&b));
@@ -67,7 +73,11 @@ fn the_tails_the_issue_names() -> Result<()> {
     let e = (2.0f64 * (&da * &db) + &dc + &dc).eval()?;
     assert_relative("2ab + c + c", &to_host(&e), &(&ab * 2.0 + &c * 2.0), TOL);
     let s = select(gt(&da * &db, 0.0), &dc, 0.0).eval()?;
-    let want = DMatrix::from_fn(33, 35, |i, j| if ab[(i, j)] > 0.0 { c[(i, j)] } else { 0.0 });
+    let want = DMatrix::from_fn(
+        33,
+        35,
+        |i, j| if ab[(i, j)] > 0.0 { c[(i, j)] } else { 0.0 },
+    );
     assert_relative("select(ab > 0, c, 0)", &to_host(&s), &want, TOL);
 
     // Operands that are expressions are evaluated first.
@@ -86,13 +96,23 @@ fn what_must_not_fuse_is_still_right() -> Result<()> {
     let (da, db) = (to_device(&a), to_device(&b));
     let used = launches(|| da.assign(&da * &db + 1.0))?;
     assert!(used >= 2, "a separate GEMM, {used} kernels");
-    assert_relative("a = a*b + 1", &to_host(&da), &(&a * &b).add_scalar(1.0), TOL);
+    assert_relative(
+        "a = a*b + 1",
+        &to_host(&da),
+        &(&a * &b).add_scalar(1.0),
+        TOL,
+    );
 
     // A tail that reads the target elsewhere goes through a temporary.
     let (da, c) = (to_device(&a), rng.matrix(40, 40));
     let dc = to_device(&c);
     dc.assign(&da * &db + transpose(&dc))?;
-    assert_relative("c = a*b + cᵀ", &to_host(&dc), &(&a * &b + c.transpose()), TOL);
+    assert_relative(
+        "c = a*b + cᵀ",
+        &to_host(&dc),
+        &(&a * &b + c.transpose()),
+        TOL,
+    );
 
     // Vectors take the matrix-vector kernels.
     let v = rng.matrix(40, 1);
@@ -168,7 +188,8 @@ fn the_generated_epilogue_reads_like_the_expression() -> Result<()> {
     let a = MatrixCl::<f64>::zeros(8, 8)?;
     let d = MatrixCl::<f64>::zeros(8, 8)?;
     let source = clfuse::clfuse_ops::source_of(&output(&d, log1p_exp(&a * &a) + 2.5))?;
-    let expected = "inline void epilogue(const int i, const int j, const double product EPILOGUE_PARAMS) {
+    let expected =
+        "inline void epilogue(const int i, const int j, const double product EPILOGUE_PARAMS) {
   double var1 = log1p_exp(product);
   double var3 = var1 + var2;
   var4_global[i + var4_rows * j] = var3;

@@ -88,6 +88,33 @@ unary! {
     phi_approx: -3.0, 3.0;
     inv_phi: 0.05, 0.95;
     digamma: 0.3, 8.0;
+    trigamma: 0.3, 8.0;
+}
+
+/// Trigamma's derivative for negative arguments (the reflection formula's).
+#[test]
+fn trigamma_between_the_poles() -> Result<()> {
+    let xs = points(17, -0.9, -0.1);
+    let x = Var::new(MatrixCl::from_slice(17, 1, &xs)?);
+    colwise_sum(clfuse::clfuse_ops::trigamma(&x))
+        .eval()?
+        .grad()?;
+    let h = steps(&xs);
+    let at = |shift: f64| -> Result<Vec<f64>> {
+        let moved: Vec<f64> = xs.iter().zip(&h).map(|(v, h)| v + shift * h).collect();
+        clfuse::clfuse_ops::trigamma(&MatrixCl::from_slice(17, 1, &moved)?)
+            .eval()?
+            .to_vec()
+    };
+    let (plus, minus) = (at(1.0)?, at(-1.0)?);
+    let want: Vec<f64> = plus
+        .iter()
+        .zip(&minus)
+        .zip(&h)
+        .map(|((p, m), h)| (p - m) / (2.0 * h))
+        .collect();
+    assert_gradient("trigamma (x < 0)", &x.adjoint().to_vec()?, &want);
+    rev::clear()
 }
 
 /// Rounding functions have zero derivative away from their jumps.

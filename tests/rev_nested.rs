@@ -191,3 +191,79 @@ fn one_step_adjoint_is_one_launch_and_reevaluating_compiles_nothing() -> Result<
     );
     rev::clear()
 }
+
+/// `Σ w ⊙ reduce(x)` for the row- and column-wise maxima, minima and
+/// products of variables, against central differences (distinct values,
+/// no zeros: the reductions are smooth there), at 1 x 1 and odd shapes.
+#[test]
+fn row_and_column_extrema_and_products_of_variables() -> Result<()> {
+    for (rows, cols) in [(1, 1), (5, 7), (33, 3)] {
+        let xs: Vec<f64> = values(rows * cols, 1.5)
+            .iter()
+            .enumerate()
+            .map(|(k, v)| v + 0.001 * k as f64)
+            .collect();
+        let x = Var::new(MatrixCl::from_slice(rows, cols, &xs)?);
+        type Reduce = fn(&Var) -> Result<Var>;
+        let cases: [(&str, Reduce); 6] = [
+            ("rowwise_max", |x| colwise_sum(rowwise_max(exp(x))).eval()),
+            ("rowwise_min", |x| colwise_sum(rowwise_min(x) * 3.0).eval()),
+            ("rowwise_prod", |x| {
+                colwise_sum(rowwise_prod(x + 2.0)).eval()
+            }),
+            ("colwise_max", |x| {
+                rowwise_sum(colwise_max(x).eval()?).eval()
+            }),
+            ("colwise_min", |x| {
+                rowwise_sum(square(&colwise_min(x).eval()?)).eval()
+            }),
+            ("colwise_prod", |x| {
+                rowwise_sum(colwise_prod(x).eval()?).eval()
+            }),
+        ];
+        for (name, f) in cases {
+            let (_, grads) = rev::value_and_grad(&[&x], || f(&x))?;
+            let got = grads[0].to_vec()?;
+            for k in 0..xs.len() {
+                let h = 1e-6 * xs[k].abs().max(1.0);
+                let at = |d: f64| -> Result<f64> {
+                    let mut shifted = xs.clone();
+                    shifted[k] += d;
+                    let moved = Var::new(MatrixCl::from_slice(rows, cols, &shifted)?);
+                    let v = f(&moved)?.value().to_vec()?[0];
+                    rev::clear()?;
+                    Ok(v)
+                };
+                let fd = (at(h)? - at(-h)?) / (2.0 * h);
+                close(
+                    &format!("{name} {rows}x{cols} [{k}]"),
+                    &got[k..=k],
+                    &[fd],
+                    1e-6,
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ties share a maximum's adjoint equally; a product's adjoint at a row's
+/// only zero is the product of the others, and 0 in a row with two zeros.
+#[test]
+fn ties_and_zeros() -> Result<()> {
+    // Rows [2, 2, 1], [0, 3, 2] and [0, 0, 5] (column-major).
+    let x = Var::new(MatrixCl::from_slice(
+        3,
+        3,
+        &[2.0, 0.0, 0.0, 2.0, 3.0, 0.0, 1.0, 2.0, 5.0],
+    )?);
+    let (_, grads) = rev::value_and_grad(&[&x], || colwise_sum(rowwise_max(&x)).eval())?;
+    let g = grads[0].to_vec()?;
+    close("max, row 0", &[g[0], g[3], g[6]], &[0.5, 0.5, 0.0], 0.0);
+    let (_, grads) = rev::value_and_grad(&[&x], || colwise_sum(rowwise_prod(&x)).eval())?;
+    let g = grads[0].to_vec()?;
+    close("prod, row 0", &[g[0], g[3], g[6]], &[2.0, 2.0, 4.0], 0.0);
+    close("prod, row 1", &[g[1], g[4], g[7]], &[6.0, 0.0, 0.0], 0.0);
+    close("prod, row 2", &[g[2], g[5], g[8]], &[0.0, 0.0, 0.0], 0.0);
+    rev::clear()
+}

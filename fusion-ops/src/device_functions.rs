@@ -203,6 +203,35 @@ inline REAL trigamma_F(REAL x) {
   return trigamma_positive_F(x);
 }";
 
+/// ψ''(x), trigamma's derivative: the recurrence ψ''(x) = ψ''(x + 1) - 2 / x³
+/// up to x ≥ 10, then the asymptotic series (the derivative of trigamma's);
+/// for x < 0 the derivative of the reflection formula,
+/// ψ''(x) = ψ''(1 - x) - 2π³ cos(πx) / sin³(πx).
+pub const TETRAGAMMA: &str = "
+inline REAL tetragamma_positive_F(REAL x) {
+  REAL result = 0;
+  while (x < 10) {
+    result -= 2 / (x * x * x);
+    x += 1;
+  }
+  REAL inv = 1 / x;
+  REAL inv2 = inv * inv;
+  REAL series = -inv2 * (1 + inv * (1 + inv * (0.5 - inv2 * (1.0 / 6 - inv2 * (1.0 / 6 - inv2 * (0.3 - inv2 * 5.0 / 6))))));
+  return result + series;
+}
+
+inline REAL tetragamma_F(REAL x) {
+  if (x <= 0 && floor(x) == x) {
+    return NAN;
+  }
+  if (x < 0) {
+    REAL s = sin(3.14159265358979323846 * x);
+    REAL c = cos(3.14159265358979323846 * x);
+    return tetragamma_positive_F(1 - x) - 62.01255336059963 * c / (s * s * s);
+  }
+  return tetragamma_positive_F(x);
+}";
+
 pub const LBETA: &str = "
 inline REAL lbeta_F(REAL a, REAL b) {
   return lgamma(a) + lgamma(b) - lgamma(a + b);

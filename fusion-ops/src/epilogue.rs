@@ -166,8 +166,11 @@ pub(crate) fn launch<L: OutputList>(
                 return Ok(FusedPlan::ViaTemporaries);
             };
             let name = format!("epilogue_{}", dump_name(key));
-            let compiled = compile_kernel(gemm.kernel_name(), &source, gemm.build_options(), &name)?;
-            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(compiled, source))))
+            let compiled =
+                compile_kernel(gemm.kernel_name(), &source, gemm.build_options(), &name)?;
+            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+                compiled, source,
+            ))))
         })?;
         let FusedPlan::Direct(kernel) = plan else {
             return Ok(false);

@@ -78,7 +78,7 @@ crate::elementwise! { pub struct NormalCdf; fn phi(x) = "Phi{F}({x})"; result = 
 crate::elementwise! { pub struct NormalCdfApprox; fn phi_approx(x) = "Phi_approx{F}({x})"; result = real; view = entire; helpers = [dev::INV_LOGIT, dev::PHI_APPROX]; example = true; d/dx = "{res} * (1 - {res}) * (0.21168 * {x} * {x} + 1.5976)"; }
 crate::elementwise! { pub struct InvNormalCdf; fn inv_phi(x) = "inv_Phi{F}({x})"; result = real; view = entire; helpers = [dev::INV_PHI]; example = true; d/dx = "2.5066282746310002 * exp(0.5 * {res} * {res})"; }
 crate::elementwise! { pub struct Digamma; fn digamma(x) = "digamma{F}({x})"; result = real; view = entire; helpers = [dev::DIGAMMA]; example = true; d/dx = "trigamma{F}({x})"; derivative_helpers = [dev::TRIGAMMA]; }
-crate::elementwise! { pub struct Trigamma; fn trigamma(x) = "trigamma{F}({x})"; result = real; view = entire; helpers = [dev::TRIGAMMA]; example = true; }
+crate::elementwise! { pub struct Trigamma; fn trigamma(x) = "trigamma{F}({x})"; result = real; view = entire; helpers = [dev::TRIGAMMA]; example = true; d/dx = "tetragamma{F}({x})"; derivative_helpers = [dev::TETRAGAMMA]; }
 
 crate::elementwise! { pub struct Pow; fn pow(x, y) = "pow({x}, {y})"; result = real; view = entire; example = true; d/dx = "{y} * pow({x}, {y} - 1)"; d/dy = "{res} * log({x})"; }
 crate::elementwise! { pub struct Fmin; fn fmin(x, y) = "fmin({x}, {y})"; result = real; view = union; example = true; d/dx = "({x} <= {y} || isnan({y})) ? 1 : 0"; d/dy = "({x} <= {y} || isnan({y})) ? 0 : 1"; }

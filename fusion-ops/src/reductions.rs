@@ -268,21 +268,8 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         if E::Dependence::VARIABLE && self.2.get::<E::Scalar>().is_none() {
-            let var = match R::NAME {
-                "sum" => crate::rev::nested::rowwise_sum(&self.0)?,
-                "log_sum_exp" => crate::rev::nested::rowwise_log_sum_exp(&self.0)?,
-                _ => {
-                    return Err(Error::InvalidArgument {
-                        function: "eval",
-                        argument: "expr",
-                        reason: format!(
-                            "`rowwise_{}` has no derivative; of the row-wise reductions only sums and log-sum-exps of variables can be evaluated",
-                            R::NAME
-                        ),
-                    });
-                }
-            };
-            self.2.set(var);
+            self.2
+                .set(crate::rev::nested::reduce_rows(R::NAME, &self.0)?);
         }
         Ok(())
     }

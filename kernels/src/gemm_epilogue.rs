@@ -114,12 +114,22 @@ impl<'a> EpilogueGemm<'a> {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
-            } => [1, thread_block_size as u32, work_per_thread as u32, tile_k as u32],
+            } => [
+                1,
+                thread_block_size as u32,
+                work_per_thread as u32,
+                tile_k as u32,
+            ],
             GemmConfig::TensorCores {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
-            } => [2, thread_block_size as u32, work_per_thread as u32, tile_k as u32],
+            } => [
+                2,
+                thread_block_size as u32,
+                work_per_thread as u32,
+                tile_k as u32,
+            ],
             GemmConfig::Direct { rows, cols } => [3, rows as u32, cols as u32, 0],
         }
     }

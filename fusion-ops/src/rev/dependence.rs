@@ -76,17 +76,23 @@ impl Dependence for Variable {
     fn eval_colwise<R: ReduceOp, E: Operation>(
         r: ColwiseReduction<R, E>,
     ) -> Result<Var<E::Scalar>> {
-        if std::any::TypeId::of::<R>() != std::any::TypeId::of::<SumOp>() {
-            return Err(clfuse_core::Error::InvalidArgument {
-                function: "eval",
-                argument: "expr",
-                reason: format!(
-                    "`colwise_{}` has no derivative; of the column-wise reductions only sums of variables can be evaluated",
-                    R::NAME
-                ),
-            });
+        if std::any::TypeId::of::<R>() == std::any::TypeId::of::<SumOp>() {
+            return crate::rev::forward::record(r.0, crate::rev::forward::Root::ColwiseSum);
         }
-        crate::rev::forward::record(r.0, crate::rev::forward::Root::ColwiseSum)
+        // The other column-wise reductions: the row-wise ones of the
+        // transpose, transposed back (three steps, each differentiable).
+        let transposed = crate::rev::forward::record(
+            crate::structural::Transpose(&r.0),
+            crate::rev::forward::Root::Elementwise,
+        )?;
+        let reduced = crate::rev::nested::reduce_rows(
+            R::NAME,
+            &clfuse_core::IntoOperand::into_operand(&transposed),
+        )?;
+        crate::rev::forward::record(
+            crate::structural::transpose(&reduced).0,
+            crate::rev::forward::Root::Elementwise,
+        )
     }
     fn eval_transpose_vector<X: Operation, V: Operation>(
         t: TransposeVectorMultiply<X, V>,

@@ -238,3 +238,50 @@ pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// Epilogue fusion (`inv_logit(x * b + 1)`, x `rows x k`, b `k x cols`):
+/// the GEMM alone, the one kernel that applies the tail in the GEMM's
+/// store, and the GEMM followed by an element-wise kernel (the chain the
+/// fusion replaces). Per call: each repetition waits for the device.
+pub fn epilogue(ctx: &mut Ctx, rows: usize, k: usize, cols: usize) -> Result<()> {
+    let x_host: Vec<f64> = (0..rows * k)
+        .map(|i| ((i % 997) as f64 - 498.0) / 4980.0)
+        .collect();
+    let b_host: Vec<f64> = (0..k * cols)
+        .map(|i| ((i % 89) as f64 - 44.0) / 440.0)
+        .collect();
+    let x = MatrixCl::from_slice(rows, k, &x_host)?;
+    let b = MatrixCl::from_slice(k, cols, &b_host)?;
+    let d = MatrixCl::<f64>::zeros(rows, cols)?;
+    let flops = 2.0 * (rows * k * cols) as f64;
+    // x and b read, the result written once.
+    let bytes = 8.0 * (rows * k + k * cols + rows * cols) as f64;
+    let name = format!("inv_logit(x*b+1), x {rows}x{k}, b {k}x{cols}");
+    let t = measure(ctx.reps, || k::multiply(&x, &b).map(drop))?;
+    ctx.push(&name, "GEMM alone", rows, bytes, flops, t);
+    let t = measure(ctx.reps, || d.assign(inv_logit(&x * &b + 1.0)))?;
+    ctx.push(
+        &name,
+        "fused: one GEMM with the epilogue",
+        rows,
+        bytes,
+        flops,
+        t,
+    );
+    ctx.profile(format!("{name}, fused"), || {
+        d.assign(inv_logit(&x * &b + 1.0))
+    })?;
+    let t = measure(ctx.reps, || {
+        let product = k::multiply(&x, &b)?;
+        d.assign(inv_logit(&product + 1.0))
+    })?;
+    ctx.push(
+        &name,
+        "GEMM, then an element-wise kernel",
+        rows,
+        bytes,
+        flops,
+        t,
+    );
+    Ok(())
+}

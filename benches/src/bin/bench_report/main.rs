@@ -256,6 +256,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ctx.progress.set_message(format!("dgemm n = {n}"));
             linalg::gemm(&mut ctx, n)?;
         }
+        let (rows, inner, cols) = if args.quick {
+            (10_000, 100, 100)
+        } else if gpu {
+            (1_000_000, 100, 100)
+        } else {
+            (100_000, 100, 100)
+        };
+        ctx.progress.set_message("gemm epilogue");
+        linalg::epilogue(&mut ctx, rows, inner, cols)?;
         if args.gemm_sweep {
             ctx.progress.set_message("dgemm tilings");
             linalg::gemm_sweep(&mut ctx, if gpu { 8192 } else { 512 }, gpu)?;

@@ -28,6 +28,15 @@ def main():
         a = torch.rand(n, n, dtype=torch.float64, device="cuda")
         t = per_call(lambda: torch.mm(a, a))
         out.append({"workload": "dgemm", "n": n, "seconds": t, "tflops": 2 * n**3 / t / 1e12})
+    # inv_logit(x b + 1), x 1e6 x 100, b 100 x 100 (the epilogue benchmark):
+    # the product alone, then PyTorch's own two kernels (mm, then sigmoid).
+    x = torch.rand(1_000_000, 100, dtype=torch.float64, device="cuda") - 0.5
+    b = (torch.rand(100, 100, dtype=torch.float64, device="cuda") - 0.5) / 10
+    t = per_call(lambda: torch.mm(x, b))
+    out.append({"workload": "x b, x 1e6 x 100, b 100 x 100", "n": 1_000_000, "seconds": t})
+    t = per_call(lambda: torch.sigmoid(torch.mm(x, b) + 1))
+    out.append({"workload": "sigmoid(x b + 1), x 1e6 x 100", "n": 1_000_000, "seconds": t})
+    del x, b
     for n in [8192, 16384]:
         x = torch.rand(n, n, dtype=torch.float64, device="cuda") / n
         spd = x @ x.T + torch.eye(n, dtype=torch.float64, device="cuda")

@@ -3,7 +3,7 @@
 //! and can be purged.
 
 use clfuse::prelude::*;
-use clfuse::{GemmTiling, GlmOnePass, Result, Runtime, Tuning};
+use clfuse::{GemmEpilogue, GemmTiling, GlmOnePass, Result, Runtime, Tuning};
 use clfuse_core::TUNING_VARIABLES;
 
 fn only(name: &'static str, value: &'static str) -> Result<Tuning> {
@@ -18,7 +18,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 12] = [
+    let cases: [(&'static str, &'static str); 13] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -31,6 +31,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_CHOLESKY_LEAF_GROUPS", "2"),
         ("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", "2"),
         ("FUSION_GLM_ONE_PASS", "2"),
+        ("FUSION_GEMM_EPILOGUE", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -56,6 +57,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         cholesky_leaf_groups: Some(2),
         cholesky_leaf_groups_per_cu: Some(2),
         glm_one_pass: Some(GlmOnePass::WheneverStaged),
+        gemm_epilogue: Some(GemmEpilogue::Off),
     };
     assert_eq!(tuning, expected);
     Ok(())

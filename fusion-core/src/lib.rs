@@ -94,7 +94,7 @@ pub use program_cache::{
 pub use runtime::{
     DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
 };
-pub use tuning::{GemmTiling, GlmOnePass, TUNING_VARIABLES, Tuning};
+pub use tuning::{GemmEpilogue, GemmTiling, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 

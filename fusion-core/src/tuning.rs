@@ -105,6 +105,17 @@ pub enum GlmOnePass {
     WheneverStaged,
 }
 
+/// Whether a GEMM applies an element-wise consumer of its product in its
+/// store (`FUSION_GEMM_EPILOGUE`; see `clfuse_ops::epilogue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GemmEpilogue {
+    /// Never: the product is computed, then read by a fused kernel (`0`).
+    Off,
+    /// Where the product's shape allows (`1`, the default).
+    #[default]
+    On,
+}
+
 /// The launch-shape knobs. Part of [`RuntimeConfig`](crate::RuntimeConfig);
 /// read them through [`Runtime::tuning`](crate::Runtime::tuning).
 ///
@@ -156,10 +167,13 @@ pub struct Tuning {
     /// When the linear GLMs compute `xᵀ·d_eta` in their kernel
     /// (`FUSION_GLM_ONE_PASS`, 0, 1 or 2; default 1).
     pub glm_one_pass: Option<GlmOnePass>,
+    /// Whether GEMMs fuse their element-wise consumers
+    /// (`FUSION_GEMM_EPILOGUE`, 0 or 1; default 1).
+    pub gemm_epilogue: Option<GemmEpilogue>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 12] = [
+pub const TUNING_VARIABLES: [&str; 13] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -172,6 +186,7 @@ pub const TUNING_VARIABLES: [&str; 12] = [
     "FUSION_CHOLESKY_LEAF_GROUPS",
     "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
     "FUSION_GLM_ONE_PASS",
+    "FUSION_GEMM_EPILOGUE",
 ];
 
 impl Tuning {
@@ -226,6 +241,13 @@ impl Tuning {
                     "1" => Ok(GlmOnePass::SmallTeams),
                     "2" => Ok(GlmOnePass::WheneverStaged),
                     _ => Err(invalid("FUSION_GLM_ONE_PASS", &text, "0, 1 or 2")),
+                })
+                .transpose()?,
+            gemm_epilogue: lookup("FUSION_GEMM_EPILOGUE")
+                .map(|text| match text.as_str() {
+                    "0" => Ok(GemmEpilogue::Off),
+                    "1" => Ok(GemmEpilogue::On),
+                    _ => Err(invalid("FUSION_GEMM_EPILOGUE", &text, "0 or 1")),
                 })
                 .transpose()?,
         };

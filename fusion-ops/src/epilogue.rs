@@ -26,7 +26,7 @@ use crate::driver::dump_name;
 use crate::generator::{Generator, Section};
 use crate::launch_shape::LaunchShape;
 use crate::outputs::{OutputList, Schedule};
-use clfuse_core::{FusedKernel, FusedPlan, Result, Runtime, compile_kernel};
+use clfuse_core::{FusedKernel, FusedPlan, GemmEpilogue, Result, Runtime, compile_kernel};
 use clfuse_kernels::EpilogueGemm;
 use std::any::TypeId;
 use std::cell::Cell;
@@ -139,7 +139,9 @@ pub(crate) fn launch<L: OutputList>(
     (rows, cols): (usize, usize),
     then: &mut dyn FnMut() -> Result<()>,
 ) -> Result<bool> {
-    if list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
+    let rt = Runtime::get()?;
+    let mode = rt.tuning().gemm_epilogue.unwrap_or_default();
+    if mode == GemmEpilogue::Off || list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
         return Ok(false);
     }
     let mut targets = Vec::new();
@@ -147,7 +149,6 @@ pub(crate) fn launch<L: OutputList>(
     product.with_gemm(&targets, &mut |gemm| {
         let _active = Activation::new(product.node());
         list.evaluate_leaves()?;
-        let rt = Runtime::get()?;
         let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
         list.prepare(&launch)?;
         let mut binder = Binder::new();

@@ -45,7 +45,10 @@ impl<'a> EpilogueGemm<'a> {
             return Ok(None);
         }
         let (oa, ob) = (Operand::whole(a), Operand::whole(b));
-        let options = MultiplyOptions::default();
+        let options = MultiplyOptions {
+            config: Some(GemmConfig::for_epilogue()?),
+            splits: None,
+        };
         let Some(setup) = GemmSetup::new(F, &oa, &ob, false, true, &options)? else {
             return Ok(None);
         };
@@ -102,7 +105,7 @@ impl<'a> EpilogueGemm<'a> {
         if m <= 1 || n <= 1 || k == 0 {
             return Ok(false);
         }
-        let config = GemmConfig::for_shape(m, n, false)?.for_element::<T>();
+        let config = GemmConfig::for_epilogue()?.for_element::<T>();
         Ok(auto_splits(m, n, k, &config) == 1)
     }
 

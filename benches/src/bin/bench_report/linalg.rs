@@ -268,6 +268,9 @@ pub fn epilogue(ctx: &mut Ctx, rows: usize, k: usize, cols: usize) -> Result<()>
         flops,
         t,
     );
+    // A tail with no arithmetic to speak of: what the epilogue's store costs.
+    let t = measure(ctx.reps, || d.assign(&x * &b + 1.0))?;
+    ctx.push(&name, "fused, tail x*b + 1 only", rows, bytes, flops, t);
     ctx.profile(format!("{name}, fused"), || {
         d.assign(inv_logit(&x * &b + 1.0))
     })?;

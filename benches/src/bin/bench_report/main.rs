@@ -30,6 +30,8 @@ enum Suite {
     Seeds,
     /// Host costs: per launch, and first calls in new processes (not part of `all`).
     Host,
+    /// Only the GEMM epilogue workload (also part of `gemm` and `linalg`).
+    Epilogue,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -238,6 +240,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             glm::bernoulli(&mut ctx, n, p)?;
         }
     }
+    if matches!(
+        args.suite,
+        Suite::All | Suite::Linalg | Suite::Gemm | Suite::Epilogue
+    ) {
+        let (rows, inner, cols) = if args.quick {
+            (10_000, 100, 100)
+        } else if gpu {
+            (1_000_000, 100, 100)
+        } else {
+            (100_000, 100, 100)
+        };
+        ctx.progress.set_message("gemm epilogue");
+        linalg::epilogue(&mut ctx, rows, inner, cols)?;
+    }
     if matches!(args.suite, Suite::All | Suite::Linalg | Suite::Gemm) {
         let linalg = args.suite != Suite::Gemm;
         let fits = |n: usize| (n * n * 8 * 4) as u64 <= info.global_mem_bytes / 2;
@@ -256,15 +272,6 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ctx.progress.set_message(format!("dgemm n = {n}"));
             linalg::gemm(&mut ctx, n)?;
         }
-        let (rows, inner, cols) = if args.quick {
-            (10_000, 100, 100)
-        } else if gpu {
-            (1_000_000, 100, 100)
-        } else {
-            (100_000, 100, 100)
-        };
-        ctx.progress.set_message("gemm epilogue");
-        linalg::epilogue(&mut ctx, rows, inner, cols)?;
         if args.gemm_sweep {
             ctx.progress.set_message("dgemm tilings");
             linalg::gemm_sweep(&mut ctx, if gpu { 8192 } else { 512 }, gpu)?;

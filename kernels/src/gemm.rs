@@ -180,23 +180,30 @@ impl GemmConfig {
         })
     }
 
-    /// The configuration of a GEMM whose store applies an epilogue (see
-    /// [`EpilogueGemm`](crate::EpilogueGemm)): on a GPU the small tiling
-    /// whatever the shape. A work item's stored elements each run the
-    /// epilogue, and with 64 x 64 tiles (fewer registers, more work-groups
-    /// per compute unit) one group's epilogue overlaps another's main loop:
-    /// `inv_logit(x * b + 1)`, x 1e6 x 100, on an H200 took 1.30 ms against
-    /// 1.55 ms with 128 x 128 tiles, where the product alone takes 1.02 and
-    /// 0.98 ms (BENCHMARKS.md). `FUSION_GEMM` overrides it.
+    /// The configuration of an `m x n` GEMM whose store applies an
+    /// epilogue (see [`EpilogueGemm`](crate::EpilogueGemm)):
+    /// [`for_shape`](Self::for_shape), except that the tensor-core kernel
+    /// takes its small tiling whatever the shape. A work item's stored
+    /// elements each run the epilogue, and with 64 x 64 tiles (fewer
+    /// registers, more work-groups per compute unit) one group's epilogue
+    /// overlaps another's main loop: `inv_logit(x * b + 1)`, x 1e6 x 100, on
+    /// an H200 took 1.30 ms against 1.55 ms with 128 x 128 tiles, where the
+    /// product alone takes 1.02 and 0.98 ms. The portable kernel gained
+    /// nothing from it (2.17 ms either way) and lost 12% on a cheap tail
+    /// (BENCHMARKS.md). `FUSION_GEMM` overrides it.
     ///
     /// ```
-    /// let config = clfuse_kernels::GemmConfig::for_epilogue()?;
+    /// let config = clfuse_kernels::GemmConfig::for_epilogue(1000, 100)?;
     /// assert!(config.block().0 >= 1);
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
-    pub fn for_epilogue() -> Result<GemmConfig> {
+    pub fn for_epilogue(m: usize, n: usize) -> Result<GemmConfig> {
         let chosen = Self::chosen()?;
-        Ok(chosen.small.map_or(chosen.config, |(small, _)| small))
+        let config = Self::for_shape(m, n, false)?;
+        Ok(match (config, chosen.small) {
+            (GemmConfig::TensorCores { .. }, Some((small, _))) => small,
+            _ => config,
+        })
     }
 
     /// Settled once per device (a device and the environment do not

@@ -46,7 +46,7 @@ impl<'a> EpilogueGemm<'a> {
         }
         let (oa, ob) = (Operand::whole(a), Operand::whole(b));
         let options = MultiplyOptions {
-            config: Some(GemmConfig::for_epilogue()?),
+            config: Some(GemmConfig::for_epilogue(a.rows(), b.cols())?),
             splits: None,
         };
         let Some(setup) = GemmSetup::new(F, &oa, &ob, false, true, &options)? else {
@@ -105,7 +105,7 @@ impl<'a> EpilogueGemm<'a> {
         if m <= 1 || n <= 1 || k == 0 {
             return Ok(false);
         }
-        let config = GemmConfig::for_epilogue()?.for_element::<T>();
+        let config = GemmConfig::for_epilogue(m, n)?.for_element::<T>();
         Ok(auto_splits(m, n, k, &config) == 1)
     }
 

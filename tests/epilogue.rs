@@ -124,6 +124,18 @@ fn what_must_not_fuse_is_still_right() -> Result<()> {
     let out = exp(&e1 * &e2).eval()?;
     assert_eq!(out.to_vec()?, vec![1.0; 20]);
 
+    // A shared product also read under a reduction (a row's log-sum-exp):
+    // the GEMM cannot hold the other elements, so the product is computed.
+    let p = &da * &db;
+    let centred = (&p - colwise_broadcast(rowwise_log_sum_exp(&p), 40)).eval()?;
+    let ab = &a * &b;
+    let want = DMatrix::from_fn(40, 40, |i, j| {
+        let row = ab.row(i);
+        let top = row.max();
+        ab[(i, j)] - (top + row.iter().map(|v| (v - top).exp()).sum::<f64>().ln())
+    });
+    assert_relative("p - lse(p)", &to_host(&centred), &want, TOL);
+
     // A row-wise reduction of the product stays two kernels and is right.
     let r = rowwise_sum(&da * &db).eval()?;
     let want = DMatrix::from_fn(40, 1, |i, _| (&a * &b).row(i).sum());

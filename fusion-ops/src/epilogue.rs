@@ -47,9 +47,8 @@ pub(crate) fn is_active(node: usize) -> bool {
     ACTIVE.with(|active| active.get() == node)
 }
 
-/// Marks a product node active until dropped (restoring the previous one:
-/// an operand's own evaluation may fuse an epilogue of its own).
-struct Activation {
+/// Marks a product node active until dropped, restoring the previous one.
+pub(crate) struct Activation {
     previous: usize,
 }
 
@@ -58,6 +57,13 @@ impl Activation {
         Activation {
             previous: ACTIVE.with(|active| active.replace(node)),
         }
+    }
+
+    /// No product active: every launch starts so, since the leaves an
+    /// epilogue kernel evaluates first (a reduction under a broadcast) may
+    /// run kernels of their own that read the same product node.
+    pub(crate) fn none() -> Self {
+        Self::new(0)
     }
 }
 
@@ -79,6 +85,9 @@ pub trait EpilogueProduct {
     /// Whether the product's shape takes an epilogue (asked before its
     /// operands are evaluated).
     fn fits(&self) -> Result<bool>;
+    /// Whether the product was computed after all (by another kernel that
+    /// reads it, evaluated as a leaf of the expression).
+    fn computed(&self) -> bool;
     /// Evaluates the operands and calls `run` with the planned GEMM; `Ok(false)`
     /// without calling it when the product cannot take an epilogue after
     /// all (an operand is one of `targets`, the buffers the kernel writes).
@@ -120,6 +129,9 @@ pub(crate) fn source<L: OutputList>(list: &L) -> Result<Option<String>> {
     product.with_gemm(&targets, &mut |gemm| {
         let _active = Activation::new(product.node());
         list.evaluate_leaves()?;
+        if product.computed() {
+            return Ok(false);
+        }
         found = program(list, product, &gemm);
         Ok(found.is_some())
     })?;
@@ -149,6 +161,9 @@ pub(crate) fn launch<L: OutputList>(
     product.with_gemm(&targets, &mut |gemm| {
         let _active = Activation::new(product.node());
         list.evaluate_leaves()?;
+        if product.computed() {
+            return Ok(false);
+        }
         let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
         list.prepare(&launch)?;
         let mut binder = Binder::new();

@@ -186,6 +186,7 @@ pub struct Generator {
     replays: Vec<std::collections::VecDeque<String>>,
     keyed_params: Vec<(String, String)>,
     duals: Vec<((Identity, Index), crate::rev::Dual, usize)>,
+    epilogue_refused: bool,
 }
 
 impl Default for Generator {
@@ -232,6 +233,7 @@ impl Generator {
             replays: Vec::new(),
             keyed_params: Vec::new(),
             duals: Vec::new(),
+            epilogue_refused: false,
         }
     }
 
@@ -688,6 +690,13 @@ impl Generator {
         self.staged.iter().find(|t| t.identity == identity).cloned()
     }
 
+    /// Records that the statements cannot be a GEMM's epilogue (see
+    /// [`epilogue_prelude`](Self::epilogue_prelude)): the product was read
+    /// at another element than the work item's.
+    pub fn refuse_epilogue(&mut self) {
+        self.epilogue_refused = true;
+    }
+
     /// Whether any `double` appears.
     pub fn uses_fp64(&self) -> bool {
         self.uses_fp64
@@ -774,10 +783,12 @@ impl Generator {
     /// `product` (of type `product_type`) is the element of the product
     /// the GEMM computed. `None` when the statements need more than one
     /// element's work item: row blocks, local memory, code before or after
-    /// the element guard (reductions).
+    /// the element guard (reductions), the product read at another element
+    /// ([`refuse_epilogue`](Self::refuse_epilogue)).
     pub fn epilogue_prelude(&self, product: &str, product_type: &'static str) -> Option<String> {
         let [before, prologue, prepare, body, outputs, epilogue, after] = &self.sections;
-        let per_element = !self.row_blocks
+        let per_element = !self.epilogue_refused
+            && !self.row_blocks
             && !self.needs_local_size
             && [before, prologue, prepare, epilogue, after]
                 .iter()

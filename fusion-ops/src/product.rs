@@ -80,8 +80,12 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
         if in_epilogue(self) {
-            // Only element-wise nodes lead here (see `epilogue_product`).
-            debug_assert_eq!(*at, Index::work_item());
+            // The GEMM holds the product at the work item's element only; a
+            // shared product also read elsewhere (under a reduction) cannot
+            // be an epilogue's.
+            if *at != Index::work_item() {
+                g.refuse_epilogue();
+            }
             return crate::epilogue::PRODUCT.to_string();
         }
         if let Some(var) = stored_var::<T, L, R>(self) {
@@ -171,6 +175,10 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpiloguePro
         let (m, n) = product_shape(self)?;
         let k = self.lhs.shape()?.map_or(0, |s| s.1);
         EpilogueGemm::fits::<T>(m, k, n)
+    }
+
+    fn computed(&self) -> bool {
+        self.result.get().is_some()
     }
 
     fn with_gemm(

@@ -9,7 +9,7 @@
 //! the work item's own element only). While the epilogue kernel is bound
 //! and generated, that product node is *active*: it binds nothing,
 //! evaluates nothing and generates the name of the GEMM's element
-//! ([`PRODUCT`]). The rest of the expression generates as usual, into the
+//! (`product`). The rest of the expression generates as usual, into the
 //! function `epilogue` that `clfuse_kernels::EpilogueGemm` compiles in
 //! front of the GEMM kernel. The kernel is cached like any fused kernel, by
 //! the expression's type, its alias pattern and the GEMM's blocking.

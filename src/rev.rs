@@ -124,7 +124,8 @@ pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var
     let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |c, adj| {
         let flipped = if op == Op::N { Op::T } else { Op::N };
-        let adj_b = linalg::tri_solve(&matrix, flipped, adj)?;
+        // The forward solve checked `a`; the adjoint comes from the tape.
+        let adj_b = clfuse_kernels::tri_solve_prechecked(&matrix, flipped, adj)?;
         let (left, right) = match op {
             Op::N => (&adj_b, c),
             Op::T => (c, &adj_b),

@@ -256,3 +256,40 @@ fn substitution_errors_name_the_argument() {
         Error::InvalidView { .. }
     ));
 }
+
+/// The solve without value checks gives the checked solve's result, and a
+/// zero on the diagonal makes non-finite values instead of an error (the
+/// reverse pass of `rev::tri_solve` uses it with the factor its forward
+/// pass checked).
+#[test]
+fn prechecked_solve_matches_and_skips_the_value_checks() -> clfuse::Result<()> {
+    use clfuse::clfuse_kernels::{Op, tri_solve, tri_solve_prechecked};
+    let n = 33;
+    let lower: Vec<f64> = (0..n * n)
+        .map(|k| {
+            let (i, j) = (k % n, k / n);
+            if i == j {
+                2.0 + i as f64 * 0.1
+            } else if i > j {
+                0.01 * ((i * 7 + j * 3) % 11) as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let a = MatrixCl::from_slice(n, n, &lower)?.with_view(View::Lower);
+    let b = MatrixCl::from_slice(n, 2, &(0..2 * n).map(|k| k as f64).collect::<Vec<_>>())?;
+    for op in [Op::N, Op::T] {
+        assert_eq!(
+            tri_solve_prechecked(&a, op, &b)?.to_vec()?,
+            tri_solve(&a, op, &b)?.to_vec()?
+        );
+    }
+    let mut singular = lower.clone();
+    singular[5 + n * 5] = 0.0;
+    let s = MatrixCl::from_slice(n, n, &singular)?.with_view(View::Lower);
+    assert!(tri_solve(&s, Op::N, &b).is_err());
+    let x = tri_solve_prechecked(&s, Op::N, &b)?.to_vec()?;
+    assert!(x.iter().any(|v| !v.is_finite()));
+    Ok(())
+}

@@ -29,7 +29,7 @@ pub use gemm::{
 };
 pub use gemm_epilogue::EpilogueGemm;
 pub use packed::{PackedTransfer, packed_len};
-pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve};
+pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_prechecked};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
 
 /// Constructors backed by hand-written kernels.

@@ -46,6 +46,28 @@ pub fn tri_solve<T: ClFloat>(a: &MatrixCl<T>, op: Op, b: &MatrixCl<T>) -> Result
     checked_solve("tri_solve", a, op, Rhs::AsGiven(b))
 }
 
+/// [`tri_solve`] without its value checks (zeros on the diagonal, values
+/// that are not finite) and their read-back, for operands checked already:
+/// a reverse pass solving again with the factor its forward pass checked.
+/// Shapes and views are still checked; a zero on the diagonal gives
+/// infinities and NaNs in the result instead of an error.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Op;
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// assert_eq!(clfuse_kernels::tri_solve_prechecked(&a, Op::N, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn tri_solve_prechecked<T: ClFloat>(
+    a: &MatrixCl<T>,
+    op: Op,
+    b: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
+    solve("tri_solve_prechecked", a, op, Rhs::AsGiven(b), false)
+}
+
 /// A solve's right-hand side: the user's, or the transpose of the user's
 /// (`mdivide_right_tri`), whose errors report positions in the user's matrix.
 pub(crate) enum Rhs<'a, T: ClFloat> {
@@ -59,6 +81,17 @@ pub(crate) fn checked_solve<T: ClFloat>(
     a: &MatrixCl<T>,
     op: Op,
     b: Rhs<'_, T>,
+) -> Result<MatrixCl<T>> {
+    solve(function, a, op, b, true)
+}
+
+/// The solve, with or without the value checks of `a` and `b`.
+fn solve<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    op: Op,
+    b: Rhs<'_, T>,
+    check_values: bool,
 ) -> Result<MatrixCl<T>> {
     let (b, b_transposed) = match b {
         Rhs::AsGiven(b) => (b, false),
@@ -76,9 +109,15 @@ pub(crate) fn checked_solve<T: ClFloat>(
     let m = b.cols();
     let (size, width) = (int(function, "a", n)?, int(function, "b", m)?);
     int(function, "b", b.len())?;
-    let diagonal_zeros = enqueue_check_diagonal_zeros(a)?;
-    let a_finite = FiniteCheck::start(function, "a", a)?;
-    let b_finite = FiniteCheck::start(function, "b", b)?.of_transpose(b_transposed);
+    let checks = if check_values {
+        Some((
+            enqueue_check_diagonal_zeros(a)?,
+            FiniteCheck::start(function, "a", a)?,
+            FiniteCheck::start(function, "b", b)?.of_transpose(b_transposed),
+        ))
+    } else {
+        None
+    };
     // Outside the view the storage is not read as zero by the kernel, which
     // reads the whole triangle: a diagonal matrix is solved as a lower one
     // whose strictly lower part is zeroed on a copy.
@@ -126,11 +165,13 @@ pub(crate) fn checked_solve<T: ClFloat>(
             )?;
         }
     }
-    let [zero] = first_flagged_all([Some(&diagonal_zeros)])?;
-    a_finite.finish()?;
-    b_finite.finish()?;
-    if let Some(index) = zero {
-        return Err(zero_on_diagonal(function, "a", n, index));
+    if let Some((diagonal_zeros, a_finite, b_finite)) = checks {
+        let [zero] = first_flagged_all([Some(&diagonal_zeros)])?;
+        a_finite.finish()?;
+        b_finite.finish()?;
+        if let Some(index) = zero {
+            return Err(zero_on_diagonal(function, "a", n, index));
+        }
     }
     Ok(x)
 }

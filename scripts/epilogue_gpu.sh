@@ -4,15 +4,9 @@
 # cores (the default there) and with FUSION_GEMM=portable, then PyTorch's
 # mm and sigmoid(mm + 1) in the same run. Binaries are copied into .gpu/
 # (bench_report) and .gpu/tests/ (test binaries) before the run.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-export FUSION_DEVICE=nvidia
-cd "$(dirname "$0")/../.gpu"
+source "$(dirname "$0")/gpu_tests.sh"
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  for t in tests/*; do
-    echo "== $t"
-    timeout 240 "$t" --test-threads=2 2>&1 | grep -E "test result|panicked|Error|assert" | tail -6
-  done
+  run_test_binaries
   echo "== gemm suite, tensor cores (default)"
   FUSION_PROFILING=1 timeout 240 ./bench_report --suite gemm --out /tmp/tc 2>&1 | tail -1
   mkdir -p "$OUT/tensor" && cp /tmp/tc/report.md /tmp/tc/profiles.md "$OUT/tensor/"

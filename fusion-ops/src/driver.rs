@@ -164,18 +164,28 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
                     rt.flush()?;
                 }
             }
-            // Read-backs are queued (not waited for) before `then`, so they
-            // complete while `then`'s work runs, even on an in-order queue.
-            let finished = list
-                .finish(&launch)
-                .and_then(|()| list.start_reads(&launch))
-                .and_then(|()| then());
-            list.verify(&launch)?;
-            finished?;
+            complete(list, &launch, then)?;
             Ok(Launched::Done)
         }
         FusedPlan::ViaTemporaries => Ok(Launched::NeedsTemporaries),
     }
+}
+
+/// After `list`'s kernel is queued: its outputs' follow-up steps, the
+/// read-backs queued (not waited for) before `then`, so that they complete
+/// while `then`'s work runs, even on an in-order queue, and last the checks'
+/// verdicts (which take precedence over an error from `then`).
+pub(crate) fn complete<L: OutputList>(
+    list: &L,
+    launch: &LaunchShape,
+    then: Then<'_>,
+) -> Result<()> {
+    let finished = list
+        .finish(launch)
+        .and_then(|()| list.start_reads(launch))
+        .and_then(|()| then());
+    list.verify(launch)?;
+    finished
 }
 
 /// Runs the outputs in `list` as one kernel or, when a target is read at

@@ -22,7 +22,7 @@
 //! (a reduction's loop, a target read elsewhere).
 
 use crate::binder::Binder;
-use crate::driver::dump_name;
+use crate::driver::{complete, dump_name};
 use crate::generator::{Generator, Section};
 use crate::launch_shape::LaunchShape;
 use crate::outputs::{OutputList, Schedule};
@@ -114,24 +114,41 @@ fn program<L: OutputList>(
     (!g.reads_target_elsewhere()).then(|| gemm.source(&prelude))
 }
 
-/// The source of the one kernel that runs `list` when its product takes
-/// its element-wise tail as an epilogue (see [`source_of`](crate::source_of)).
-pub(crate) fn source<L: OutputList>(list: &L) -> Result<Option<String>> {
-    let Some(product) = list.epilogue_product() else {
-        return Ok(None);
-    };
-    if list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
-        return Ok(None);
+/// Plans the GEMM of `product` for `list`'s epilogue and calls `run` with
+/// it while the product is active and the expression's other leaves are
+/// evaluated. `Ok(false)` without calling it when the product cannot take
+/// the epilogue: fusion turned off, outputs that are not one element-wise
+/// store, a shape that does not fit, a target that is an operand, or a
+/// product that a leaf's own kernel computed after all.
+fn with_planned_gemm<L: OutputList>(
+    list: &L,
+    product: &dyn EpilogueProduct,
+    run: &mut dyn FnMut(EpilogueGemm<'_>) -> Result<bool>,
+) -> Result<bool> {
+    let mode = Runtime::get()?.tuning().gemm_epilogue.unwrap_or_default();
+    if mode == GemmEpilogue::Off || list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
+        return Ok(false);
     }
     let mut targets = Vec::new();
     list.target_ids(&mut targets);
-    let mut found = None;
     product.with_gemm(&targets, &mut |gemm| {
         let _active = Activation::new(product.node());
         list.evaluate_leaves()?;
         if product.computed() {
             return Ok(false);
         }
+        run(gemm)
+    })
+}
+
+/// The source of the one kernel that runs `list` when its product takes
+/// its element-wise tail as an epilogue (see [`source_of`](crate::source_of)).
+pub(crate) fn source<L: OutputList>(list: &L) -> Result<Option<String>> {
+    let Some(product) = list.epilogue_product() else {
+        return Ok(None);
+    };
+    let mut found = None;
+    with_planned_gemm(list, product, &mut |gemm| {
         found = program(list, product, &gemm);
         Ok(found.is_some())
     })?;
@@ -152,18 +169,7 @@ pub(crate) fn launch<L: OutputList>(
     then: &mut dyn FnMut() -> Result<()>,
 ) -> Result<bool> {
     let rt = Runtime::get()?;
-    let mode = rt.tuning().gemm_epilogue.unwrap_or_default();
-    if mode == GemmEpilogue::Off || list.schedule() != Schedule::ELEMENTWISE || !product.fits()? {
-        return Ok(false);
-    }
-    let mut targets = Vec::new();
-    list.target_ids(&mut targets);
-    product.with_gemm(&targets, &mut |gemm| {
-        let _active = Activation::new(product.node());
-        list.evaluate_leaves()?;
-        if product.computed() {
-            return Ok(false);
-        }
+    with_planned_gemm(list, product, &mut |gemm| {
         let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
         list.prepare(&launch)?;
         let mut binder = Binder::new();
@@ -183,7 +189,7 @@ pub(crate) fn launch<L: OutputList>(
             };
             let name = format!("epilogue_{}", dump_name(key));
             let compiled =
-                compile_kernel(gemm.kernel_name(), &source, gemm.build_options(), &name)?;
+                compile_kernel(gemm.kernel_name(), &source, &gemm.build_options(), &name)?;
             Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
                 compiled, source,
             ))))
@@ -192,12 +198,7 @@ pub(crate) fn launch<L: OutputList>(
             return Ok(false);
         };
         gemm.launch(kernel.compiled(), args)?;
-        let finished = list
-            .finish(&launch)
-            .and_then(|()| list.start_reads(&launch))
-            .and_then(|()| then());
-        list.verify(&launch)?;
-        finished?;
+        complete(list, &launch, then)?;
         Ok(true)
     })
 }

@@ -718,7 +718,7 @@ impl Generator {
     /// The fp64 pragma, the helpers and `__kernel void calculate(...) {`.
     fn signature(&self) -> String {
         let mut out = String::new();
-        self.preamble(&mut out);
+        self.preamble(&mut out, false);
         let mut params: Vec<String> = self.parameters().into_iter().map(|(p, _)| p).collect();
         if self.row_blocks {
             params.push("int block_rows".into());
@@ -727,9 +727,11 @@ impl Generator {
         out
     }
 
-    /// The pragma, `in_view` and the helpers every kernel starts with.
-    fn preamble(&self, out: &mut String) {
-        if self.uses_fp64 {
+    /// The pragma (when the kernel uses `double`, or `fp64` says a part
+    /// it does not generate does), `in_view` and the helpers every kernel
+    /// starts with.
+    fn preamble(&self, out: &mut String, fp64: bool) {
+        if self.uses_fp64 || fp64 {
             out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
         }
         out.push_str(IN_VIEW);
@@ -797,10 +799,7 @@ impl Generator {
             return None;
         }
         let mut out = String::new();
-        if product_type == "double" && !self.uses_fp64 {
-            out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
-        }
-        self.preamble(&mut out);
+        self.preamble(&mut out, product_type == "double");
         let params = self.parameters();
         out.push_str("// The kernel's parameters that the epilogue reads, passed on to it.\n");
         out.push_str("#define EPILOGUE_PARAMS \\\n");

@@ -29,8 +29,15 @@ const GEMM_DIRECT_SOURCE: &str = include_str!("../cl/gemm_direct.cl");
 pub struct EpilogueGemm<'a> {
     config: GemmConfig,
     range: NdRange,
+    /// The blocking's build options (`T` is added when a program is built).
     build: String,
+    element: &'static str,
     args: Vec<KernelArg<'a>>,
+}
+
+/// Whether the shape leaves a GEMM to fuse: no vector, no empty product.
+fn gemm_shaped(m: usize, k: usize, n: usize) -> bool {
+    m > 1 && n > 1 && k > 0
 }
 
 impl<'a> EpilogueGemm<'a> {
@@ -41,7 +48,7 @@ impl<'a> EpilogueGemm<'a> {
     /// (each part stores a partial sum, so no part can finish an element).
     pub fn plan<T: ClFloat>(a: &'a MatrixCl<T>, b: &'a MatrixCl<T>) -> Result<Option<Self>> {
         const F: &str = "multiply";
-        if a.cols() != b.rows() || !Self::fits::<T>(a.rows(), a.cols(), b.cols())? {
+        if a.cols() != b.rows() || !gemm_shaped(a.rows(), a.cols(), b.cols()) {
             return Ok(None);
         }
         let (oa, ob) = (Operand::whole(a), Operand::whole(b));
@@ -82,11 +89,11 @@ impl<'a> EpilogueGemm<'a> {
             scalar(T::one()),
             scalar(T::default()),
         ];
-        let build = format!("-D T={} {build}", T::CL_NAME);
         Ok(Some(EpilogueGemm {
             config,
             range,
             build,
+            element: T::CL_NAME,
             args,
         }))
     }
@@ -102,7 +109,7 @@ impl<'a> EpilogueGemm<'a> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn fits<T: ClFloat>(m: usize, k: usize, n: usize) -> Result<bool> {
-        if m <= 1 || n <= 1 || k == 0 {
+        if !gemm_shaped(m, k, n) {
             return Ok(false);
         }
         let config = GemmConfig::for_epilogue(m, n)?.for_element::<T>();
@@ -112,29 +119,20 @@ impl<'a> EpilogueGemm<'a> {
     /// What tells this kernel's programs apart besides the epilogue: the
     /// kernel and its blocking (a part of the fused kernel's cache key).
     pub fn structure(&self) -> [u32; 4] {
-        match self.config {
+        let (kind, block) = match self.config {
             GemmConfig::Tiled {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
-            } => [
-                1,
-                thread_block_size as u32,
-                work_per_thread as u32,
-                tile_k as u32,
-            ],
+            } => (1, [thread_block_size, work_per_thread, tile_k]),
             GemmConfig::TensorCores {
                 thread_block_size,
                 work_per_thread,
                 tile_k,
-            } => [
-                2,
-                thread_block_size as u32,
-                work_per_thread as u32,
-                tile_k as u32,
-            ],
-            GemmConfig::Direct { rows, cols } => [3, rows as u32, cols as u32, 0],
-        }
+            } => (2, [thread_block_size, work_per_thread, tile_k]),
+            GemmConfig::Direct { rows, cols } => (3, [rows, cols, 0]),
+        };
+        [kind, block[0] as u32, block[1] as u32, block[2] as u32]
     }
 
     /// The entry point's name (`gemm`, `gemm_dmma` or `gemm_direct`: a
@@ -157,9 +155,10 @@ impl<'a> EpilogueGemm<'a> {
         format!("{prelude}\n#define EPILOGUE\n\n{kernel}")
     }
 
-    /// The build options (element type and blocking).
-    pub fn build_options(&self) -> &str {
-        &self.build
+    /// The build options (element type and blocking), asked for only when
+    /// a program is built.
+    pub fn build_options(&self) -> String {
+        format!("-D T={} {}", self.element, self.build)
     }
 
     /// Enqueues `kernel` (built from [`source`](Self::source)) with the

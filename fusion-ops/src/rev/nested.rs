@@ -173,10 +173,7 @@ pub fn leaf<T: ClType>(
 /// `rowwise_sum(e)` of an expression of variables: `e` as its own step,
 /// then the sums, whose reverse pass broadcasts the adjoint along rows.
 pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
-    let inner = operand(e)?;
-    let Operand::Variable(inner) = inner else {
-        return Err(internal("rowwise_sum"));
-    };
+    let inner = variable_operand(e, "rowwise_sum")?;
     let value = crate::driver::eval_direct(crate::reductions::rowwise_sum(inner.value()).0)?;
     let cols = inner.cols();
     leaf(value, &[&inner], move |_, adj| {
@@ -191,10 +188,7 @@ pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
 /// `adj(e) = adj · exp(e - lse)` (the row's softmax), one fused kernel.
 pub(crate) fn rowwise_log_sum_exp<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
     use crate::structural::colwise_broadcast;
-    let inner = operand(e)?;
-    let Operand::Variable(inner) = inner else {
-        return Err(internal("rowwise_log_sum_exp"));
-    };
+    let inner = variable_operand(e, "rowwise_log_sum_exp")?;
     let value =
         crate::driver::eval_direct(crate::reductions::rowwise_log_sum_exp(inner.value()).0)?;
     let cols = inner.cols();
@@ -248,10 +242,7 @@ fn rowwise_extremum<O: Operation>(e: &O, max: bool) -> Result<Var<O::Scalar>> {
     use crate::logic::eq;
     use crate::reductions::{rowwise_max, rowwise_min};
     use crate::structural::colwise_broadcast;
-    let inner = operand(e)?;
-    let Operand::Variable(inner) = inner else {
-        return Err(internal(if max { "rowwise_max" } else { "rowwise_min" }));
-    };
+    let inner = variable_operand(e, if max { "rowwise_max" } else { "rowwise_min" })?;
     let value = if max {
         crate::driver::eval_direct(rowwise_max(inner.value()).0)?
     } else {
@@ -277,10 +268,7 @@ fn rowwise_prod<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {
     use crate::logic::{and, eq, ne, select};
     use crate::reductions::rowwise_prod;
     use crate::structural::colwise_broadcast;
-    let inner = operand(e)?;
-    let Operand::Variable(inner) = inner else {
-        return Err(internal("rowwise_prod"));
-    };
+    let inner = variable_operand(e, "rowwise_prod")?;
     let value = crate::driver::eval_direct(rowwise_prod(inner.value()).0)?;
     let (rows, cols) = (inner.rows(), inner.cols());
     let x = inner.clone();
@@ -425,6 +413,14 @@ where
             |a, _, adj| multiply_transposed(a, Op::T, adj, Op::N),
         ],
     )
+}
+
+/// The operand of a reduction of variables, as a variable (its own step).
+fn variable_operand<O: Operation>(e: &O, function: &'static str) -> Result<Var<O::Scalar>> {
+    match operand(e)? {
+        Operand::Variable(var) => Ok(var),
+        Operand::Constant(_) => Err(internal(function)),
+    }
 }
 
 fn internal(function: &'static str) -> Error {

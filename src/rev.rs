@@ -119,13 +119,14 @@ fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
 pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var> {
     use linalg::Op;
     let c = linalg::tri_solve(a.value(), op, b.value())?;
-    // The reverse pass needs `a` as it is now (a copy keeps its view).
-    let matrix = a.value().try_clone()?;
+    // The reverse pass reads `a` as it is now, with its view (no copy).
+    let kept = Kept::new(a.value());
     let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |c, adj| {
+        let matrix = kept.get("rev::tri_solve")?;
         let flipped = if op == Op::N { Op::T } else { Op::N };
         // The forward solve checked `a`; the adjoint comes from the tape.
-        let adj_b = clfuse_kernels::tri_solve_prechecked(&matrix, flipped, adj)?;
+        let adj_b = clfuse_kernels::tri_solve_prechecked(matrix, flipped, adj)?;
         let (left, right) = match op {
             Op::N => (&adj_b, c),
             Op::T => (c, &adj_b),
@@ -178,12 +179,16 @@ pub fn cholesky_solve(l: impl Operand, b: impl Operand) -> Result<Var> {
 /// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn mdivide_left_tri(a: impl Operand, b: impl Operand) -> Result<Var> {
-    let lower = a.value().try_clone()?.with_view(View::Lower);
-    let rhs = b.value().try_clone()?;
-    let c = linalg::mdivide_left_tri(&lower, &rhs)?;
+    let lower = Kept::new(&a.value().share().with_view(View::Lower));
+    let rhs = Kept::new(b.value());
+    let c = linalg::mdivide_left_tri(lower.get("rev::mdivide_left_tri")?, b.value())?;
     let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |_, adj| {
-        let adjoint = linalg::mdivide_left_tri_adjoint(&lower, &rhs, adj)?;
+        let (lower, rhs) = (
+            lower.get("rev::mdivide_left_tri")?,
+            rhs.get("rev::mdivide_left_tri")?,
+        );
+        let adjoint = linalg::mdivide_left_tri_adjoint(lower, rhs, adj)?;
         Ok(keep(&flags, vec![adjoint.adj_a, adjoint.adj_b]))
     })
 }
@@ -201,8 +206,7 @@ pub fn mdivide_left_tri(a: impl Operand, b: impl Operand) -> Result<Var> {
 /// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn tri_inverse(a: impl Operand) -> Result<Var> {
-    let lower = a.value().try_clone()?.with_view(View::Lower);
-    let inv = linalg::tri_inverse(&lower)?;
+    let inv = linalg::tri_inverse(&a.value().share().with_view(View::Lower))?;
     let (vars, _) = parents(&[&a]);
     leaf(inv, &vars, |inv, adj| {
         use linalg::Op;

@@ -85,3 +85,52 @@ fn reads_of_every_size_return_their_data() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_shared_buffer_stays_out_of_the_pool_until_its_last_handle_drops() -> Result<()> {
+    let data: Vec<f64> = (0..300).map(f64::from).collect();
+    let original = MatrixCl::from_slice(300, 1, &data)?;
+    let kept = original.share();
+    assert_eq!(kept.buffer_id(), original.buffer_id());
+    drop(original);
+    // Matrices of the same size class are made and written while `kept`
+    // lives: none of them may receive its buffer.
+    let others = (0..4)
+        .map(|k| MatrixCl::constant(300, 1, -f64::from(k)))
+        .collect::<Result<Vec<_>>>()?;
+    assert_eq!(kept.to_vec()?, data);
+    for (k, other) in others.iter().enumerate() {
+        assert_ne!(other.buffer_id(), kept.buffer_id());
+        assert_eq!(other.to_vec()?, vec![-(k as f64); 300]);
+    }
+    // Commands through either handle are ordered on the one buffer.
+    let second = kept.share().with_view(View::Lower);
+    second.assign(&kept + 1.0)?;
+    assert_eq!(kept.view(), View::Entire);
+    assert_eq!(kept.to_vec()?[299], 300.0);
+    Ok(())
+}
+
+#[test]
+fn every_kind_of_write_counts() -> Result<()> {
+    let m = MatrixCl::from_slice(5, 1, &[1.0f64; 5])?;
+    let mut last = m.events().write_count();
+    let mut wrote = |what: &str, m: &MatrixCl<f64>| {
+        let now = m.events().write_count();
+        assert!(now > last, "{what} did not count as a write");
+        last = now;
+    };
+    m.fill(2.0)?;
+    wrote("fill", &m);
+    m.write(&[3.0; 5])?;
+    wrote("write", &m);
+    m.copy_from(&MatrixCl::zeros(5, 1)?)?;
+    wrote("copy_from", &m);
+    m.assign(&m + 1.0)?;
+    wrote("a kernel", &m);
+    let before = m.events().write_count();
+    let _ = (&m * 2.0).eval()?;
+    let _ = m.to_vec()?;
+    assert_eq!(m.events().write_count(), before, "reads count as writes");
+    Ok(())
+}

@@ -267,3 +267,44 @@ fn ties_and_zeros() -> Result<()> {
     close("prod, row 2", &[g[2], g[5], g[8]], &[0.0, 0.0, 0.0], 0.0);
     rev::clear()
 }
+
+/// A constant operand of a product step is kept without a copy: it outlives
+/// the caller's handle, and writing it before the reverse pass stops `grad`
+/// before any adjoint changes.
+#[test]
+fn a_product_keeps_its_constant_operand_and_notices_writes() -> Result<()> {
+    let (n, p) = (33, 3);
+    let xs = values(n * p, 0.25);
+    let bs = values(p, 2.5);
+    let beta = Var::new(MatrixCl::from_slice(p, 1, &bs)?);
+    let expected: Vec<f64> = (0..p)
+        .map(|k| (0..n).map(|i| xs[i + n * k]).sum())
+        .collect();
+
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let lp = colwise_sum(matrix_vector_multiply(&x, &beta)).eval()?;
+    drop(x); // the step holds the buffer
+    lp.grad()?;
+    close("d_beta", &beta.adjoint().to_vec()?, &expected, 1e-12);
+    rev::clear()?;
+    rev::set_zero_all_adjoints()?;
+
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let lp = colwise_sum(matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    x.fill(0.0)?;
+    let err = lp
+        .grad()
+        .expect_err("x was written after the step was recorded");
+    assert!(err.to_string().contains("Var::grad"), "{err}");
+    assert!(err.to_string().contains("33 x 3"), "{err}");
+    assert_eq!(beta.adjoint().to_vec()?, vec![0.0; p], "nothing was added");
+    // After clearing the tape, evaluating again reads the new contents.
+    rev::clear()?;
+    x.write(&xs)?;
+    let lp = colwise_sum(matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    lp.grad()?;
+    let twice: Vec<f64> = expected.iter().map(|e| 2.0 * e).collect();
+    close("d_beta", &beta.adjoint().to_vec()?, &twice, 1e-12);
+    rev::clear()?;
+    Ok(())
+}

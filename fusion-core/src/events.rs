@@ -14,7 +14,7 @@
 use crate::error::{ClResultExt, Result};
 use opencl3::event::Event;
 use opencl3::types::cl_event;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// An OpenCL event that can be cloned cheaply: clones share one driver
@@ -157,6 +157,8 @@ impl Default for Lists {
 #[derive(Default, Debug)]
 pub struct EventLists {
     lists: Mutex<Lists>,
+    /// Commands that wrote the buffer so far (see [`write_count`](Self::write_count)).
+    writes: AtomicU64,
 }
 
 impl EventLists {
@@ -198,10 +200,33 @@ impl EventLists {
     /// Records a command that writes this buffer. It waited for every pending
     /// read and write, so it alone now stands for all of them.
     pub fn add_write(&self, event: ClEvent) {
+        self.note_write();
         let mut lists = self.lock();
         lists.reads.clear();
         lists.writes.clear();
         lists.writes.push(event);
+    }
+
+    /// Counts a command that writes this buffer ([`add_write`](Self::add_write)
+    /// does; a launch on an in-order queue, which records no event, calls
+    /// this alone).
+    pub fn note_write(&self) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many commands have written this buffer since it was created
+    /// (or since the pool last handed it out): a reader that keeps a handle
+    /// for later compares two counts to learn whether the contents changed.
+    ///
+    /// ```
+    /// let m = clfuse_core::MatrixCl::from_slice(2, 1, &[1.0f32, 2.0])?;
+    /// let before = m.events().write_count();
+    /// m.fill(0.0)?;
+    /// assert_ne!(m.events().write_count(), before);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn write_count(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
     }
 
     /// Blocks until every pending write has finished.

@@ -235,7 +235,12 @@ pub fn enqueue(
             match access {
                 Access::Read if track => events.wait_list_for_read(&mut wait),
                 Access::Read => {}
-                Access::Write | Access::ReadWrite => events.wait_list_for_write(&mut wait),
+                Access::Write | Access::ReadWrite => {
+                    events.wait_list_for_write(&mut wait);
+                    if !track {
+                        events.note_write();
+                    }
+                }
             }
         }
     }

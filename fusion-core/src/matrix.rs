@@ -12,6 +12,7 @@ use crate::runtime::Runtime;
 use crate::view::View;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE, ClMem};
 use opencl3::types::{CL_NON_BLOCKING, cl_mem};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -60,14 +61,22 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub struct MatrixCl<T: ClType> {
-    buffer: Option<Buffer<T>>,
+    storage: Arc<Storage<T>>,
     rows: usize,
     cols: usize,
     view: AtomicI32,
+}
+
+/// The device buffer behind one or more handles ([`MatrixCl::share`]): the
+/// buffer, its event lists and identity live as long as any handle does.
+struct Storage<T: ClType> {
+    buffer: Option<Buffer<T>>,
     events: EventLists,
     id: u64,
     /// The device the buffer lives on (`None` for a matrix without one).
     home: Option<&'static Runtime>,
+    /// The buffer's size class in the pool.
+    bytes: usize,
 }
 
 impl<T: ClType> std::fmt::Debug for MatrixCl<T> {
@@ -99,24 +108,39 @@ impl<T: ClType> MatrixCl<T> {
     fn with_buffer(
         rows: usize,
         cols: usize,
-        buffer: Option<Buffer<T>>,
+        buffer: Option<(Buffer<T>, usize, EventLists)>,
         home: Option<&'static Runtime>,
     ) -> Self {
+        let (buffer, bytes, events) = match buffer {
+            Some((buffer, bytes, events)) => (Some(buffer), bytes, events),
+            None => (None, 0, EventLists::default()),
+        };
         MatrixCl {
-            buffer,
+            storage: Arc::new(Storage {
+                buffer,
+                events,
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                home,
+                bytes,
+            }),
             rows,
             cols,
             view: AtomicI32::new(View::Entire.bits()),
-            events: EventLists::default(),
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            home,
         }
+    }
+
+    fn buffer(&self) -> Option<&Buffer<T>> {
+        self.storage.buffer.as_ref()
+    }
+
+    fn home(&self) -> Option<&'static Runtime> {
+        self.storage.home
     }
 
     /// The runtime of the device the matrix lives on (for a matrix without
     /// a buffer, the calling thread's).
     pub fn runtime(&self) -> Result<&'static Runtime> {
-        match self.home {
+        match self.home() {
             Some(runtime) => Ok(runtime),
             None => Runtime::get(),
         }
@@ -132,7 +156,7 @@ impl<T: ClType> MatrixCl<T> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn device(&self) -> Option<Device> {
-        self.home.map(Device::of)
+        self.home().map(Device::of)
     }
 
     /// A copy of the matrix on `device` (through the host when the devices
@@ -183,9 +207,12 @@ impl<T: ClType> MatrixCl<T> {
             // The pool passes its one reference to `mem`, a live buffer of
             // `class` bytes; the new `Buffer` releases it on drop.
             let buffer = Buffer::<T>::new(mem);
-            let mut m = Self::with_buffer(rows, cols, Some(buffer), Some(rt));
-            m.events = events;
-            return Ok(m);
+            return Ok(Self::with_buffer(
+                rows,
+                cols,
+                Some((buffer, class, events)),
+                Some(rt),
+            ));
         }
         let create = || {
             // SAFETY: no host pointer is passed; the size is non-zero and bounded.
@@ -206,7 +233,12 @@ impl<T: ClType> MatrixCl<T> {
             }
             Err(e) => return Err(e).call("clCreateBuffer"),
         };
-        Ok(Self::with_buffer(rows, cols, Some(buffer), Some(rt)))
+        Ok(Self::with_buffer(
+            rows,
+            cols,
+            Some((buffer, class, EventLists::default())),
+            Some(rt),
+        ))
     }
 
     /// Copies a column-major host slice to the device.
@@ -267,13 +299,13 @@ impl<T: ClType> MatrixCl<T> {
 
     /// [`fill`](Self::fill), named `label` in a profile's timeline.
     pub(crate) fn fill_labelled(&self, value: T, label: &str) -> Result<()> {
-        let Some(buffer) = &self.buffer else {
+        let Some(buffer) = self.buffer() else {
             return Ok(());
         };
         let rt = self.runtime()?;
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
-        self.events.wait_list_for_write(&mut wait);
+        self.storage.events.wait_list_for_write(&mut wait);
         let pattern = [value];
         let size = self.len() * std::mem::size_of::<T>();
         // SAFETY: the buffer is live and `size` bytes long; the pattern is
@@ -290,7 +322,7 @@ impl<T: ClType> MatrixCl<T> {
         .call("clEnqueueFillBuffer")?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer(label, &event);
-        self.events.add_write(event);
+        self.storage.events.add_write(event);
         Ok(())
     }
 
@@ -304,7 +336,7 @@ impl<T: ClType> MatrixCl<T> {
                 actual: data.len(),
             });
         }
-        let Some(buffer) = &self.buffer else {
+        let Some(buffer) = self.buffer() else {
             return Ok(());
         };
         self.host_copy("write", Access::Write, |queue, wait| {
@@ -340,7 +372,7 @@ impl<T: ClType> MatrixCl<T> {
                 actual: out.len(),
             });
         }
-        let Some(buffer) = &self.buffer else {
+        let Some(buffer) = self.buffer() else {
             return Ok(());
         };
         if std::mem::size_of_val(out) <= crate::pinned::MAX_BYTES {
@@ -377,14 +409,16 @@ impl<T: ClType> MatrixCl<T> {
             let _ordering = crate::events::ordered();
             let mut wait = Vec::new();
             match access {
-                Access::Read => self.events.wait_list_for_read(&mut wait),
-                Access::Write | Access::ReadWrite => self.events.wait_list_for_write(&mut wait),
+                Access::Read => self.storage.events.wait_list_for_read(&mut wait),
+                Access::Write | Access::ReadWrite => {
+                    self.storage.events.wait_list_for_write(&mut wait)
+                }
             }
             let event = ClEvent::new(enqueue(rt.queue(), &raw_handles(&wait))?);
             crate::profile::record_transfer(label, &event);
             match access {
-                Access::Read => self.events.add_read(event.clone()),
-                Access::Write | Access::ReadWrite => self.events.add_write(event.clone()),
+                Access::Read => self.storage.events.add_read(event.clone()),
+                Access::Write | Access::ReadWrite => self.storage.events.add_write(event.clone()),
             }
             event
         };
@@ -410,13 +444,13 @@ impl<T: ClType> MatrixCl<T> {
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
         let mut data = vec![T::default(); self.len()];
-        let Some(buffer) = &self.buffer else {
+        let Some(buffer) = self.buffer() else {
             return Ok(PendingRead::new(data, None, None));
         };
         let rt = self.runtime()?;
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
-        self.events.wait_list_for_read(&mut wait);
+        self.storage.events.wait_list_for_read(&mut wait);
         let queue = match rt.transfer_queue() {
             Some(transfer) => {
                 if !rt.tracks_events() {
@@ -476,7 +510,7 @@ impl<T: ClType> MatrixCl<T> {
             // flushed before another queue's commands wait for its events.
             queue.flush().call("clFlush")?;
         }
-        self.events.add_read(event.clone());
+        self.storage.events.add_read(event.clone());
         Ok(PendingRead::new(data, slot, Some((rt, event))))
     }
 
@@ -547,19 +581,17 @@ impl<T: ClType> MatrixCl<T> {
 
     /// The pending read/write events of this matrix.
     pub fn events(&self) -> &EventLists {
-        &self.events
+        &self.storage.events
     }
 
     /// A process-unique identity of the underlying buffer (used to detect aliasing).
     pub fn buffer_id(&self) -> u64 {
-        self.id
+        self.storage.id
     }
 
     /// The raw `cl_mem` handle (null for an empty matrix).
     pub fn raw_mem(&self) -> cl_mem {
-        self.buffer
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.get())
+        self.buffer().map_or(std::ptr::null_mut(), |b| b.get())
     }
 
     /// Copies a column-major device buffer range of `other` (same shape) into `self`.
@@ -571,10 +603,10 @@ impl<T: ClType> MatrixCl<T> {
                 rhs: (other.rows, other.cols),
             });
         }
-        let (Some(dst), Some(src)) = (&self.buffer, &other.buffer) else {
+        let (Some(dst), Some(src)) = (self.buffer(), other.buffer()) else {
             return Ok(());
         };
-        if self.id == other.id {
+        if self.storage.id == other.storage.id {
             return Ok(());
         }
         let rt = self.runtime()?;
@@ -584,8 +616,8 @@ impl<T: ClType> MatrixCl<T> {
         }
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
-        self.events.wait_list_for_write(&mut wait);
-        other.events.wait_list_for_read(&mut wait);
+        self.storage.events.wait_list_for_write(&mut wait);
+        other.storage.events.wait_list_for_read(&mut wait);
         // SAFETY: both buffers are live and hold exactly `len` elements.
         let event = unsafe {
             rt.queue().enqueue_copy_buffer(
@@ -600,10 +632,33 @@ impl<T: ClType> MatrixCl<T> {
         .call("clEnqueueCopyBuffer")?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("copy", &event);
-        other.events.add_read(event.clone());
-        self.events.add_write(event);
+        other.storage.events.add_read(event.clone());
+        self.storage.events.add_write(event);
         self.set_view(other.view());
         Ok(())
+    }
+
+    /// Another handle to the same device buffer, with no copy: commands
+    /// through either handle are ordered by the one set of event lists, and
+    /// the buffer lives until the last handle drops. The handle has its own
+    /// shape and view (a copy of this one's). The reverse pass keeps
+    /// constants this way and compares [`EventLists::write_count`] to see
+    /// whether they were written since.
+    ///
+    /// ```
+    /// let m = clfuse_core::MatrixCl::from_slice(2, 1, &[1, 2])?;
+    /// let kept = m.share();
+    /// drop(m);
+    /// assert_eq!(kept.to_vec()?, vec![1, 2]);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn share(&self) -> Self {
+        MatrixCl {
+            storage: Arc::clone(&self.storage),
+            rows: self.rows,
+            cols: self.cols,
+            view: AtomicI32::new(self.view().bits()),
+        }
     }
 
     /// A device-side copy with its own buffer.
@@ -615,7 +670,7 @@ impl<T: ClType> MatrixCl<T> {
     }
 }
 
-impl<T: ClType> Drop for MatrixCl<T> {
+impl<T: ClType> Drop for Storage<T> {
     fn drop(&mut self) {
         // OpenCL keeps the buffer alive for pending commands by itself; this
         // wait is only for PoCL, which must not be busy when the process exits.
@@ -623,11 +678,15 @@ impl<T: ClType> Drop for MatrixCl<T> {
             let _ = self.events.wait_for_all();
         }
         if let (Some(buffer), Some(home)) = (self.buffer.take(), self.home) {
-            let class = buffer_pool::size_class(self.len() * std::mem::size_of::<T>());
             let mem = buffer.get();
             // The pool takes over the buffer's reference (and its pending events).
             std::mem::forget(buffer);
-            buffer_pool::give(home.slot(), mem, class, std::mem::take(&mut self.events));
+            buffer_pool::give(
+                home.slot(),
+                mem,
+                self.bytes,
+                std::mem::take(&mut self.events),
+            );
         }
     }
 }

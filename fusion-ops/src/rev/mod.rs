@@ -15,8 +15,11 @@
 //!   a work-group sum for `1 x 1` variables, atomic adds for scattered
 //!   reads such as transposes, broadcasts and repeated indices).
 //!
-//! Constants (matrices, scalars) take no adjoint and are not kept by the
-//! tape: the stored partials are all the reverse pass needs.
+//! Constants (matrices, scalars) take no adjoint. An element-wise step
+//! does not keep them: its stored partials are all its reverse pass needs.
+//! A product step (`x · β`) keeps its constant operand without copying it
+//! ([`Kept`]); writing that matrix before the reverse pass makes `grad`
+//! return an error.
 //!
 //! The tape belongs to the thread; [`clear`] drops it (and the temporaries
 //! only it holds) and [`set_zero_all_adjoints`] resets every live variable,
@@ -40,6 +43,7 @@
 mod dependence;
 mod dual;
 pub(crate) mod forward;
+mod kept;
 pub(crate) mod nested;
 mod operators;
 pub(crate) mod reverse;
@@ -48,6 +52,7 @@ pub(crate) mod var;
 
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use dual::{Dual, Occurrence};
+pub use kept::Kept;
 pub use nested::{Materialized, leaf};
 pub use operators::VarScalar;
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};

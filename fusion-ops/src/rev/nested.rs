@@ -6,10 +6,10 @@
 
 use crate::assign::AssignExt;
 use crate::operation::Operation;
-use crate::rev::Dependence;
 use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
 use crate::rev::var::{Var, VarData};
+use crate::rev::{Dependence, Kept};
 use clfuse_core::Expr;
 use clfuse_core::expr::Load;
 use clfuse_core::{ClFloat, ClType, Error, MatrixCl, Result};
@@ -77,14 +77,15 @@ impl std::fmt::Debug for Materialized {
 /// An operand of a step: a variable, or a constant the reverse pass may need.
 pub(crate) enum Operand<T: ClType> {
     Variable(Var<T>),
-    Constant(MatrixCl<T>),
+    Constant(Kept<T>),
 }
 
 impl<T: ClType> Operand<T> {
-    pub(crate) fn value(&self) -> &MatrixCl<T> {
+    /// Its value; for a constant, an error if it was written since it was kept.
+    pub(crate) fn value(&self) -> Result<&MatrixCl<T>> {
         match self {
-            Operand::Variable(v) => v.value(),
-            Operand::Constant(m) => m,
+            Operand::Variable(v) => Ok(v.value()),
+            Operand::Constant(kept) => kept.get("grad"),
         }
     }
 
@@ -97,8 +98,8 @@ impl<T: ClType> Operand<T> {
 }
 
 /// Evaluates an operand of a nested step: a variable itself, an expression
-/// of variables as its own step, or a constant (copied: the reverse pass
-/// may read it after the caller's matrix is gone).
+/// of variables as its own step, or a constant: a matrix kept as it is (no
+/// copy, see [`Kept`]), an expression evaluated into a temporary.
 pub(crate) fn operand<O: Operation>(op: &O) -> Result<Operand<O::Scalar>> {
     if let Some(var) = op.variable() {
         return Ok(Operand::Variable(var.clone()));
@@ -106,7 +107,12 @@ pub(crate) fn operand<O: Operation>(op: &O) -> Result<Operand<O::Scalar>> {
     if O::Dependence::VARIABLE {
         return Ok(Operand::Variable(record(op, Root::Elementwise)?));
     }
-    Ok(Operand::Constant(crate::driver::eval_direct(op)?))
+    if let Some(matrix) = op.matrix() {
+        return Ok(Operand::Constant(Kept::new(matrix)));
+    }
+    Ok(Operand::Constant(Kept::new(&crate::driver::eval_direct(
+        op,
+    )?)))
 }
 
 /// Adds `contribution` into `var`'s adjoint (one fused kernel).
@@ -305,7 +311,7 @@ type ProductAdjoint<T> = fn(&MatrixCl<T>, &MatrixCl<T>, &MatrixCl<T>) -> Result<
 
 /// A two-operand product with a variable on either side, as its own step:
 /// the operands evaluated (a variable kept, an expression of variables
-/// recorded, a constant copied), `forward` of their values, and in the
+/// recorded, a constant kept without a copy), `forward` of their values, and in the
 /// reverse pass each variable operand's adjoint from `adjoints`.
 fn product_step<A, B>(
     a: &A,
@@ -318,7 +324,7 @@ where
     B: Operation<Scalar = A::Scalar>,
 {
     let (a, b) = (operand(a)?, operand(b)?);
-    let value = forward(a.value(), b.value())?;
+    let value = forward(a.value()?, b.value()?)?;
     let parents: Vec<Var<A::Scalar>> = [a.var(), b.var()].into_iter().flatten().cloned().collect();
     let is_var = [a.var().is_some(), b.var().is_some()];
     let reverse = move |_: &MatrixCl<A::Scalar>, adj: &MatrixCl<A::Scalar>| {
@@ -326,7 +332,7 @@ where
             .iter()
             .zip(adjoints)
             .filter(|(v, _)| **v)
-            .map(|(_, adjoint)| adjoint(a.value(), b.value(), adj).map(Some))
+            .map(|(_, adjoint)| adjoint(a.value()?, b.value()?, adj).map(Some))
             .collect()
     };
     let parents: Vec<&Var<A::Scalar>> = parents.iter().collect();

@@ -1,6 +1,7 @@
 //! The thread-local tape: the reverse steps recorded by evaluations of
 //! expressions on variables, and the variables alive on this thread.
 
+use crate::rev::kept::Unchanged;
 use crate::rev::var::{Differentiable, Var};
 use clfuse_core::{ClType, Error, Result};
 use std::cell::RefCell;
@@ -20,6 +21,9 @@ struct Tape {
     next_id: StepId,
     steps: Vec<(StepId, Box<dyn Step>)>,
     vars: Vec<Weak<dyn Differentiable>>,
+    /// Constants the steps keep, each with the mark at which it was kept:
+    /// it belongs to a step with a larger id.
+    kept: Vec<(StepId, Weak<dyn Unchanged>)>,
     /// Registered variables at the last pruning; the list is pruned again when it doubles.
     pruned_len: usize,
 }
@@ -67,6 +71,19 @@ pub(crate) fn register<T: ClType>(var: &Var<T>) {
     });
 }
 
+/// Notes a constant kept by the step about to be recorded, so that a
+/// reverse pass over that step checks it first.
+pub(crate) fn keep(constant: Weak<dyn Unchanged>) {
+    // As in `register`: only a reverse step could find the tape in use,
+    // and it keeps nothing.
+    let _ = with_tape(|t| {
+        if t.kept.len() >= 64 && t.kept.len().is_power_of_two() {
+            t.kept.retain(|(_, k)| k.strong_count() > 0);
+        }
+        t.kept.push((t.next_id, constant));
+    });
+}
+
 /// The id the next step will get: steps recorded from now on have larger ids.
 pub(crate) fn mark() -> Result<StepId> {
     with_tape(|t| t.next_id)
@@ -86,6 +103,15 @@ pub(crate) fn reverse_range(after: StepId, upto: Option<StepId>) -> Result<()> {
                 reason: "the step that computed this result is no longer on the tape (rev::clear or value_and_grad dropped it)".into(),
             });
         };
+        // Every constant these steps read must be as it was: checked before
+        // any adjoint changes.
+        for (mark, kept) in &t.kept {
+            if (after..upto).contains(mark)
+                && let Some(kept) = kept.upgrade()
+            {
+                kept.unchanged("Var::grad")?;
+            }
+        }
         for (id, step) in t.steps[..=last].iter().rev() {
             if *id <= after {
                 break;
@@ -100,6 +126,7 @@ pub(crate) fn reverse_range(after: StepId, upto: Option<StepId>) -> Result<()> {
 pub(crate) fn truncate(after: StepId) -> Result<()> {
     let dropped = with_tape(|t| {
         let keep = t.steps.partition_point(|(id, _)| *id <= after);
+        t.kept.retain(|(mark, _)| *mark < after);
         t.steps.split_off(keep)
     })?;
     drop(dropped); // outside the borrow: dropping a step may drop variables

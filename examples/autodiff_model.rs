@@ -10,9 +10,11 @@
 //! evaluation, then `value_and_grad` runs in a loop (as a sampler would),
 //! timed per call (the host waits for value and gradient each time) against
 //! a hand-written CPU gradient. With `--compare-glm`, the composed
-//! Bernoulli GLM's autodiff is timed against the hand-fused GLM leaf.
+//! Bernoulli GLM's autodiff is timed against the hand-fused GLM leaf
+//! (`--glm-only`: only that comparison); with `FUSION_PROFILING=1` it also
+//! prints one call of each as a kernel timeline.
 //!
-//! `cargo run --release --example autodiff_model -- [--n N] [--p P] [--groups K] [--calls C] [--compare-glm] [--quick]`
+//! `cargo run --release --example autodiff_model -- [--n N] [--p P] [--groups K] [--calls C] [--compare-glm] [--glm-only] [--quick]`
 
 use clfuse::Result;
 use clfuse::prelude::*;
@@ -134,6 +136,9 @@ fn main() -> Result<()> {
         group: MatrixCl::from_slice(n, 1, &data.g)?,
         zero: MatrixCl::from_slice(n, 1, &vec![0; n])?,
     };
+    if args.iter().any(|a| a == "--glm-only") {
+        return compare_glm(&dev, &data, calls);
+    }
     let beta0: Vec<f64> = (0..p).map(|k| 0.1 * k as f64).collect();
     let u0: Vec<f64> = (0..groups).map(|k| 0.05 * (k as f64).cos()).collect();
     let beta = Var::new(MatrixCl::from_slice(p, 1, &beta0)?);
@@ -221,6 +226,27 @@ fn compare_glm(dev: &Device, data: &Data, calls: usize) -> Result<()> {
         }
         Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
     };
+    // Both forms must agree before either is timed.
+    let (v1, g1) = rev::value_and_grad(&[&alpha, &beta], || {
+        rev::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta)
+    })?;
+    let (v2, g2) = rev::value_and_grad(&[&alpha, &beta], || {
+        rev::composed::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta)
+    })?;
+    let mut worst = (v1 - v2).abs() / v1.abs().max(1.0);
+    for (a, b) in g1.iter().zip(&g2) {
+        for (a, b) in a.to_vec()?.iter().zip(b.to_vec()?) {
+            worst = worst.max((a - b).abs() / a.abs().max(1.0));
+        }
+    }
+    println!("composed vs hand-fused value and gradient: worst relative difference {worst:.2e}");
+    if worst > 1e-9 {
+        return Err(clfuse::Error::InvalidArgument {
+            function: "autodiff_model",
+            argument: "--compare-glm",
+            reason: format!("the composed GLM disagrees with the hand-fused one ({worst:e})"),
+        });
+    }
     let fused = time(&|| rev::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta))?;
     let composed = time(&|| rev::composed::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta))?;
     println!(
@@ -229,5 +255,28 @@ fn compare_glm(dev: &Device, data: &Data, calls: usize) -> Result<()> {
         data.p,
         composed / fused
     );
+    // With FUSION_PROFILING=1: where one call of each spends its device time.
+    let rt = clfuse::Runtime::get()?;
+    if rt.profiling() {
+        for (name, f) in [
+            (
+                "hand-fused leaf",
+                &(|| rev::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta))
+                    as &dyn Fn() -> Result<Var>,
+            ),
+            ("composed autodiff", &|| {
+                rev::composed::bernoulli_logit_glm(&y, &dev.x, &alpha, &beta)
+            }),
+        ] {
+            rt.finish()?;
+            clfuse::clfuse_core::take_profile()?;
+            rev::value_and_grad(&[&alpha, &beta], f)?;
+            rt.finish()?;
+            println!(
+                "profile of one {name} call:\n{}",
+                clfuse::clfuse_core::take_profile()?
+            );
+        }
+    }
     Ok(())
 }

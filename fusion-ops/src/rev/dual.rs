@@ -84,7 +84,13 @@ impl Dual {
         terms
             .into_iter()
             .map(|(occurrence, sum)| {
-                let tangent = g.declare(cl_type, &sum.join(" + "));
+                let sum = sum.join(" + ");
+                // A number stays a literal: the step then stores no partial.
+                let tangent = if number(&sum).is_some() {
+                    sum
+                } else {
+                    g.declare(cl_type, &sum)
+                };
                 (occurrence, tangent)
             })
             .collect()
@@ -116,6 +122,15 @@ impl Dual {
             })
             .collect()
     }
+}
+
+/// The value of a tangent that is a plain decimal number (`1`, `-0.5`),
+/// not a variable or an expression.
+pub(crate) fn number(code: &str) -> Option<f64> {
+    let plain = code
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '-' | '.' | 'e' | '+'));
+    if plain { code.parse().ok() } else { None }
 }
 
 /// `a * b`, leaving out a factor `1` and bracketing compound factors.

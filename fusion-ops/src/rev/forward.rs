@@ -79,23 +79,42 @@ impl Mode {
     }
 }
 
-/// One stored partial: its variable, how it is applied, which tangents of
-/// the expression's [`Dual`] it sums, and its buffers.
+/// One partial: its variable, how it is applied, which tangents of the
+/// expression's [`Dual`] it sums, and its buffers.
 pub(crate) struct PartialSpec<T: ClType> {
     pub(crate) var: Rc<dyn Differentiable>,
     pub(crate) mode: Mode,
     tangents: Vec<usize>,
-    pub(crate) partial: MatrixCl<T>,
+    pub(crate) partial: Partial<T>,
     pub(crate) index: Option<MatrixCl<i32>>,
 }
 
+/// A partial's values: stored by the forward kernel, or the same number at
+/// every element (`x + y`, `a - b`: nothing to store or read).
+pub(crate) enum Partial<T: ClType> {
+    Stored(MatrixCl<T>),
+    Constant(f64),
+}
+
+impl<T: ClType> Partial<T> {
+    pub(crate) fn constant(&self) -> Option<f64> {
+        match self {
+            Partial::Stored(_) => None,
+            Partial::Constant(c) => Some(*c),
+        }
+    }
+}
+
 /// One partial of a step's plan: which variable (an index into the
-/// variables in binding order), how it is applied, which tangents it sums.
+/// variables in binding order), how it is applied, which tangents it sums,
+/// and their sum when they are all numbers (not scattered partials: they
+/// store indices anyway).
 #[derive(Debug)]
 struct PlannedPartial {
     var: usize,
     mode: Mode,
     tangents: Vec<usize>,
+    constant: Option<f64>,
 }
 
 /// Decides the partials of `dual` on a `grid`; `vars` are the expression's
@@ -118,6 +137,11 @@ fn plan(
         }
     }
     let mut planned = Vec::new();
+    let constant = |list: &[usize]| -> Option<f64> {
+        list.iter()
+            .map(|&k| crate::rev::dual::number(&dual.tangents[k].1))
+            .sum()
+    };
     for (var, list) in by_var {
         let shape = vars[var].shape();
         let at_own_element = list
@@ -127,12 +151,14 @@ fn plan(
             planned.push(PlannedPartial {
                 var,
                 mode: Mode::Reduce,
+                constant: constant(&list),
                 tangents: list,
             });
         } else if at_own_element && shape == grid {
             planned.push(PlannedPartial {
                 var,
                 mode: Mode::Identity,
+                constant: constant(&list),
                 tangents: list,
             });
         } else {
@@ -141,6 +167,7 @@ fn plan(
                     var,
                     mode: Mode::Scatter,
                     tangents: vec![k],
+                    constant: None,
                 });
             }
         }
@@ -211,7 +238,10 @@ fn allocate<T: ClType>(
                 var: vars[p.var].clone(),
                 mode: p.mode,
                 tangents: p.tangents.clone(),
-                partial: MatrixCl::<T>::uninitialized(grid.0, grid.1)?,
+                partial: match p.constant {
+                    Some(c) => Partial::Constant(c),
+                    None => Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?),
+                },
                 index,
             })
         })
@@ -375,7 +405,11 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
         for spec in self.specs {
             // Which tangents each partial sums decides the code.
             b.structure(spec.mode.code() | (spec.tangents.len() as u32) << 2);
-            b.matrix(&spec.partial, Access::Write, false);
+            let Partial::Stored(partial) = &spec.partial else {
+                b.structure(u32::MAX); // nothing stored
+                continue;
+            };
+            b.matrix(partial, Access::Write, false);
             if let Some(index) = &spec.index {
                 b.matrix(index, Access::Write, false);
             }
@@ -391,13 +425,16 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
         };
         let here = Index::work_item();
         for spec in self.specs {
+            let Partial::Stored(partial) = &spec.partial else {
+                continue;
+            };
             let sum: Vec<&str> = spec
                 .tangents
                 .iter()
                 .filter_map(|&k| dual.tangents.get(k).map(|(_, t)| t.as_str()))
                 .collect();
             g.store(
-                Identity::Buffer(spec.partial.buffer_id()),
+                Identity::Buffer(partial.buffer_id()),
                 T::CL_NAME,
                 &here,
                 &sum.join(" + "),
@@ -420,7 +457,9 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
 
     fn target_ids(&self, ids: &mut Vec<u64>) {
         for spec in self.specs {
-            ids.push(spec.partial.buffer_id());
+            if let Partial::Stored(partial) = &spec.partial {
+                ids.push(partial.buffer_id());
+            }
             if let Some(index) = &spec.index {
                 ids.push(index.buffer_id());
             }

@@ -65,7 +65,7 @@ fn scattered(mode: Mode) -> bool {
 fn scaled_partial(cl_type: &str, k: usize, constant: Option<f64>) -> String {
     match constant {
         None => format!("seed * partial{k}[element]"),
-        Some(c) if c == 1.0 => "seed".into(),
+        Some(1.0) => "seed".into(),
         Some(c) => {
             let literal = format!("{c:?}");
             let suffix = if cl_type == "float" { "f" } else { "" };

@@ -75,18 +75,18 @@ fn transpose_of_itself_races_nothing() -> Result<()> {
 
 #[test]
 fn a_scalar_variable_broadcast_sums_over_work_groups() -> Result<()> {
-    for n in [1, 33, 1000, 5003] {
+    // Every size after the first also checks that the last work-group set
+    // the shared finished-groups counter back to zero.
+    for n in [1, 33, 1000, 5003, 100_003] {
         let ys = values(n, 2.5);
         let y = MatrixCl::from_slice(n, 1, &ys)?;
         let alpha = Var::new(MatrixCl::from_slice(1, 1, &[0.3])?);
         let sigma = Var::new(MatrixCl::from_slice(1, 1, &[1.7])?);
         // sum(((y - α) / σ)²) through broadcasts of 1 x 1 variables.
-        let a = colwise_broadcast(rowwise_broadcast(&alpha, 1), 1);
         let z = elt_divide(
             &y - optional_broadcast(&alpha, n, 1),
             optional_broadcast(&sigma, n, 1),
         );
-        let _ = a;
         colwise_sum(square(z)).eval()?.grad()?;
         let (a0, s0) = (0.3, 1.7);
         let d_alpha: f64 = ys.iter().map(|y| -2.0 * (y - a0) / (s0 * s0)).sum();

@@ -289,7 +289,8 @@ fn reduce_slot(modes: &[Mode], k: usize) -> usize {
 }
 
 /// The end of a kernel with `1 x 1` variables: the last work-group to
-/// finish (a global counter) adds every group's sums into their adjoints.
+/// finish (a global counter, which it sets back to zero for the next
+/// launch) adds every group's sums into their adjoints.
 /// One atomic increment per group instead of one contended floating-point
 /// compare-and-swap per group per variable, which serialised a thousand
 /// groups on one address (0.49 ms of a 1e6-element step on an H200).
@@ -330,7 +331,7 @@ fn last_group_adds(cl_type: &str, modes: &[Mode]) -> String {
                 .replacen("  ", "    ", 1),
         ));
     }
-    out.push_str("  }\n");
+    out.push_str("    if (lid == 0) {\n      *groups_done = 0;\n    }\n  }\n");
     out
 }
 
@@ -425,12 +426,15 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .min(8 * info.compute_units.max(1) as usize);
         let scatters = modes.contains(&Mode::Scatter);
         let reduces = modes.iter().filter(|m| **m == Mode::Reduce).count();
-        // Each launch counts its groups from zero; the buffers are the pool's.
         let group_sums = MatrixCl::<T>::uninitialized(groups * reduces, 1)?;
-        let groups_done = MatrixCl::<i32>::zeros(usize::from(reduces > 0), 1)?;
-        if reduces > 0 {
+        let groups_done = if reduces > 0 {
+            Some(groups_done_counter(rt)?)
+        } else {
+            None
+        };
+        if let Some(counter) = &groups_done {
             args.push(KernelArg::buffer(&group_sums, Access::Write));
-            args.push(KernelArg::buffer(&groups_done, Access::ReadWrite));
+            args.push(KernelArg::buffer(counter, Access::ReadWrite));
         }
         if reduces > 0 || scatters {
             args.push(KernelArg::Local(group * std::mem::size_of::<T>()));
@@ -451,6 +455,29 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         )?;
         Ok(())
     }
+}
+
+thread_local! {
+    /// Per device, the counter of finished work-groups that reverse kernels
+    /// with `1 x 1` variables share (see [`last_group_adds`]).
+    static GROUPS_DONE: std::cell::RefCell<Vec<(usize, MatrixCl<i32>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// This thread's finished-groups counter on `rt`'s device: zero between
+/// launches, since each launch's last group sets it back. The launches that
+/// use it are ordered by its event lists (each reads and writes it), and
+/// other threads have their own.
+fn groups_done_counter(rt: &Runtime) -> Result<MatrixCl<i32>> {
+    GROUPS_DONE.with(|counters| {
+        let mut counters = counters.borrow_mut();
+        if let Some((_, counter)) = counters.iter().find(|(slot, _)| *slot == rt.slot()) {
+            return Ok(counter.share());
+        }
+        let counter = MatrixCl::<i32>::zeros(1, 1)?;
+        counters.push((rt.slot(), counter.share()));
+        Ok(counter)
+    })
 }
 
 /// A power of two up to 256 that the device accepts.

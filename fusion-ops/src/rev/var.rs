@@ -235,10 +235,17 @@ pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Ind
     let value = generate_value(var, g, at);
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let base = g.buffer(identity, T::CL_NAME, true);
-    let tangent = g.declare(
-        T::CL_NAME,
-        &format!("in_view({}, {}, {base}_view)", at.i, at.j),
-    );
+    // A variable seen whole has derivative 1 at every element it reads (a
+    // number, so a step whose partial it stays stores nothing); one with a
+    // triangular view has 0 outside it. `bind_var` keys the two apart.
+    let tangent = if var.0.value.view() == View::Entire {
+        "1".to_string()
+    } else {
+        g.declare(
+            T::CL_NAME,
+            &format!("in_view({}, {}, {base}_view)", at.i, at.j),
+        )
+    };
     let cols = g.keyed_param(&cols_key(var.0.value.buffer_id()), "int");
     // Bounds that a literal index meets already are left out.
     let (i, j) = (&at.i, &at.j);
@@ -268,6 +275,7 @@ pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Ind
 pub(crate) fn bind_var<'a, T: ClType>(var: &'a Var<T>, b: &mut Binder<'a>) {
     let identity = Identity::Buffer(var.0.value.buffer_id());
     let first = !b.seen(identity);
+    b.structure(u32::from(var.0.value.view() == View::Entire));
     b.matrix(&var.0.value, Access::Read, true);
     if first {
         b.int(var.cols() as i32);

@@ -46,6 +46,12 @@ fn glm_kernels_staged_and_prefetched() -> Result<()> {
             dump_kernels: Some(dir.clone()),
             ..config.diagnostics.clone()
         },
+        // The one-pass kernel of a team of work items per row (the GPUs'
+        // default at 100 predictors; a CPU takes a second pass instead).
+        tuning: clfuse::Tuning {
+            glm_one_pass: Some(clfuse::GlmOnePass::WheneverStaged),
+            ..config.tuning.clone()
+        },
         ..config
     })?;
     let device = clfuse::Runtime::get()?.device_info();

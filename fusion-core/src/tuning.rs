@@ -98,7 +98,8 @@ impl std::str::FromStr for GemmTiling {
 pub enum GlmOnePass {
     /// Never: a second pass reads `x` again (`0`).
     Never,
-    /// When few work items share each staged row of `x` (`1`, the default).
+    /// When few work items share each staged row of `x` (`1`, the default):
+    /// at most 8 on a GPU, one on a CPU.
     #[default]
     SmallTeams,
     /// Whenever `x` is staged in registers (`2`).

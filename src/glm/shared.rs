@@ -3,7 +3,7 @@
 
 use super::{Outcomes, Param};
 use clfuse_core::expr::MatrixRef;
-use clfuse_core::{ClType, Error, MatrixCl, Result};
+use clfuse_core::{ClType, Error, GlmOnePass, MatrixCl, Result};
 use clfuse_kernels::{self as k, Op};
 use clfuse_ops::prelude::*;
 use clfuse_ops::{Assignable, IntoOperand, Operation, OutputList, RowBlockKind, fuse_then};
@@ -168,23 +168,25 @@ const ONE_PASS_MAX_TEAM: usize = 8;
 
 /// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
 /// reading `x` once for the linear predictor and the gradient. By default
-/// (`FUSION_GLM_ONE_PASS=1`) when at most [`ONE_PASS_MAX_TEAM`] work items
-/// share each row of `x` held in registers (see `transpose_vector_multiply`;
+/// (`FUSION_GLM_ONE_PASS=1`, [`Tuning::glm_one_pass`](clfuse_core::Tuning::glm_one_pass)) when at most [`ONE_PASS_MAX_TEAM`] work items
+/// (one on a CPU) share each row of `x` held in registers (see `transpose_vector_multiply`;
 /// 32 elements each); with `2` whenever `x` is staged; with `0` never.
 /// Otherwise a second pass reads `x` again after the kernel (see
 /// [`x_transpose_times`]).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
-    static MODE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let mode = *MODE.get_or_init(|| match std::env::var("FUSION_GLM_ONE_PASS").as_deref() {
-        Ok("0") => 0,
-        Ok("2") => 2,
-        _ => 1,
-    });
+    let rt = x.runtime()?;
     let team = clfuse_ops::staged_row_team(x.cols(), RowBlockKind::WithRowWork)?;
-    Ok(match mode {
-        0 => false,
-        1 => team.is_some_and(|t| t <= ONE_PASS_MAX_TEAM),
-        _ => team.is_some(),
+    // On a CPU (PoCL) a team's in-kernel sums cost more than a second pass
+    // (3x at 50 and 100 predictors, BENCHMARKS.md): one work item per row only.
+    let max_team = if rt.device_info().is_gpu {
+        ONE_PASS_MAX_TEAM
+    } else {
+        1
+    };
+    Ok(match rt.tuning().glm_one_pass.unwrap_or_default() {
+        GlmOnePass::Never => false,
+        GlmOnePass::SmallTeams => team.is_some_and(|t| t <= max_team),
+        GlmOnePass::WheneverStaged => team.is_some(),
     })
 }
 

@@ -174,9 +174,12 @@ fn one_step_adjoint_is_one_launch_and_reevaluating_compiles_nothing() -> Result<
     let x = Var::new(MatrixCl::from_slice(n, 1, &values(n, 6.5))?);
     let w = Var::new(MatrixCl::from_slice(n, 1, &values(n, 7.5))?);
     let model = || colwise_sum(log1p_exp(elt_multiply(&x, &w)) + elt_multiply(&x, &x)).eval();
-    // Warm up: compile forward, reverse and the seed.
+    // Warm up: compile forward, reverse and the seed. Zeroed adjoints are
+    // written rather than added to (a kernel of their own), as in every
+    // sampler call.
     model()?.grad()?;
     rev::clear()?;
+    rev::set_zero_all_adjoints()?;
     let before = thread_kernel_stats();
     let lp = model()?;
     let forward = thread_kernel_stats() - before;
@@ -307,4 +310,30 @@ fn a_product_keeps_its_constant_operand_and_notices_writes() -> Result<()> {
     close("d_beta", &beta.adjoint().to_vec()?, &twice, 1e-12);
     rev::clear()?;
     Ok(())
+}
+
+/// A zero adjoint costs no device work until it is read: zeroing marks it,
+/// the first kernel covering it whole writes it, a step whose result's
+/// adjoint is still zero is skipped, and reading an untouched adjoint gives
+/// zeros.
+#[test]
+fn zero_adjoints_are_written_on_first_use_and_untouched_steps_are_skipped() -> Result<()> {
+    let x = Var::new(MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?);
+    let unused = Var::new(MatrixCl::from_slice(2, 1, &[5.0, 6.0])?);
+    let _aside = colwise_sum(square(&unused)).eval()?; // not on the way to lp
+    let lp = colwise_sum(square(&x)).eval()?;
+    lp.grad()?; // compiles
+    rev::set_zero_all_adjoints()?;
+    let before = thread_kernel_stats();
+    lp.grad()?;
+    let reverse = thread_kernel_stats() - before;
+    assert_eq!(reverse.launched, 1, "lp's step only: {reverse:?}");
+    assert_eq!(x.adjoint().to_vec()?, vec![2.0, 4.0, 6.0]);
+    assert_eq!(unused.adjoint().to_vec()?, vec![0.0, 0.0]);
+    // Without zeroing, a second pass adds to the first.
+    lp.grad()?;
+    assert_eq!(x.adjoint().to_vec()?, vec![4.0, 8.0, 12.0]);
+    rev::set_zero_all_adjoints()?;
+    assert_eq!(x.adjoint().to_vec()?, vec![0.0; 3]);
+    rev::clear()
 }

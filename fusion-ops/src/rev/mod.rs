@@ -215,7 +215,7 @@ fn differentiate<R>(
     let outcome = (|| {
         for input in inputs {
             input.usable(function)?;
-            input.adjoint().fill(0.0)?;
+            input.0.clear_adjoint();
         }
         let result = f()?;
         if (result.rows(), result.cols()) != (1, 1) {
@@ -229,7 +229,7 @@ fn differentiate<R>(
                 ),
             });
         }
-        reverse::seed_one(result.adjoint())?;
+        result.0.seed()?;
         tape::reverse_range(mark, result.0.step.get())?;
         read(&result)
     })();

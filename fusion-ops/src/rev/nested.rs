@@ -4,7 +4,6 @@
 //! per element), matrix products, and any hand-written kernel registered
 //! with [`leaf`].
 
-use crate::assign::AssignExt;
 use crate::operation::Operation;
 use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
@@ -115,11 +114,6 @@ pub(crate) fn operand<O: Operation>(op: &O) -> Result<Operand<O::Scalar>> {
     )?)))
 }
 
-/// Adds `contribution` into `var`'s adjoint (one fused kernel).
-fn accumulate<T: ClType>(var: &Var<T>, contribution: &MatrixCl<T>) -> Result<()> {
-    var.adjoint().add_assign(contribution)
-}
-
 /// A step whose reverse pass is a closure of the result's adjoint
 /// returning one contribution per parent.
 struct LeafStep<T: ClType> {
@@ -130,10 +124,13 @@ struct LeafStep<T: ClType> {
 
 impl<T: ClType> Step for LeafStep<T> {
     fn reverse(&self) -> Result<()> {
-        let contributions = (self.reverse)(&self.result.value, self.result.adjoint_matrix())?;
+        let Some(adjoint) = self.result.nonzero_adjoint() else {
+            return Ok(()); // nothing reached the result: nothing to pass on
+        };
+        let contributions = (self.reverse)(&self.result.value, adjoint)?;
         for (parent, contribution) in self.parents.iter().zip(contributions) {
             if let Some(c) = contribution {
-                accumulate(parent, &c)?;
+                parent.0.add_to_adjoint(&c)?;
             }
         }
         Ok(())

@@ -21,11 +21,6 @@ pub(crate) struct ElementwiseStep<T: ClType> {
     pub(crate) specs: Vec<PartialSpec<T>>,
 }
 
-/// Sets a result's adjoint to one: the seed of a reverse pass.
-pub(crate) fn seed_one<T: ClType>(adjoint: &MatrixCl<T>) -> Result<()> {
-    adjoint.fill(T::one())
-}
-
 /// Compare-and-swap addition for `cl_type` in address space `space`
 /// (`global` or `local`; `double` needs 64-bit atomics), named
 /// `atomic_add_{cl_type}` and `local_atomic_add_{cl_type}`.
@@ -74,15 +69,38 @@ fn scaled_partial(cl_type: &str, k: usize, constant: Option<f64>) -> String {
     }
 }
 
-/// The OpenCL C of the reverse kernel for a root and a list of partial
-/// modes, with the number each partial is everywhere when it is one
-/// (`constants[k]`; such a partial has no buffer).
-pub(crate) fn reverse_source(
-    cl_type: &str,
-    root: Root,
-    modes: &[Mode],
-    constants: &[Option<f64>],
-) -> String {
+/// What the reverse kernel's code depends on for one partial.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct KernelPartial {
+    pub(crate) mode: Mode,
+    /// The number the partial is at every element (it then has no buffer).
+    pub(crate) constant: Option<f64>,
+    /// The variable's adjoint is still zero and this kernel covers it
+    /// whole: it writes (`=`) instead of adding.
+    pub(crate) overwrite: bool,
+}
+
+impl KernelPartial {
+    /// Its part of the kernel cache key.
+    fn key(&self, pattern: &mut Vec<u32>) {
+        pattern.push(self.mode.code() | u32::from(self.overwrite) << 4);
+        if let Some(c) = self.constant {
+            let bits = c.to_bits();
+            pattern.extend([u32::MAX, (bits >> 32) as u32, bits as u32]);
+        }
+    }
+
+    /// `=` or `+=`.
+    fn add(&self) -> &'static str {
+        if self.overwrite { "=" } else { "+=" }
+    }
+}
+
+/// The OpenCL C of the reverse kernel for a root and its partials.
+pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartial]) -> String {
+    let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
+    let modes = &modes[..];
+    let constants: Vec<Option<f64>> = partials.iter().map(|p| p.constant).collect();
     let mut out = String::new();
     if cl_type == "double" {
         out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -186,7 +204,8 @@ pub(crate) fn reverse_source(
     for (k, mode) in modes.iter().enumerate() {
         match mode {
             Mode::Identity => out.push_str(&format!(
-                "    adjoint{k}[element] += {};\n",
+                "    adjoint{k}[element] {} {};\n",
+                partials[k].add(),
                 scaled_partial(cl_type, k, constants[k])
             )),
             Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
@@ -268,7 +287,7 @@ pub(crate) fn reverse_source(
         }
     }
     if reduces {
-        out.push_str(&last_group_adds(cl_type, modes));
+        out.push_str(&last_group_adds(cl_type, partials));
     }
     out.push_str("}\n");
     out
@@ -294,7 +313,9 @@ fn reduce_slot(modes: &[Mode], k: usize) -> usize {
 /// One atomic increment per group instead of one contended floating-point
 /// compare-and-swap per group per variable, which serialised a thousand
 /// groups on one address (0.49 ms of a 1e6-element step on an H200).
-fn last_group_adds(cl_type: &str, modes: &[Mode]) -> String {
+fn last_group_adds(cl_type: &str, partials: &[KernelPartial]) -> String {
+    let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
+    let modes = &modes[..];
     let mut out = format!(
         "  // The last group to finish adds every group's sums: their writes are
   // made visible before each group counts itself done.
@@ -322,13 +343,14 @@ fn last_group_adds(cl_type: &str, modes: &[Mode]) -> String {
     scratch[lid] = total{k};
     barrier(CLK_LOCAL_MEM_FENCE);
 {tree}    if (lid == 0) {{
-      adjoint{k}[0] += scratch[0];
+      adjoint{k}[0] {add} scratch[0];
     }}
     barrier(CLK_LOCAL_MEM_FENCE);
 ",
             tree = GROUP_TREE
                 .replace("\n  ", "\n    ")
                 .replacen("  ", "    ", 1),
+            add = partials[k].add(),
         ));
     }
     out.push_str("    if (lid == 0) {\n      *groups_done = 0;\n    }\n  }\n");
@@ -346,6 +368,9 @@ impl<T: ClType> Step for ElementwiseStep<T> {
     fn reverse(&self) -> Result<()> {
         let (rows, cols) = self.grid;
         let elements = rows * cols;
+        let Some(result_adjoint) = self.result.nonzero_adjoint() else {
+            return Ok(()); // nothing reached the result: nothing to pass on
+        };
         if elements == 0 {
             return Ok(());
         }
@@ -370,25 +395,34 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 }
             })
             .collect();
-        let constants: Vec<Option<f64>> = self.specs.iter().map(|s| s.partial.constant()).collect();
+        // Identity and 1 x 1 partials reach every element of their
+        // variable: a zero adjoint is written, not read and added to.
+        let mut adjoints = Vec::with_capacity(self.specs.len());
+        let mut partials = Vec::with_capacity(self.specs.len());
+        for (spec, mode) in self.specs.iter().zip(&modes) {
+            let covers_all = matches!(mode, Mode::Identity | Mode::Reduce);
+            let (arg, overwrite) = spec.var.adjoint_arg(covers_all)?;
+            adjoints.push(arg);
+            partials.push(KernelPartial {
+                mode: *mode,
+                constant: spec.partial.constant(),
+                overwrite,
+            });
+        }
         let mut pattern = vec![self.root.code()];
-        for (mode, constant) in modes.iter().zip(&constants) {
-            pattern.push(mode.code());
-            if let Some(c) = constant {
-                let bits = c.to_bits();
-                pattern.extend([u32::MAX, (bits >> 32) as u32, bits as u32]);
-            }
+        for partial in &partials {
+            partial.key(&mut pattern);
         }
         let plan = rt
             .kernels()
             .fused(TypeId::of::<ReverseKernel<T>>(), pattern, |_key| {
-                let source = reverse_source(T::CL_NAME, self.root, &modes, &constants);
+                let source = reverse_source(T::CL_NAME, self.root, &partials);
                 let name = format!(
                     "adjoint_{}_{}",
                     T::CL_NAME,
-                    modes
+                    partials
                         .iter()
-                        .map(|m| m.code().to_string())
+                        .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
                         .collect::<String>()
                 );
                 let compiled = compile_kernel("adjoint", &source, "", &name)?;
@@ -399,15 +433,12 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         let FusedPlan::Direct(kernel) = plan else {
             return Ok(());
         };
-        let mut args = vec![KernelArg::buffer(
-            self.result.adjoint_matrix(),
-            Access::Read,
-        )];
-        for (spec, mode) in self.specs.iter().zip(&modes) {
+        let mut args = vec![KernelArg::buffer(result_adjoint, Access::Read)];
+        for ((spec, mode), adjoint) in self.specs.iter().zip(&modes).zip(adjoints) {
             if let Partial::Stored(partial) = &spec.partial {
                 args.push(KernelArg::buffer(partial, Access::Read));
             }
-            args.push(spec.var.adjoint_arg());
+            args.push(adjoint);
             if let Some(index) = &spec.index {
                 args.push(KernelArg::buffer(index, Access::Read));
             }
@@ -493,6 +524,35 @@ fn work_group_size(max: usize) -> usize {
 mod tests {
     use super::*;
 
+    fn partial(mode: Mode, constant: Option<f64>) -> KernelPartial {
+        KernelPartial {
+            mode,
+            constant,
+            overwrite: false,
+        }
+    }
+
+    #[test]
+    fn a_zero_adjoint_covered_whole_is_written_not_added_to() {
+        let overwrite = |mode| KernelPartial {
+            mode,
+            constant: None,
+            overwrite: true,
+        };
+        let source = reverse_source(
+            "double",
+            Root::Elementwise,
+            &[overwrite(Mode::Identity), overwrite(Mode::Reduce)],
+        );
+        assert!(
+            source.contains("adjoint0[element] = seed * partial0[element];"),
+            "{source}"
+        );
+        assert!(source.contains("adjoint1[0] = scratch[0];"), "{source}");
+        assert!(!source.contains("adjoint0[element] +="), "{source}");
+        assert!(!source.contains("adjoint1[0] +="), "{source}");
+    }
+
     #[test]
     fn work_groups_are_powers_of_two_within_the_device_limit() {
         assert_eq!(work_group_size(1024), 256);
@@ -506,8 +566,7 @@ mod tests {
         let source = reverse_source(
             "double",
             Root::Elementwise,
-            &[Mode::Identity, Mode::Reduce],
-            &[None, None],
+            &[partial(Mode::Identity, None), partial(Mode::Reduce, None)],
         );
         assert!(!source.contains("atom_cmpxchg"), "{source}");
         assert!(source.contains("atomic_inc(groups_done)"), "{source}");
@@ -520,8 +579,11 @@ mod tests {
         let source = reverse_source(
             "float",
             Root::Elementwise,
-            &[Mode::Identity, Mode::Reduce, Mode::Identity],
-            &[Some(1.0), Some(-2.0), None],
+            &[
+                partial(Mode::Identity, Some(1.0)),
+                partial(Mode::Reduce, Some(-2.0)),
+                partial(Mode::Identity, None),
+            ],
         );
         assert!(source.contains("adjoint0[element] += seed;"), "{source}");
         assert!(source.contains("sum1 += seed * (-2.0f);"), "{source}");
@@ -531,13 +593,16 @@ mod tests {
 
     #[test]
     fn identity_partials_need_no_atomics() {
-        let source = reverse_source("double", Root::Elementwise, &[Mode::Identity], &[None]);
+        let source = reverse_source(
+            "double",
+            Root::Elementwise,
+            &[partial(Mode::Identity, None)],
+        );
         assert!(!source.contains("atom"));
         let source = reverse_source(
             "double",
             Root::ColwiseSum,
-            &[Mode::Identity, Mode::Scatter],
-            &[None, None],
+            &[partial(Mode::Identity, None), partial(Mode::Scatter, None)],
         );
         assert!(source.contains("cl_khr_int64_base_atomics"));
         assert!(source.contains("result_adjoint[element / rows]"));

@@ -1,5 +1,6 @@
 //! Variables: a device value and a device adjoint of the same shape.
 
+use crate::assign::AssignExt;
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
@@ -7,16 +8,22 @@ use crate::rev::dual::{Dual, Occurrence};
 use crate::rev::{Depends, Variable, tape};
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, IntoOperand, KernelArg, MatrixCl, Result, View};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// The shared state of a [`Var`].
 pub struct VarData<T: ClType> {
     pub(crate) value: MatrixCl<T>,
     adjoint: MatrixCl<T>,
-    /// Why the adjoint could not be allocated, reported by the first
-    /// fallible call that uses the variable.
-    failure: Option<String>,
+    /// Whether the adjoint's buffer holds its values. Until something is
+    /// added, the adjoint is zero and its buffer unwritten: the first
+    /// reverse kernel that covers every element writes it instead of
+    /// adding (no fill, no read), and a step whose result's adjoint is
+    /// still zero contributes nothing and is skipped.
+    written: Cell<bool>,
+    /// Why the adjoint could not be allocated or zeroed, reported by the
+    /// first fallible call that uses the variable.
+    failure: RefCell<Option<String>>,
     /// The tape step that computed the value (none for an independent variable).
     pub(crate) step: Cell<Option<tape::StepId>>,
 }
@@ -65,14 +72,15 @@ impl<T: ClType> Var<T> {
     }
 
     pub(crate) fn computed(value: MatrixCl<T>, step: Option<tape::StepId>) -> Self {
-        let (adjoint, failure) = match MatrixCl::zeros(value.rows(), value.cols()) {
+        let (adjoint, failure) = match MatrixCl::uninitialized(value.rows(), value.cols()) {
             Ok(adjoint) => (adjoint, None),
             Err(e) => (MatrixCl::empty(), Some(e.to_string())),
         };
         let var = Var(Rc::new(VarData {
             value,
             adjoint,
-            failure,
+            written: Cell::new(false),
+            failure: RefCell::new(failure),
             step: Cell::new(step),
         }));
         tape::register(&var);
@@ -87,6 +95,12 @@ impl<T: ClType> Var<T> {
     /// The adjoint: after [`grad`](Self::grad) of a result, the derivative
     /// of that result with respect to this variable.
     pub fn adjoint(&self) -> &MatrixCl<T> {
+        // A zero adjoint is filled when it is first looked at. Should the
+        // fill fail (a lost device), the variable reports it from its next
+        // fallible call.
+        if let Err(e) = self.0.settled_adjoint() {
+            *self.0.failure.borrow_mut() = Some(e.to_string());
+        }
         &self.0.adjoint
     }
 
@@ -116,7 +130,7 @@ impl<T: ClType> Var<T> {
             });
         }
         self.usable("Var::grad")?;
-        crate::rev::reverse::seed_one(&self.0.adjoint)?;
+        self.0.seed()?;
         tape::reverse_range(0, self.0.step.get())
     }
 
@@ -126,7 +140,7 @@ impl<T: ClType> Var<T> {
     }
 
     pub(crate) fn usable(&self, function: &'static str) -> Result<()> {
-        match &self.0.failure {
+        match &*self.0.failure.borrow() {
             None => Ok(()),
             Some(reason) => Err(Error::InvalidArgument {
                 function,
@@ -138,8 +152,44 @@ impl<T: ClType> Var<T> {
 }
 
 impl<T: ClType> VarData<T> {
-    pub(crate) fn adjoint_matrix(&self) -> &MatrixCl<T> {
-        &self.adjoint
+    /// The adjoint as a reverse step reads it, or `None` while it is zero
+    /// (the step then has nothing to pass on).
+    pub(crate) fn nonzero_adjoint(&self) -> Option<&MatrixCl<T>> {
+        self.written.get().then_some(&self.adjoint)
+    }
+
+    /// The adjoint with its buffer written (zeros filled in if nothing was
+    /// added yet).
+    pub(crate) fn settled_adjoint(&self) -> Result<&MatrixCl<T>> {
+        if !self.written.get() {
+            self.adjoint.fill(T::default())?;
+            self.written.set(true);
+        }
+        Ok(&self.adjoint)
+    }
+
+    /// Sets the adjoint to zero without device work (marks it unwritten).
+    pub(crate) fn clear_adjoint(&self) {
+        self.written.set(false);
+    }
+
+    /// Sets the adjoint to one: the seed of a reverse pass.
+    pub(crate) fn seed(&self) -> Result<()> {
+        self.adjoint.fill(T::one())?;
+        self.written.set(true);
+        Ok(())
+    }
+
+    /// Adds `contribution` (same shape) into the adjoint with one fused
+    /// kernel; into a zero adjoint, the contribution is assigned.
+    pub(crate) fn add_to_adjoint(&self, contribution: &MatrixCl<T>) -> Result<()> {
+        if self.written.get() {
+            self.adjoint.add_assign(contribution)
+        } else {
+            self.adjoint.assign(contribution)?;
+            self.written.set(true);
+            Ok(())
+        }
     }
 }
 
@@ -152,9 +202,12 @@ pub trait Differentiable {
     fn shape(&self) -> (usize, usize);
     /// The OpenCL C element type.
     fn cl_type(&self) -> &'static str;
-    /// Its adjoint, read and written by a reverse kernel.
-    fn adjoint_arg(&self) -> KernelArg<'_>;
-    /// Sets its adjoint to zero.
+    /// Its adjoint as a reverse kernel's argument, and whether the kernel
+    /// is to write it (`=`) rather than add to it: only when it is still
+    /// zero and `covers_all` (the kernel writes every element). A zero
+    /// adjoint that the kernel covers in part is filled with zeros first.
+    fn adjoint_arg(&self, covers_all: bool) -> Result<(KernelArg<'_>, bool)>;
+    /// Sets its adjoint to zero (no device work: the buffer is marked unwritten).
     fn zero_adjoint(&self) -> Result<()>;
     /// Fails if its adjoint could not be allocated.
     fn usable(&self, function: &'static str) -> Result<()>;
@@ -179,14 +232,24 @@ impl<T: ClType> Differentiable for VarData<T> {
     fn cl_type(&self) -> &'static str {
         T::CL_NAME
     }
-    fn adjoint_arg(&self) -> KernelArg<'_> {
-        KernelArg::buffer(&self.adjoint, Access::ReadWrite)
+    fn adjoint_arg(&self, covers_all: bool) -> Result<(KernelArg<'_>, bool)> {
+        let overwrite = covers_all && !self.written.get();
+        if overwrite {
+            self.written.set(true);
+        } else {
+            self.settled_adjoint()?;
+        }
+        Ok((
+            KernelArg::buffer(&self.adjoint, Access::ReadWrite),
+            overwrite,
+        ))
     }
     fn zero_adjoint(&self) -> Result<()> {
-        self.adjoint.fill(T::default())
+        self.clear_adjoint();
+        Ok(())
     }
     fn usable(&self, function: &'static str) -> Result<()> {
-        match &self.failure {
+        match &*self.failure.borrow() {
             None => Ok(()),
             Some(reason) => Err(Error::InvalidArgument {
                 function,

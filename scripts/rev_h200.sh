@@ -11,8 +11,8 @@ cd "$(dirname "$0")"
 S=$OUT/summary.txt
 nvidia-smi --query-gpu=name,driver_version --format=csv >> $S 2>&1
 date -u >> $S
-for args in "--n 1000000 --p 100 --groups 100 --calls 50 --compare-glm" \
-            "--n 10000000 --p 10 --groups 100 --calls 30 --compare-glm" \
+for args in "--n 1000000 --p 100 --calls 300 --glm-only" \
+            "--n 10000000 --p 10 --calls 300 --glm-only" \
             "--n 200000 --p 10 --groups 50 --calls 200" \
             "--n 1000000 --p 10 --groups 100 --calls 100"; do
   echo "== autodiff_model $args" >> $S

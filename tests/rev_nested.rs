@@ -285,7 +285,14 @@ fn a_product_keeps_its_constant_operand_and_notices_writes() -> Result<()> {
         .collect();
 
     let x = MatrixCl::from_slice(n, p, &xs)?;
-    let lp = colwise_sum(matrix_vector_multiply(&x, &beta)).eval()?;
+    let before = rev::steps_recorded();
+    let product = matrix_vector_multiply(&x, &beta).eval()?;
+    assert_eq!(
+        rev::steps_recorded() - before,
+        1,
+        "one step: beta is read as it is, not copied by a step of its own"
+    );
+    let lp = colwise_sum(&product).eval()?;
     drop(x); // the step holds the buffer
     lp.grad()?;
     close("d_beta", &beta.adjoint().to_vec()?, &expected, 1e-12);

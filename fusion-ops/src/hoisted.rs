@@ -106,4 +106,9 @@ impl<E: Operation> Operation for Hoisted<E> {
     fn contains_reduction(&self) -> bool {
         false
     }
+
+    /// The variable this node was recorded into as a step of its own.
+    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
+        self.value.get()
+    }
 }

@@ -183,6 +183,17 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
         self.0.epilogue_product()
     }
+
+    /// A cast to the operand's own type reads its matrix unchanged.
+    fn matrix(&self) -> Option<&clfuse_core::MatrixCl<T>> {
+        (self.0.matrix()? as &dyn std::any::Any).downcast_ref()
+    }
+
+    /// A cast to the variable's own type is that variable (a product step
+    /// then reads it instead of recording a copy).
+    fn variable(&self) -> Option<&crate::rev::Var<T>> {
+        (self.0.variable()? as &dyn std::any::Any).downcast_ref()
+    }
 }
 
 /// Converts every element to `T` (truncating toward zero for `i32`).

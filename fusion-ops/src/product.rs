@@ -148,6 +148,11 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
         stored(self)
     }
 
+    /// The variable a product of variables was recorded into.
+    fn variable(&self) -> Option<&crate::rev::Var<T>> {
+        stored_var(self)
+    }
+
     fn epilogue_product(&self) -> Option<&dyn EpilogueProduct> {
         // A product of variables is its own step; one computed already is read.
         let open = !<Self as Depends>::Dependence::VARIABLE && self.result.get().is_none();

@@ -265,6 +265,11 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
         true
     }
 
+    /// The variable this node was recorded into as a step of its own.
+    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
+        self.2.get()
+    }
+
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         if E::Dependence::VARIABLE && self.2.get::<E::Scalar>().is_none() {
@@ -425,6 +430,11 @@ where
 
     fn contains_reduction(&self) -> bool {
         true
+    }
+
+    /// The variable this node was recorded into as a step of its own.
+    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
+        self.2.get()
     }
 
     fn evaluate_leaves(&self) -> Result<()> {

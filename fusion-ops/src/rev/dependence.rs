@@ -71,6 +71,15 @@ impl Dependence for Variable {
     type Or<B: Dependence> = Variable;
     type Evaluated<T: ClType> = Var<T>;
     fn eval<O: Operation>(op: O) -> Result<Var<O::Scalar>> {
+        // A node recorded as a step of its own just now (a product, a
+        // row-wise reduction) is the result: no copy of it is recorded.
+        let mark = crate::rev::tape::mark()?;
+        op.evaluate_leaves()?;
+        if let Some(var) = op.variable()
+            && var.0.step.get().is_some_and(|step| step > mark)
+        {
+            return Ok(var.clone());
+        }
         crate::rev::forward::record(op, crate::rev::forward::Root::Elementwise)
     }
     fn eval_colwise<R: ReduceOp, E: Operation>(

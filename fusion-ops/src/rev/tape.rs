@@ -133,8 +133,9 @@ pub(crate) fn truncate(after: StepId) -> Result<()> {
     Ok(())
 }
 
-/// Sets the adjoint of every live variable of this thread to zero (one
-/// device fill each, queued), as a sampler does between gradients.
+/// Sets the adjoint of every live variable of this thread to zero, as a
+/// sampler does between gradients. No device work: each adjoint is marked
+/// unwritten, and the first reverse kernel that reaches it writes it.
 ///
 /// ```
 /// use clfuse_ops::prelude::*;

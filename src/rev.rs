@@ -452,10 +452,16 @@ pub fn ordered_logistic_glm<'a>(
 pub mod composed {
     use super::*;
 
-    /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable.
-    fn linear_predictor<'a>(x: &'a MatrixCl<f64>, alpha: &'a Var, beta: &'a Var) -> Result<Var> {
+    /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable, as an expression:
+    /// the likelihood reads it in its own step (the product is a step of
+    /// its own either way), so no step of its own stores and reads η.
+    fn linear_predictor<'a>(
+        x: &'a MatrixCl<f64>,
+        alpha: &'a Var,
+        beta: &'a Var,
+    ) -> Expr<impl clfuse_ops::Operation<Scalar = f64, Dependence = Variable> + 'a> {
         let n = x.rows();
-        (matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)).eval()
+        matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)
     }
 
     /// Bernoulli-logit log mass `Σ log_inv_logit(s·η)`, `s = 2y - 1`.
@@ -476,9 +482,9 @@ pub mod composed {
         alpha: &Var,
         beta: &Var,
     ) -> Result<Var> {
-        let eta = linear_predictor(x, alpha, beta)?;
+        let eta = linear_predictor(x, alpha, beta);
         let sign = (2 * y - 1).cast::<f64>();
-        colwise_sum(log_inv_logit(elt_multiply(sign, &eta))).eval()
+        colwise_sum(log_inv_logit(elt_multiply(sign, eta))).eval()
     }
 
     /// Poisson-log log mass `Σ y·η - exp(η) - lgamma(y + 1)`.
@@ -488,10 +494,11 @@ pub mod composed {
         alpha: &Var,
         beta: &Var,
     ) -> Result<Var> {
-        let eta = linear_predictor(x, alpha, beta)?;
+        let eta = linear_predictor(x, alpha, beta);
+        let eta = &eta;
         let y = y.cast::<f64>();
         let y = &y;
-        colwise_sum(elt_multiply(y, &eta) - exp(&eta) - lgamma(y + 1.0)).eval()
+        colwise_sum(elt_multiply(y, eta) - exp(eta) - lgamma(y + 1.0)).eval()
     }
 
     /// Normal log density `Σ -z²/2 - log σ - log √(2π)`, `z = (y - η) / σ`,
@@ -504,10 +511,10 @@ pub mod composed {
         sigma: &Var,
     ) -> Result<Var> {
         let n = x.rows();
-        let eta = linear_predictor(x, alpha, beta)?;
+        let eta = linear_predictor(x, alpha, beta);
         let sigma = optional_broadcast(sigma, n, 1);
         let sigma = &sigma;
-        let z = elt_divide(y - &eta, sigma);
+        let z = elt_divide(y - eta, sigma);
         colwise_sum(-0.5f64 * square(z) - log(sigma) - 0.918_938_533_204_672_8).eval()
     }
 }

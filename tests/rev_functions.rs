@@ -212,3 +212,82 @@ fn arithmetic_with_scalars_and_constants() -> Result<()> {
     assert_gradient("arithmetic", &x.adjoint().to_vec()?, &want);
     rev::clear()
 }
+
+/// A custom snippet with declared derivatives: two outputs sharing one
+/// snippet, a variable and a constant input, a variable used by both
+/// outputs; checked against central differences of the snippet's own values.
+#[test]
+fn custom_code_with_declared_derivatives() -> Result<()> {
+    use clfuse::clfuse_ops::CustomCode;
+    for n in [1, 33, 1000] {
+        let xs = points(n, -2.0, 2.0);
+        let ws = points(n, 0.5, 1.5);
+        let cs = points(n, -1.0, 1.0);
+        let f = |x: &[f64], w: &[f64]| -> f64 {
+            // Σ (x w + c)² + exp(x)
+            (0..n)
+                .map(|i| (x[i] * w[i] + cs[i]).powi(2) + x[i].exp())
+                .sum()
+        };
+        let x = Var::new(MatrixCl::from_slice(n, 1, &xs)?);
+        let w = Var::new(MatrixCl::from_slice(n, 1, &ws)?);
+        let c = MatrixCl::from_slice(n, 1, &cs)?;
+        let snippet =
+            CustomCode::<f64>::new("{u} = {x} * {w} + {c};\n{e} = exp({x});", &["u", "e"])
+                .input("x", &x)
+                .input("w", &w)
+                .input("c", &c)
+                .derivative("u", "x", "{w}")?
+                .derivative("u", "w", "{x}")?
+                .derivative("e", "x", "{e}")?
+                .derivative("e", "w", "0")?;
+        let u = snippet.output("u")?;
+        let total = colwise_sum(clfuse::clfuse_ops::square(&u) + snippet.output("e")?).eval()?;
+        assert!((total.value().to_vec()?[0] - f(&xs, &ws)).abs() < 1e-9 * f(&xs, &ws).abs());
+        total.grad()?;
+        let diff = |k: usize, of_x: bool| {
+            let h = 1e-5;
+            let (mut xp, mut wp) = (xs.clone(), ws.clone());
+            let (mut xm, mut wm) = (xs.clone(), ws.clone());
+            if of_x {
+                xp[k] += h;
+                xm[k] -= h;
+            } else {
+                wp[k] += h;
+                wm[k] -= h;
+            }
+            (f(&xp, &wp) - f(&xm, &wm)) / (2.0 * h)
+        };
+        let want_x: Vec<f64> = (0..n).map(|k| diff(k, true)).collect();
+        let want_w: Vec<f64> = (0..n).map(|k| diff(k, false)).collect();
+        assert_gradient("d/dx", &x.adjoint().to_vec()?, &want_x);
+        assert_gradient("d/dw", &w.adjoint().to_vec()?, &want_w);
+        rev::clear()?;
+    }
+    Ok(())
+}
+
+#[test]
+fn custom_code_without_a_derivative_is_an_error() -> Result<()> {
+    use clfuse::clfuse_ops::CustomCode;
+    let x = Var::new(MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?);
+    let snippet = CustomCode::<f64>::new("{y} = sin({x});", &["y"]).input("x", &x);
+    let err = colwise_sum(snippet.output("y")?)
+        .eval()
+        .expect_err("no derivative declared");
+    assert!(
+        err.to_string().contains("`y`") && err.to_string().contains("`x`"),
+        "{err}"
+    );
+    let named = CustomCode::<f64>::new("{y} = sin({x});", &["y"]).input("x", &x);
+    assert!(
+        named.derivative("y", "z", "cos({x})").is_err(),
+        "no input z"
+    );
+    let named = CustomCode::<f64>::new("{y} = sin({x});", &["y"]).input("x", &x);
+    assert!(
+        named.derivative("v", "x", "cos({x})").is_err(),
+        "no output v"
+    );
+    rev::clear()
+}

@@ -5,7 +5,7 @@ use crate::binder::{Binder, Identity};
 use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
-use crate::rev::Depends;
+use crate::rev::{Constant, Dependence, Depends, Dual};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
 /// A user snippet of OpenCL C. Inputs and outputs are named; in the code,
@@ -23,14 +23,36 @@ use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 /// assert_eq!(slope.to_vec()?, vec![0.01, 1.0, 1.0]);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub struct CustomCode<'a, T: ClType> {
+///
+/// With a [`Var`](crate::rev::Var) among its inputs the snippet is
+/// differentiable once each output declares its derivative with respect to
+/// each such input ([`derivative`](Self::derivative)), an expression in the
+/// same `{name}`s (`"0"` where an output does not depend on an input);
+/// evaluating an output of a snippet that lacks one is an error naming the
+/// pair, never a silently missing contribution.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::Var;
+/// let x = Var::new(MatrixCl::from_slice(2, 1, &[-2.0f64, 3.0])?);
+/// let leaky = CustomCode::<f64>::new("{y} = {x} > 0 ? {x} : 0.01 * {x};", &["y"])
+///     .input("x", &x)
+///     .derivative("y", "x", "{x} > 0 ? 1.0 : 0.01")?;
+/// colwise_sum(leaky.output("y")?).eval()?.grad()?;
+/// assert_eq!(x.adjoint().to_vec()?, vec![0.01, 1.0]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub struct CustomCode<'a, T: ClType, D: Dependence = Constant> {
     code: String,
     code_id: u32,
-    inputs: Vec<(String, DynOp<'a, T>)>,
+    inputs: Vec<(String, DynOp<'a, T, D>)>,
     outputs: Vec<String>,
+    /// `(output, input, code)`: the derivative of an output with respect to
+    /// an input.
+    derivatives: Vec<(usize, usize, String)>,
 }
 
-impl<T: ClType> std::fmt::Debug for CustomCode<'_, T> {
+impl<T: ClType, D: Dependence> std::fmt::Debug for CustomCode<'_, T, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CustomCode")
             .field("code", &self.code)
@@ -48,46 +70,147 @@ impl<'a, T: ClType> CustomCode<'a, T> {
             code_id,
             inputs: Vec::new(),
             outputs: outputs.iter().map(|s| s.to_string()).collect(),
+            derivatives: Vec::new(),
+        }
+    }
+}
+
+impl<'a, T: ClType, D: Dependence> CustomCode<'a, T, D> {
+    /// Adds a named input (converted to `T` if needed); an input that
+    /// depends on a variable makes the outputs depend on it too.
+    pub fn input<E>(
+        self,
+        name: &str,
+        expr: E,
+    ) -> CustomCode<'a, T, D::Or<<E::Operand as Depends>::Dependence>>
+    where
+        E: IntoOperand,
+        E::Operand: Operation<Scalar = T> + 'a,
+    {
+        let mut inputs: Vec<(
+            String,
+            DynOp<'a, T, D::Or<<E::Operand as Depends>::Dependence>>,
+        )> = self
+            .inputs
+            .into_iter()
+            .map(|(n, op)| (n, op.retag()))
+            .collect();
+        inputs.push((name.to_string(), boxed(expr).0.retag()));
+        CustomCode {
+            code: self.code,
+            code_id: self.code_id,
+            inputs,
+            outputs: self.outputs,
+            derivatives: self.derivatives,
         }
     }
 
-    /// Adds a named input (converted to `T` if needed).
-    pub fn input<E>(mut self, name: &str, expr: E) -> Self
-    where
-        E: IntoOperand,
-        E::Operand: Operation<Scalar = T, Dependence = crate::rev::Constant> + 'a,
-    {
-        self.inputs.push((name.to_string(), boxed(expr).0));
-        self
+    /// Declares `d output / d input` as OpenCL C in the snippet's `{name}`s
+    /// (inputs and outputs), e.g. `"{x} > 0 ? 1.0 : 0.01"`.
+    pub fn derivative(mut self, output: &str, input: &str, code: &str) -> Result<Self> {
+        let out = self.output_index(output)?;
+        let inp = self
+            .inputs
+            .iter()
+            .position(|(n, _)| n == input)
+            .ok_or_else(|| clfuse_core::Error::InvalidArgument {
+                function: "CustomCode::derivative",
+                argument: "input",
+                reason: format!(
+                    "`{input}` is not one of the inputs {:?}",
+                    self.inputs.iter().map(|(n, _)| n).collect::<Vec<_>>()
+                ),
+            })?;
+        self.derivatives.retain(|(o, i, _)| (*o, *i) != (out, inp));
+        self.derivatives.push((out, inp, code.to_string()));
+        // The declared derivatives change the code a step generates.
+        self.code_id = clfuse_core::snippet_code(&format!("{}\n{:?}", self.code, self.derivatives));
+        Ok(self)
     }
 
-    /// The expression holding output `name`.
-    pub fn output(&self, name: &str) -> Result<Expr<CustomOutput<'_, 'a, T>>> {
-        let index = self.outputs.iter().position(|o| o == name).ok_or_else(|| {
+    fn output_index(&self, name: &str) -> Result<usize> {
+        self.outputs.iter().position(|o| o == name).ok_or_else(|| {
             clfuse_core::Error::InvalidArgument {
                 function: "CustomCode::output",
                 argument: "name",
                 reason: format!("`{name}` is not one of the outputs {:?}", self.outputs),
             }
-        })?;
+        })
+    }
+
+    /// The expression holding output `name`.
+    pub fn output(&self, name: &str) -> Result<Expr<CustomOutput<'_, 'a, T, D>>> {
+        let index = self.output_index(name)?;
         Ok(Expr(CustomOutput { code: self, index }))
+    }
+
+    /// `text` with every `{name}` of an output replaced by its variable and
+    /// of an input by `values[k]`.
+    fn substitute(&self, mut text: String, outputs: &[String], values: &[String]) -> String {
+        for (name, var) in self.outputs.iter().zip(outputs) {
+            text = text.replace(&format!("{{{name}}}"), var);
+        }
+        for ((name, _), value) in self.inputs.iter().zip(values) {
+            text = text.replace(&format!("{{{name}}}"), value);
+        }
+        text
     }
 }
 
 /// One output of a [`CustomCode`] snippet.
 #[derive(Debug, Clone, Copy)]
-pub struct CustomOutput<'c, 'a, T: ClType> {
-    code: &'c CustomCode<'a, T>,
+pub struct CustomOutput<'c, 'a, T: ClType, D: Dependence = Constant> {
+    code: &'c CustomCode<'a, T, D>,
     index: usize,
 }
 
-impl<T: ClType> Depends for CustomOutput<'_, '_, T> {
-    type Dependence = crate::rev::Constant;
+impl<T: ClType, D: Dependence> Depends for CustomOutput<'_, '_, T, D> {
+    type Dependence = D;
 }
 
-impl<T: ClType> Operation for CustomOutput<'_, '_, T> {
+impl<T: ClType, D: Dependence> CustomOutput<'_, '_, T, D> {
+    fn base(&self) -> usize {
+        self.code as *const CustomCode<'_, T, D> as usize
+    }
+
+    /// Emits the snippet once per index, its inputs' values being `values`
+    /// (generated by `input`); returns every output's variable.
+    fn snippet(
+        &self,
+        g: &mut Generator,
+        at: &Index,
+        values: impl FnOnce(&mut Generator) -> Result<Vec<String>>,
+    ) -> Result<Vec<String>> {
+        let key = |k: usize| Identity::Shared(self.base().wrapping_add(k + 1));
+        let known: Option<Vec<String>> = (0..self.code.outputs.len())
+            .map(|k| g.known(key(k), at))
+            .collect();
+        if let Some(names) = known {
+            return Ok(names);
+        }
+        let names: Vec<String> = self
+            .code
+            .outputs
+            .iter()
+            .map(|_| g.declare(T::CL_NAME, "0"))
+            .collect();
+        let values = values(g)?;
+        let text = self
+            .code
+            .substitute(self.code.code.clone(), &names, &values);
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            g.statement(line);
+        }
+        for (k, var) in names.iter().enumerate() {
+            g.remember(key(k), at, var);
+        }
+        Ok(names)
+    }
+}
+
+impl<T: ClType, D: Dependence> Operation for CustomOutput<'_, '_, T, D> {
     type Scalar = T;
-    type Key = CustomOutput<'static, 'static, T>;
+    type Key = CustomOutput<'static, 'static, T, D>;
 
     fn shape(&self) -> Result<Shape> {
         let mut shape = None;
@@ -102,40 +225,75 @@ impl<T: ClType> Operation for CustomOutput<'_, '_, T> {
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        let base = self.code as *const CustomCode<'_, T> as usize;
-        let key = |k: usize| Identity::Shared(base.wrapping_add(k + 1));
-        if let Some(var) = g.known(key(self.index), at) {
-            return var;
-        }
-        let mut text = self.code.code.clone();
-        let mut names = Vec::new();
-        for output in &self.code.outputs {
-            let var = g.declare(T::CL_NAME, "0");
-            text = text.replace(&format!("{{{output}}}"), &var);
-            names.push(var);
-        }
-        g.shared_subtree(Identity::Shared(base), |g| {
-            for (name, input) in &self.code.inputs {
-                let value = input.generate(g, at);
-                text = text.replace(&format!("{{{name}}}"), &value);
-            }
-            String::new()
+        let base = self.base();
+        let names = self.snippet(g, at, |g| {
+            let mut values = Vec::new();
+            g.shared_subtree(Identity::Shared(base), |g| {
+                for (_, input) in &self.code.inputs {
+                    values.push(input.generate(g, at));
+                }
+                String::new()
+            });
+            Ok(values)
         });
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            g.statement(line);
+        // The closure above cannot fail.
+        names.map_or_else(|_| "0".into(), |n| n[self.index].clone())
+    }
+
+    /// The chain rule through the declared derivatives: `Σ_k d(out)/d(in_k)
+    /// · tangent(in_k)` over the inputs that depend on a variable.
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        if !D::VARIABLE {
+            return Ok(Dual::constant(self.generate(g, at)));
         }
-        for (k, var) in names.iter().enumerate() {
-            g.remember(key(k), at, var);
+        let duals = self
+            .code
+            .inputs
+            .iter()
+            .map(|(_, input)| input.generate_tangents(g, at))
+            .collect::<Result<Vec<Dual>>>()?;
+        let values: Vec<String> = duals.iter().map(|d| d.value.clone()).collect();
+        let names = self.snippet(g, at, |_| Ok(values.clone()))?;
+        let mut parts = Vec::new();
+        for (k, dual) in duals.iter().enumerate() {
+            if !dual.is_variable() {
+                continue;
+            }
+            let Some((_, _, code)) = self
+                .code
+                .derivatives
+                .iter()
+                .find(|(o, i, _)| (*o, *i) == (self.index, k))
+            else {
+                return Err(clfuse_core::Error::InvalidArgument {
+                    function: "CustomCode",
+                    argument: "derivative",
+                    reason: format!(
+                        "output `{}` has no derivative with respect to input `{}`, which depends on a variable (declare \"0\" if it does not depend on it)",
+                        self.code.outputs[self.index], self.code.inputs[k].0
+                    ),
+                });
+            };
+            if crate::rev::dual::number(code.trim()) == Some(0.0) {
+                continue; // declared independent
+            }
+            let derivative = g.declare(
+                T::CL_NAME,
+                &self.code.substitute(code.clone(), &names, &values),
+            );
+            parts.push((dual, derivative));
         }
-        names[self.index].clone()
+        let parts: Vec<(&Dual, &str)> = parts.iter().map(|(d, v)| (*d, v.as_str())).collect();
+        Ok(Dual {
+            value: names[self.index].clone(),
+            tangents: Dual::chain(g, T::CL_NAME, &parts),
+        })
     }
 
     fn bind<'b>(&'b self, b: &mut Binder<'b>) {
         b.structure(self.code.code_id);
         b.structure(self.index as u32);
-        if b.first_use(Identity::Shared(
-            self.code as *const CustomCode<'_, T> as usize,
-        )) {
+        if b.first_use(Identity::Shared(self.base())) {
             for (_, input) in &self.code.inputs {
                 input.bind(b);
             }

@@ -95,6 +95,18 @@ where
     })
 }
 
+impl<'a, T: ClType, D: Dependence> DynOp<'a, T, D> {
+    /// The same operation under another dependence marker (for a holder
+    /// that tracks the dependence of several operations itself).
+    pub(crate) fn retag<E: Dependence>(self) -> DynOp<'a, T, E> {
+        DynOp {
+            inner: self.inner,
+            code: self.code,
+            _dependence: std::marker::PhantomData,
+        }
+    }
+}
+
 impl<T: ClType, D: Dependence> Depends for DynOp<'_, T, D> {
     type Dependence = D;
 }

@@ -41,7 +41,7 @@
 //! ```
 
 mod dependence;
-mod dual;
+pub(crate) mod dual;
 pub(crate) mod forward;
 mod kept;
 pub(crate) mod nested;

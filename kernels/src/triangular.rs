@@ -6,7 +6,8 @@ use crate::checks::{
     FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
     zero_on_diagonal,
 };
-use crate::gemm::Op;
+use crate::basic::Block;
+use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into};
 use crate::launchers as cl;
 use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
@@ -115,16 +116,71 @@ pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) 
     let mut s = BLOCK;
     while s < n {
         let pairs = n.div_ceil(2 * s);
-        let temp = MatrixCl::<T>::uninitialized(s, s * pairs)?;
-        let tiles = s.div_ceil(TRI_TS) * rts;
-        let range = NdRange::d3([tiles, tiles, pairs]).with_local(&[rts, rts, 1]);
-        let step = int(F, "a", s)?;
-        cl::inv_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
-        cl::neg_rect_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
+        if s >= GEMM_STEP_MIN && pairs <= GEMM_STEP_MAX_PAIRS {
+            for pair in 0..pairs {
+                combine_by_gemm(result, n, pair * 2 * s, s)?;
+            }
+        } else {
+            let temp = MatrixCl::<T>::uninitialized(s, s * pairs)?;
+            let tiles = s.div_ceil(TRI_TS) * rts;
+            let range = NdRange::d3([tiles, tiles, pairs]).with_local(&[rts, rts, 1]);
+            let step = int(F, "a", s)?;
+            cl::inv_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
+            cl::neg_rect_lower_tri_multiply::<T>().launch(range, (result, &temp, size, step))?;
+        }
         s *= 2;
     }
     result.set_view(View::Lower);
     Ok(())
+}
+
+/// Blocks of at least this size are combined by the GEMM ...
+const GEMM_STEP_MIN: usize = 256;
+/// ... when a doubling step has at most this many pairs: few large blocks
+/// are where the batched kernels (one work-group grid for every pair) lost
+/// to the GEMM, which takes the FP64 tensor cores where there are some
+/// (the last step at n = 8192 took 17.6 of the inverse's 24.6 ms on an
+/// H200, BENCHMARKS.md).
+const GEMM_STEP_MAX_PAIRS: usize = 4;
+
+/// One pair of a doubling step by two GEMMs: with the diagonal blocks
+/// `C11 = A11⁻¹` (`s x s` at `first`) and `C22 = A22⁻¹` (the next `r x r`,
+/// `r = min(s, n - first - s)`) already inverted in place, the block
+/// between them becomes `C21 = -C22 · A21 · C11` (triangular operands read
+/// through their lower views, so their zero tiles are skipped).
+fn combine_by_gemm<T: ClFloat>(result: &MatrixCl<T>, n: usize, first: usize, s: usize) -> Result<()> {
+    const F: &str = "tri_inverse";
+    let second = first + s;
+    if second >= n {
+        return Ok(()); // a last block without a partner
+    }
+    let r = s.min(n - second);
+    let whole = MultiplyOptions::default();
+    let temp = MatrixCl::<T>::uninitialized(r, s)?;
+    // temp = A21 · C11
+    gemm_into(
+        F,
+        &temp,
+        Block::new(0, 0, r, s),
+        Operand::block(result, Block::new(second, first, r, s), View::Entire),
+        Operand::block(result, Block::new(first, first, s, s), View::Lower),
+        T::one(),
+        T::default(),
+        false,
+        &whole,
+    )?;
+    // C21 = -C22 · temp
+    gemm_into(
+        F,
+        result,
+        Block::new(second, first, r, s),
+        Operand::block(result, Block::new(second, second, r, r), View::Lower),
+        Operand::whole(&temp),
+        T::from_f64(-1.0),
+        T::default(),
+        false,
+        &whole,
+    )
 }
 
 /// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`,

@@ -327,6 +327,8 @@ fn last_group_adds(cl_type: &str, partials: &[KernelPartial]) -> String {
   const bool last_group = scratch[0] != 0;
   barrier(CLK_LOCAL_MEM_FENCE);
   if (last_group) {{
+    // Read past any cache that may hold stale sums.
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
     volatile __global const {cl_type}* sums = group_sums;
 "
     );

@@ -1,12 +1,12 @@
 //! Triangular inverse (paper §3.2, seed "OpenCL kernels") and the triangular
 //! solves built on it.
 
+use crate::basic::Block;
 use crate::basic::{Part, batch_identity, int, square, transpose, zeros};
 use crate::checks::{
     FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
     zero_on_diagonal,
 };
-use crate::basic::Block;
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into};
 use crate::launchers as cl;
 use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
@@ -148,7 +148,12 @@ const GEMM_STEP_MAX_PAIRS: usize = 4;
 /// `r = min(s, n - first - s)`) already inverted in place, the block
 /// between them becomes `C21 = -C22 · A21 · C11` (triangular operands read
 /// through their lower views, so their zero tiles are skipped).
-fn combine_by_gemm<T: ClFloat>(result: &MatrixCl<T>, n: usize, first: usize, s: usize) -> Result<()> {
+fn combine_by_gemm<T: ClFloat>(
+    result: &MatrixCl<T>,
+    n: usize,
+    first: usize,
+    s: usize,
+) -> Result<()> {
     const F: &str = "tri_inverse";
     let second = first + s;
     if second >= n {

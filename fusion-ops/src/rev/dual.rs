@@ -81,15 +81,25 @@ impl Dual {
                 }
             }
         }
+        // Equal sums share one variable (a broadcast scalar and the vector
+        // it is added to have the same tangent), so that a step stores
+        // their partial once.
+        let mut declared: Vec<(String, String)> = Vec::new();
         terms
             .into_iter()
             .map(|(occurrence, sum)| {
                 let sum = sum.join(" + ");
-                // A number stays a literal: the step then stores no partial.
-                let tangent = if number(&sum).is_some() {
+                let plain = sum.chars().all(|c| c.is_alphanumeric() || c == '_');
+                // A number stays a literal (the step then stores no
+                // partial) and a variable stays itself.
+                let tangent = if number(&sum).is_some() || plain {
                     sum
+                } else if let Some((_, var)) = declared.iter().find(|(text, _)| *text == sum) {
+                    var.clone()
                 } else {
-                    g.declare(cl_type, &sum)
+                    let var = g.declare(cl_type, &sum);
+                    declared.push((sum, var.clone()));
+                    var
                 };
                 (occurrence, tangent)
             })

@@ -89,18 +89,28 @@ pub(crate) struct PartialSpec<T: ClType> {
     pub(crate) index: Option<MatrixCl<i32>>,
 }
 
-/// A partial's values: stored by the forward kernel, or the same number at
-/// every element (`x + y`, `a - b`: nothing to store or read).
+/// A partial's values: stored by the forward kernel, the same number at
+/// every element (`x + y`, `a - b`: nothing to store or read), or the same
+/// values as an earlier partial of the step (a broadcast scalar and the
+/// vector it is added to), whose buffer it reads.
 pub(crate) enum Partial<T: ClType> {
     Stored(MatrixCl<T>),
     Constant(f64),
+    SameAs(usize),
 }
 
 impl<T: ClType> Partial<T> {
     pub(crate) fn constant(&self) -> Option<f64> {
         match self {
-            Partial::Stored(_) => None,
             Partial::Constant(c) => Some(*c),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn same_as(&self) -> Option<usize> {
+        match self {
+            Partial::SameAs(j) => Some(*j),
+            _ => None,
         }
     }
 }
@@ -115,6 +125,8 @@ struct PlannedPartial {
     mode: Mode,
     tangents: Vec<usize>,
     constant: Option<f64>,
+    /// An earlier partial with the same tangents (its buffer is read).
+    same_as: Option<usize>,
 }
 
 /// Decides the partials of `dual` on a `grid`; `vars` are the expression's
@@ -153,6 +165,7 @@ fn plan(
                 mode: Mode::Reduce,
                 constant: constant(&list),
                 tangents: list,
+                same_as: None,
             });
         } else if at_own_element && shape == grid {
             planned.push(PlannedPartial {
@@ -160,6 +173,7 @@ fn plan(
                 mode: Mode::Identity,
                 constant: constant(&list),
                 tangents: list,
+                same_as: None,
             });
         } else {
             for k in list {
@@ -168,9 +182,30 @@ fn plan(
                     mode: Mode::Scatter,
                     tangents: vec![k],
                     constant: None,
+                    same_as: None,
                 });
             }
         }
+    }
+    // Partials summing the same tangent variables hold the same values.
+    let names = |p: &PlannedPartial| -> Vec<&str> {
+        p.tangents
+            .iter()
+            .map(|&k| dual.tangents[k].1.as_str())
+            .collect()
+    };
+    for k in 0..planned.len() {
+        let stored = |p: &PlannedPartial| {
+            p.constant.is_none() && matches!(p.mode, Mode::Identity | Mode::Reduce)
+        };
+        if !stored(&planned[k]) {
+            continue;
+        }
+        planned[k].same_as = (0..k).find(|&j| {
+            stored(&planned[j])
+                && planned[j].same_as.is_none()
+                && names(&planned[j]) == names(&planned[k])
+        });
     }
     Ok(planned)
 }
@@ -238,9 +273,10 @@ fn allocate<T: ClType>(
                 var: vars[p.var].clone(),
                 mode: p.mode,
                 tangents: p.tangents.clone(),
-                partial: match p.constant {
-                    Some(c) => Partial::Constant(c),
-                    None => Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?),
+                partial: match (p.constant, p.same_as) {
+                    (Some(c), _) => Partial::Constant(c),
+                    (None, Some(j)) => Partial::SameAs(j),
+                    (None, None) => Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?),
                 },
                 index,
             })
@@ -406,7 +442,8 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
             // Which tangents each partial sums decides the code.
             b.structure(spec.mode.code() | (spec.tangents.len() as u32) << 2);
             let Partial::Stored(partial) = &spec.partial else {
-                b.structure(u32::MAX); // nothing stored
+                // Nothing stored: a number, or another partial's buffer.
+                b.structure(u32::MAX - spec.partial.same_as().map_or(0, |j| j as u32 + 1));
                 continue;
             };
             b.matrix(partial, Access::Write, false);

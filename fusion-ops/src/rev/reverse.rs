@@ -55,11 +55,11 @@ fn scattered(mode: Mode) -> bool {
     matches!(mode, Mode::Scatter | Mode::ScatterLocal)
 }
 
-/// `seed` times the `k`-th partial at `element`: read from its buffer, or
-/// the number it is everywhere.
-fn scaled_partial(cl_type: &str, k: usize, constant: Option<f64>) -> String {
-    match constant {
-        None => format!("seed * partial{k}[element]"),
+/// `seed` times the `k`-th partial at `element`: read from its buffer (or
+/// the earlier partial's it shares), or the number it is everywhere.
+fn scaled_partial(cl_type: &str, k: usize, partial: &KernelPartial) -> String {
+    match partial.constant {
+        None => format!("seed * partial{}[element]", partial.same_as.unwrap_or(k)),
         Some(1.0) => "seed".into(),
         Some(c) => {
             let literal = format!("{c:?}");
@@ -78,12 +78,17 @@ pub(crate) struct KernelPartial {
     /// The variable's adjoint is still zero and this kernel covers it
     /// whole: it writes (`=`) instead of adding.
     pub(crate) overwrite: bool,
+    /// An earlier partial whose buffer holds this one's values.
+    pub(crate) same_as: Option<usize>,
 }
 
 impl KernelPartial {
     /// Its part of the kernel cache key.
     fn key(&self, pattern: &mut Vec<u32>) {
         pattern.push(self.mode.code() | u32::from(self.overwrite) << 4);
+        if let Some(j) = self.same_as {
+            pattern.extend([u32::MAX - 1, j as u32]);
+        }
         if let Some(c) = self.constant {
             let bits = c.to_bits();
             pattern.extend([u32::MAX, (bits >> 32) as u32, bits as u32]);
@@ -123,7 +128,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
     }
     let mut params = vec![format!("__global const {cl_type}* restrict result_adjoint")];
     for (k, mode) in modes.iter().enumerate() {
-        if constants[k].is_none() {
+        if constants[k].is_none() && partials[k].same_as.is_none() {
             params.push(format!("__global const {cl_type}* restrict partial{k}"));
         }
         params.push(format!("__global {cl_type}* adjoint{k}"));
@@ -206,7 +211,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
             Mode::Identity => out.push_str(&format!(
                 "    adjoint{k}[element] {} {};\n",
                 partials[k].add(),
-                scaled_partial(cl_type, k, constants[k])
+                scaled_partial(cl_type, k, &partials[k])
             )),
             Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
                 "    const int target{k} = index{k}[element];
@@ -222,11 +227,11 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
     }}
 ",
                 add_pending(k, *mode),
-                scaled_partial(cl_type, k, constants[k])
+                scaled_partial(cl_type, k, &partials[k])
             )),
             Mode::Reduce => out.push_str(&format!(
                 "    sum{k} += {};\n",
-                scaled_partial(cl_type, k, constants[k])
+                scaled_partial(cl_type, k, &partials[k])
             )),
         }
     }
@@ -409,6 +414,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 mode: *mode,
                 constant: spec.partial.constant(),
                 overwrite,
+                same_as: spec.partial.same_as(),
             });
         }
         let mut pattern = vec![self.root.code()];
@@ -531,7 +537,26 @@ mod tests {
             mode,
             constant,
             overwrite: false,
+            same_as: None,
         }
+    }
+
+    #[test]
+    fn a_partial_with_an_earlier_ones_values_reads_its_buffer() {
+        let shared = KernelPartial {
+            same_as: Some(0),
+            ..partial(Mode::Reduce, None)
+        };
+        let source = reverse_source(
+            "double",
+            Root::ColwiseSum,
+            &[partial(Mode::Identity, None), shared],
+        );
+        assert!(
+            source.contains("sum1 += seed * partial0[element];"),
+            "{source}"
+        );
+        assert!(!source.contains("partial1"), "{source}");
     }
 
     #[test]
@@ -540,6 +565,7 @@ mod tests {
             mode,
             constant: None,
             overwrite: true,
+            same_as: None,
         };
         let source = reverse_source(
             "double",

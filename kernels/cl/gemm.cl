@@ -21,7 +21,7 @@
 // keeps the staging above and computes with FP64 tensor cores instead: the
 // RTS x RTS work items form 8 warps in a 4 x 2 grid, each warp owning a
 // (TS / 4) x (TS / 2) block of the tile as 16 x 8 fragments of
-// mma.m16n8k4 (A fragment: rows g and g + 8 of column t; B fragment: row t
+// mma.m16n8k4 (two m8n8k4 on compute capability 8.x; A fragment: rows g and g + 8 of column t; B fragment: row t
 // of column g; accumulators: rows g and g + 8, columns 2t and 2t + 1, where
 // g = lane / 4 and t = lane % 4). That needs RTS * RTS = 256, TS a multiple
 // of 32 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
@@ -151,11 +151,27 @@
 #define FRAGS_M (WARP_ROWS / 16)
 #define FRAGS_N (WARP_COLS / 8)
 
-// acc += a * b for one 16 x 8 x 4 step of a warp.
+// acc += a * b for one 16 x 8 x 4 step of a warp. The f64 m16n8k4 shape
+// needs compute capability 9.0; on 8.x (DMMA_M8N8K4) the same step is two
+// m8n8k4 products, rows g and g + 8, whose fragments are exactly the halves
+// of m16n8k4's (A: row g, column t; B: row t, column g; C: row g, columns
+// 2t and 2t + 1).
+#ifdef DMMA_M8N8K4
+#define MMA_8x8x4(c0, c1, a, b) \
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" \
+               : "+d"(c0), "+d"(c1) \
+               : "d"(a), "d"(b))
+#define MMA_16x8x4(acc, a0, a1, b0) \
+  do { \
+    MMA_8x8x4((acc)[0], (acc)[1], a0, b0); \
+    MMA_8x8x4((acc)[2], (acc)[3], a1, b0); \
+  } while (0)
+#else
 #define MMA_16x8x4(acc, a0, a1, b0) \
   asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};" \
                : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
                : "d"(a0), "d"(a1), "d"(b0))
+#endif
 #endif
 
 #ifndef EPILOGUE

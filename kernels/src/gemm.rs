@@ -32,7 +32,8 @@ pub enum GemmConfig {
     },
     /// `gemm.cl` built with `TENSOR_CORES` (NVIDIA, compute capability 8.0
     /// and 9.0+, `f64`): the tiled kernel's staging, with FP64 tensor
-    /// cores (`mma.m16n8k4`) for the arithmetic; the kernel is `gemm_dmma`.
+    /// cores (`mma.m16n8k4`; two `m8n8k4` on 8.0, which lacks that shape)
+    /// for the arithmetic; the kernel is `gemm_dmma`.
     TensorCores {
         /// Edge of the square tile of C per work-group.
         thread_block_size: usize,
@@ -375,10 +376,14 @@ impl GemmConfig {
                 tile_k,
             } => {
                 let rts = ts / work_per_thread;
-                let cores = if matches!(self, GemmConfig::TensorCores { .. }) {
-                    " -D TENSOR_CORES"
-                } else {
-                    ""
+                let cores = match self {
+                    // The f64 m16n8k4 shape needs compute capability 9.0;
+                    // 8.x devices take its two m8n8k4 halves.
+                    GemmConfig::TensorCores { .. } if dmma_8x8x4_only() => {
+                        " -D TENSOR_CORES -D DMMA_M8N8K4"
+                    }
+                    GemmConfig::TensorCores { .. } => " -D TENSOR_CORES",
+                    _ => "",
                 };
                 (
                     NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
@@ -472,6 +477,12 @@ pub struct MultiplyOptions {
     pub splits: Option<usize>,
     /// Tiling (`None`: [`GemmConfig::for_device`]).
     pub config: Option<GemmConfig>,
+}
+
+/// Whether the device's FP64 tensor cores take only the `m8n8k4` shape
+/// (compute capability 8.x); 9.0 and later also have `m16n8k4`.
+fn dmma_8x8x4_only() -> bool {
+    Runtime::get().is_ok_and(|rt| matches!(rt.device_info().nv_compute_capability, Some((8, _))))
 }
 
 /// One operand of a product: a block of a matrix, possibly read transposed,

@@ -7,13 +7,6 @@
 source "$(dirname "$0")/gpu_tests.sh"
 {
   run_test_binaries
-  echo "== linalg, tensor cores (default)"
-  timeout 300 ./bench_report --suite linalg --gemm-sweep --out /tmp/tc 2>&1 | tail -1
-  mkdir -p "$OUT/tensor" && cp /tmp/tc/report.md "$OUT/tensor/"
-  echo "== linalg, FUSION_GEMM=portable"
-  FUSION_GEMM=portable timeout 300 ./bench_report --suite linalg --out /tmp/portable 2>&1 | tail -1
-  mkdir -p "$OUT/portable" && cp /tmp/portable/report.md "$OUT/portable/"
-  echo "== cuBLAS / cuSOLVER"
-  timeout 200 python3 ../scripts/linalg_reference.py "$OUT/cublas.json" 2>&1 | tail -6
+  tensor_then_portable linalg 300 --gemm-sweep
 } > "$OUT/summary.txt" 2>&1
 cat "$OUT/summary.txt"

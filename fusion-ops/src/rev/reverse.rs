@@ -105,7 +105,6 @@ impl KernelPartial {
 pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartial]) -> String {
     let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
     let modes = &modes[..];
-    let constants: Vec<Option<f64>> = partials.iter().map(|p| p.constant).collect();
     let mut out = String::new();
     if cl_type == "double" {
         out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -128,7 +127,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
     }
     let mut params = vec![format!("__global const {cl_type}* restrict result_adjoint")];
     for (k, mode) in modes.iter().enumerate() {
-        if constants[k].is_none() && partials[k].same_as.is_none() {
+        if partials[k].constant.is_none() && partials[k].same_as.is_none() {
             params.push(format!("__global const {cl_type}* restrict partial{k}"));
         }
         params.push(format!("__global {cl_type}* adjoint{k}"));

@@ -212,3 +212,20 @@ fn the_generated_epilogue_reads_like_the_expression() -> Result<()> {
     assert!(source.contains(expected), "{source}");
     Ok(())
 }
+
+/// A refused epilogue keeps the product it planned: an operand that is an
+/// expression is evaluated once, not again by the plain path.
+#[test]
+fn a_refused_epilogue_evaluates_its_operands_once() -> Result<()> {
+    let mut rng = Rng::new(11);
+    let (a, b, c) = (rng.matrix(40, 40), rng.matrix(40, 40), rng.matrix(40, 40));
+    let (da, db, dc) = (to_device(&a), to_device(&b), to_device(&c));
+    // The tail reads the target at other elements: no epilogue.
+    let used = launches(|| dc.assign((&da + 1.0) * &db + transpose(&dc)))?;
+    let want = &(a.add_scalar(1.0) * &b) + c.transpose();
+    assert_relative("(a+1)*b + cᵀ", &to_host(&dc), &want, TOL);
+    // a + 1, the GEMM, the target's copy and the fused tail; evaluating
+    // a + 1 again for the plain path made it five.
+    assert_eq!(used, 4, "{used} kernels");
+    Ok(())
+}

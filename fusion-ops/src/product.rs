@@ -195,12 +195,19 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpiloguePro
         self.rhs.evaluate_leaves()?;
         let a = operand_matrix(&self.lhs)?;
         let b = operand_matrix(&self.rhs)?;
-        if targets.contains(&a.buffer_id()) || targets.contains(&b.buffer_id()) {
-            return Ok(false);
+        let fused = if targets.contains(&a.buffer_id()) || targets.contains(&b.buffer_id()) {
+            false
+        } else {
+            match EpilogueGemm::plan(&a, &b)? {
+                Some(gemm) => run(gemm)?,
+                None => false,
+            }
+        };
+        if !fused && self.result.get().is_none() {
+            // The plain path reads the product: computed now from the
+            // operands evaluated above, so they are not evaluated again.
+            let _ = self.result.set(Box::new(clfuse_kernels::multiply(&a, &b)?));
         }
-        match EpilogueGemm::plan(&a, &b)? {
-            Some(gemm) => run(gemm),
-            None => Ok(false),
-        }
+        Ok(fused)
     }
 }

@@ -324,7 +324,18 @@ fn tensor_cores_where_the_device_has_them() -> Result<()> {
     if std::env::var_os("FUSION_GEMM").is_none() {
         assert_eq!(GemmConfig::for_device()?, tensor(128, 8, 8));
     }
-    for config in [tensor(128, 8, 8), tensor(64, 4, 8), tensor(128, 8, 16)] {
+    // A warp of a 96-wide tile would own 24 rows: not whole fragments.
+    let err = tensor(96, 6, 8).validate::<f64>().unwrap_err();
+    assert!(err.to_string().contains("multiple of 64"), "{err}");
+    // Slices of 8 take m16n8k4 steps, of 16 and 32 m16n8k16 ones (on 8.x
+    // all take m8n8k4).
+    for config in [
+        tensor(128, 8, 8),
+        tensor(64, 4, 8),
+        tensor(128, 8, 16),
+        tensor(64, 4, 16),
+        tensor(64, 4, 32),
+    ] {
         let options = MultiplyOptions {
             splits: None,
             config: Some(config),

@@ -35,8 +35,8 @@ pub enum GemmTiling {
     /// NVIDIA devices of compute capability 8.0 and 9.0+ use by default
     /// (`portable`).
     Portable,
-    /// FP64 tensor cores (`mma.m16n8k4`) with these tiles: `tensor,TS,WPT,TILE_K`
-    /// (8 warps: `(TS / WPT)² = 256`, `TS` a multiple of 32, `TILE_K` of 4).
+    /// FP64 tensor cores (`mma.m16n8k16` or `m16n8k4`) with these tiles: `tensor,TS,WPT,TILE_K`
+    /// (8 warps: `(TS / WPT)² = 256`, `TS` a multiple of 64, `TILE_K` of 4; slices of 16 take `m16n8k16`).
     TensorCores {
         /// Rows and columns of a tile.
         thread_block_size: usize,

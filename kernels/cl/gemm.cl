@@ -20,11 +20,11 @@
 // TENSOR_CORES (NVIDIA, compute capability 8.0 and 9.0+, built only there)
 // keeps the staging above and computes with FP64 tensor cores instead: the
 // RTS x RTS work items form 8 warps in a 4 x 2 grid, each warp owning a
-// (TS / 4) x (TS / 2) block of the tile as 16 x 8 fragments of
-// mma.m16n8k4 (two m8n8k4 on compute capability 8.x; A fragment: rows g and g + 8 of column t; B fragment: row t
-// of column g; accumulators: rows g and g + 8, columns 2t and 2t + 1, where
-// g = lane / 4 and t = lane % 4). That needs RTS * RTS = 256, TS a multiple
-// of 32 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
+// (TS / 4) x (TS / 2) block of the tile as 16 x 8 accumulator fragments,
+// advanced by mma.m16n8k16 when TILE_K is a multiple of 16 (compute
+// capability 9.0+), else by mma.m16n8k4 (two m8n8k4 on 8.x); the fragment
+// layouts are at K_STEP below. That needs RTS * RTS = 256, TS a multiple
+// of 64 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
 // so that profiles say which path ran.
 //
 // EPILOGUE (defined by a generated prelude, see `gemm_epilogue.rs`): a fused
@@ -151,26 +151,50 @@
 #define FRAGS_M (WARP_ROWS / 16)
 #define FRAGS_N (WARP_COLS / 8)
 
-// acc += a * b for one 16 x 8 x 4 step of a warp. The f64 m16n8k4 shape
-// needs compute capability 9.0; on 8.x (DMMA_M8N8K4) the same step is two
-// m8n8k4 products, rows g and g + 8, whose fragments are exactly the halves
-// of m16n8k4's (A: row g, column t; B: row t, column g; C: row g, columns
-// 2t and 2t + 1).
-#ifdef DMMA_M8N8K4
+// K_STEP: the k depth of one tensor-core instruction. Compute capability
+// 9.0 has the f64 m16n8k16 shape, used whenever a staged k slice holds whole
+// steps of 16 (one instruction instead of four m16n8k4); 8.x has only
+// m8n8k4 (DMMA_M8N8K4), so a 16 x 8 x 4 step there is two of those.
+// -D K_STEP=4 keeps m16n8k4 at any TILE_K (to compare the two).
+#ifndef K_STEP
+#if defined(DMMA_M8N8K4) || TILE_K % 16 != 0
+#define K_STEP 4
+#else
+#define K_STEP 16
+#endif
+#endif
+#if (K_STEP != 4 && K_STEP != 16) || TILE_K % K_STEP != 0 || (K_STEP == 16 && defined(DMMA_M8N8K4))
+#error "K_STEP must be 4, or 16 with TILE_K a multiple of 16 and compute capability 9.0+"
+#endif
+// A warp's fragments of one step, per work item: A holds rows g and g + 8
+// of columns t, t + 4, ... (a[2 * p] and a[2 * p + 1] for column t + 4p),
+// B rows t, t + 4, ... of column g (b[p]); the accumulators are rows g
+// and g + 8 of columns 2t and 2t + 1 (c[0], c[1]; c[2], c[3]).
+#define K_PARTS (K_STEP / 4)
+
+#if K_STEP == 16
+#define MMA_STEP(acc, a, b) \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};" \
+               : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
+               : "d"((a)[0]), "d"((a)[1]), "d"((a)[2]), "d"((a)[3]), "d"((a)[4]), "d"((a)[5]), "d"((a)[6]), "d"((a)[7]), \
+                 "d"((b)[0]), "d"((b)[1]), "d"((b)[2]), "d"((b)[3]))
+#elif defined(DMMA_M8N8K4)
+// Rows g and g + 8 of the 16 x 8 x 4 step are two 8 x 8 x 4 products whose
+// fragments are exactly the halves of m16n8k4's.
 #define MMA_8x8x4(c0, c1, a, b) \
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" \
                : "+d"(c0), "+d"(c1) \
                : "d"(a), "d"(b))
-#define MMA_16x8x4(acc, a0, a1, b0) \
+#define MMA_STEP(acc, a, b) \
   do { \
-    MMA_8x8x4((acc)[0], (acc)[1], a0, b0); \
-    MMA_8x8x4((acc)[2], (acc)[3], a1, b0); \
+    MMA_8x8x4((acc)[0], (acc)[1], (a)[0], (b)[0]); \
+    MMA_8x8x4((acc)[2], (acc)[3], (a)[1], (b)[0]); \
   } while (0)
 #else
-#define MMA_16x8x4(acc, a0, a1, b0) \
+#define MMA_STEP(acc, a, b) \
   asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};" \
                : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
-               : "d"(a0), "d"(a1), "d"(b0))
+               : "d"((a)[0]), "d"((a)[1]), "d"((b)[0]))
 #endif
 #endif
 
@@ -288,23 +312,26 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
     }
 #ifdef TENSOR_CORES
 #pragma unroll
-    for (int kk = 0; kk < TILE_K; kk += 4) {
-      T a_frag[FRAGS_M][2];
-      T b_frag[FRAGS_N];
+    for (int kk = 0; kk < TILE_K; kk += K_STEP) {
+      T a_frag[FRAGS_M][2 * K_PARTS];
 #pragma unroll
       for (int fm = 0; fm < FRAGS_M; fm++) {
-        a_frag[fm][0] = a_tile[kk + t][warp_row0 + fm * 16 + g];
-        a_frag[fm][1] = a_tile[kk + t][warp_row0 + fm * 16 + g + 8];
+#pragma unroll
+        for (int p = 0; p < K_PARTS; p++) {
+          a_frag[fm][2 * p] = a_tile[kk + 4 * p + t][warp_row0 + fm * 16 + g];
+          a_frag[fm][2 * p + 1] = a_tile[kk + 4 * p + t][warp_row0 + fm * 16 + g + 8];
+        }
       }
 #pragma unroll
       for (int fn = 0; fn < FRAGS_N; fn++) {
-        b_frag[fn] = b_tile[kk + t][warp_col0 + fn * 8 + g];
-      }
+        T b_frag[K_PARTS];
 #pragma unroll
-      for (int fm = 0; fm < FRAGS_M; fm++) {
+        for (int p = 0; p < K_PARTS; p++) {
+          b_frag[p] = b_tile[kk + 4 * p + t][warp_col0 + fn * 8 + g];
+        }
 #pragma unroll
-        for (int fn = 0; fn < FRAGS_N; fn++) {
-          MMA_16x8x4(acc[fm][fn], a_frag[fm][0], a_frag[fm][1], b_frag[fn]);
+        for (int fm = 0; fm < FRAGS_M; fm++) {
+          MMA_STEP(acc[fm][fn], a_frag[fm], b_frag);
         }
       }
     }

@@ -32,8 +32,9 @@ pub enum GemmConfig {
     },
     /// `gemm.cl` built with `TENSOR_CORES` (NVIDIA, compute capability 8.0
     /// and 9.0+, `f64`): the tiled kernel's staging, with FP64 tensor
-    /// cores (`mma.m16n8k4`; two `m8n8k4` on 8.0, which lacks that shape)
-    /// for the arithmetic; the kernel is `gemm_dmma`.
+    /// cores for the arithmetic: `mma.m16n8k16` when `tile_k` is a
+    /// multiple of 16 on compute capability 9.0+, else `mma.m16n8k4` (two
+    /// `m8n8k4` on 8.x, which has neither); the kernel is `gemm_dmma`.
     TensorCores {
         /// Edge of the square tile of C per work-group.
         thread_block_size: usize,
@@ -237,6 +238,9 @@ impl GemmConfig {
                 small: None,
             },
             None if info.is_gpu => {
+                // Slices of 8 (m16n8k4 steps on 9.0+): slices of 16 would
+                // take m16n8k16, which measured slower in this kernel on
+                // an H200 at every tiling and in Cholesky (BENCHMARKS.md).
                 let tiles = |thread_block_size, work_per_thread| {
                     if tensor_cores {
                         GemmConfig::TensorCores {
@@ -290,11 +294,11 @@ impl GemmConfig {
             } if !info.has_fp64_tensor_cores()
                 || work_per_thread == 0
                 || thread_block_size / work_per_thread != 16
-                || !thread_block_size.is_multiple_of(32)
+                || !thread_block_size.is_multiple_of(64)
                 || !tile_k.is_multiple_of(4) =>
             {
                 Some(format!(
-                    "tensor cores need an NVIDIA device of compute capability 8.0 or 9.0+ (this one: {:?}), 16 x 16 work items (thread_block_size / work_per_thread = 16), thread_block_size a multiple of 32 and tile_k of 4",
+                    "tensor cores need an NVIDIA device of compute capability 8.0 or 9.0+ (this one: {:?}), 16 x 16 work items (thread_block_size / work_per_thread = 16), thread_block_size a multiple of 64 (each of the 4 x 2 warps owns whole 16 x 8 fragments) and tile_k of 4",
                     info.nv_compute_capability
                 ))
             }
@@ -377,8 +381,8 @@ impl GemmConfig {
             } => {
                 let rts = ts / work_per_thread;
                 let cores = match self {
-                    // The f64 m16n8k4 shape needs compute capability 9.0;
-                    // 8.x devices take its two m8n8k4 halves.
+                    // The f64 m16n8k4 and m16n8k16 shapes need compute
+                    // capability 9.0; 8.x devices take m8n8k4 halves.
                     GemmConfig::TensorCores { .. } if dmma_8x8x4_only() => {
                         " -D TENSOR_CORES -D DMMA_M8N8K4"
                     }
@@ -480,7 +484,8 @@ pub struct MultiplyOptions {
 }
 
 /// Whether the device's FP64 tensor cores take only the `m8n8k4` shape
-/// (compute capability 8.x); 9.0 and later also have `m16n8k4`.
+/// (compute capability 8.x); 9.0 and later also have `m16n8k4` and
+/// `m16n8k16`.
 fn dmma_8x8x4_only() -> bool {
     Runtime::get().is_ok_and(|rt| matches!(rt.device_info().nv_compute_capability, Some((8, _))))
 }

@@ -107,6 +107,7 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize, gpu: bool) -> Result<()> {
         (128, 8, 4),
         (64, 4, 8),
         (64, 4, 16),
+        (64, 4, 32),
     ]
     .map(
         |(thread_block_size, work_per_thread, tile_k)| GemmConfig::TensorCores {
@@ -214,11 +215,12 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Cholesky `partition` / `min_l11_size` tried at one size (`--gemm-sweep`).
-pub fn cholesky_sweep(ctx: &mut Ctx, n: usize) -> Result<()> {
+/// Cholesky `partition` / `min_l11_size` pairs tried at one size
+/// (`--gemm-sweep`).
+pub fn cholesky_sweep(ctx: &mut Ctx, n: usize, tunings: &[(usize, usize)]) -> Result<()> {
     let a = MatrixCl::from_slice(n, n, &toeplitz(n))?;
     let flops = (n as f64).powi(3) / 3.0;
-    for (partition, min_l11_size) in [(4, 64), (2, 64), (3, 64), (8, 64), (4, 128), (4, 32)] {
+    for &(partition, min_l11_size) in tunings {
         let options = CholeskyOptions {
             partition,
             min_l11_size,

@@ -278,7 +278,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         if args.gemm_sweep && linalg {
             ctx.progress.set_message("cholesky tunings");
-            linalg::cholesky_sweep(&mut ctx, if gpu { 8192 } else { 1000 })?;
+            let all = [(4, 64), (2, 64), (3, 64), (8, 64), (4, 128), (4, 32)];
+            linalg::cholesky_sweep(&mut ctx, if gpu { 8192 } else { 1000 }, &all)?;
+            if gpu && fits(16384) {
+                // The two best at 8192, at the largest size too.
+                linalg::cholesky_sweep(&mut ctx, 16384, &all[..2])?;
+            }
         }
         let (chol_sizes, inv_sizes) = if linalg {
             (chol_sizes, inv_sizes)

@@ -137,6 +137,30 @@ fn not_symmetric_and_nan_are_reported_with_positions() {
         ),
         "{err}"
     );
+    // In the edge tile of a 100 x 100 matrix, across a tile boundary, next
+    // to the diagonal; with two, the first in column-major order.
+    let n_tiles = 100;
+    for perturbed in [
+        &[(99, 70)][..],
+        &[(32, 31)],
+        &[(1, 0)],
+        &[(99, 70), (40, 33)],
+        &[(64, 0), (33, 32)],
+    ] {
+        let mut a = toeplitz(n_tiles);
+        for &(row, col) in perturbed {
+            a[(col, row)] -= 0.5;
+        }
+        let (row, col) = *perturbed
+            .iter()
+            .min_by_key(|(r, c)| r + n_tiles * c)
+            .unwrap();
+        let err = k::cholesky_decompose(&to_device(&a)).unwrap_err();
+        assert!(
+            matches!(err, Error::NotSymmetric { row: r, col: c, .. } if (r, c) == (row, col)),
+            "{perturbed:?}: {err}"
+        );
+    }
     let mut a = toeplitz(n);
     a[(7, 9)] = f64::NAN;
     a[(9, 7)] = f64::NAN;

@@ -34,6 +34,10 @@
 // expression's own kernel parameters, passed through to `epilogue`. The host
 // never combines it with split-k or LOWER_ONLY.
 //
+// SWIZZLE (the epilogue's source defines it as 8): work-groups take their
+// tiles in bands of SWIZZLE tile rows, column by column within a band,
+// instead of down whole columns of tiles.
+//
 // With an even WORK_PER_THREAD a work item owns pairs of adjacent rows and
 // columns, so each step reads its operands from local memory as vectors of
 // two (half the local-memory instructions). Work-groups whose tile lies
@@ -230,8 +234,22 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int thread = tx + RTS * ty;
+#ifdef SWIZZLE
+  // Work-groups run in bands of SWIZZLE tile rows, down a band's rows before
+  // moving to its next column, so that the groups resident at once share
+  // fewer panels of A and B (more L2 hits).
+  const int groups_m = get_num_groups(0);
+  const int linear = get_group_id(0) + groups_m * get_group_id(1);
+  const int band_size = SWIZZLE * get_num_groups(1);
+  const int band_row0 = (linear / band_size) * SWIZZLE;
+  const int band_rows = min(groups_m - band_row0, SWIZZLE);
+  const int in_band = linear % band_size;
+  const int row0 = (band_row0 + in_band % band_rows) * TS;
+  const int col0 = (in_band / band_rows) * TS;
+#else
   const int row0 = get_group_id(0) * TS;
   const int col0 = get_group_id(1) * TS;
+#endif
 #ifdef LOWER_ONLY
   if (col0 > row0 + TS - 1) {
     return;

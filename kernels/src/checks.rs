@@ -138,6 +138,39 @@ pub(crate) fn copy_checking_finite<T: ClFloat>(
     Ok((copy, flag))
 }
 
+/// A working copy of the lower triangle of the square `a` (tiles above the
+/// diagonal left unwritten), with flags for the first non-finite element
+/// of that triangle and the first element whose mirror above the diagonal
+/// differs by more than `tolerance` (relative): one pass over `a` where a
+/// copy and a symmetry check would take two.
+pub(crate) fn copy_lower_checking_symmetric<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    tolerance: T,
+) -> Result<(MatrixCl<T>, MatrixCl<i32>, MatrixCl<i32>)> {
+    /// `SYMMETRY_TILE` and `SYMMETRY_ROWS` in checks.cl.
+    const TILE: usize = 32;
+    const ROWS: usize = 8;
+    let n = square(function, "a", a)?;
+    let non_finite = new_flag()?;
+    let asymmetric = new_flag()?;
+    let copy = MatrixCl::<T>::uninitialized(n, n)?;
+    let tiles = n.div_ceil(TILE);
+    cl::copy_lower_check_symmetric::<T>().launch(
+        NdRange::d2([tiles * TILE, tiles * ROWS]).with_local(&[TILE, ROWS]),
+        (
+            a,
+            &copy,
+            &non_finite,
+            &asymmetric,
+            int(function, "a", n)?,
+            tolerance,
+        ),
+    )?;
+    copy.set_view(a.view());
+    Ok((copy, non_finite, asymmetric))
+}
+
 /// The `NotFinite` error for the element at column-major `index` of `a`
 /// (its value is read back: this runs only when a check failed). With
 /// `transposed`, `a` is the transpose of the argument the user passed, and

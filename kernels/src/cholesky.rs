@@ -4,7 +4,7 @@
 
 use crate::basic::{Block, Part, copy_block, int, square, sub_block, zeros};
 use crate::checks::{
-    copy_checking_finite, enqueue_check_finite, enqueue_check_symmetric, first_flagged,
+    copy_checking_finite, copy_lower_checking_symmetric, enqueue_check_finite, first_flagged,
     first_flagged_all, new_flag, not_finite,
 };
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
@@ -143,19 +143,19 @@ pub fn cholesky_decompose_with<T: ClFloat>(
         }
     };
     int(F, "a", a.len())?;
-    let asymmetry = if symmetric_by_view {
-        None
-    } else {
-        Some(enqueue_check_symmetric(
-            a,
-            T::from_f64(options.symmetry_tolerance),
-        )?)
-    };
     // `work` is `a` as the factorization updates it (lower triangle only);
     // the factor goes to a matrix of its own, so that no product has to
     // overwrite its own operand. The copy checks the lower triangle, which
-    // is all the factorization reads, for NaN and inf.
-    let (work, non_finite) = copy_checking_finite(F, a, a.view().intersection(View::Lower))?;
+    // is all the factorization reads, for NaN and inf, and a whole `a` for
+    // symmetry on the way.
+    let (work, non_finite, asymmetry) = if symmetric_by_view {
+        let (work, non_finite) = copy_checking_finite(F, a, a.view().intersection(View::Lower))?;
+        (work, non_finite, None)
+    } else {
+        let tolerance = T::from_f64(options.symmetry_tolerance);
+        let (work, non_finite, asymmetry) = copy_lower_checking_symmetric(F, a, tolerance)?;
+        (work, non_finite, Some(asymmetry))
+    };
     let factor = MatrixCl::<T>::uninitialized(n, n)?;
     let panels = Panels {
         work: &work,

@@ -148,11 +148,18 @@ impl<'a> EpilogueGemm<'a> {
     /// The program: `prelude` (which defines `epilogue`, `EPILOGUE_PARAMS`
     /// and `EPILOGUE_ARGS`), then the kernel's source built with `EPILOGUE`.
     pub fn source(&self, prelude: &str) -> String {
-        let kernel = match self.config {
-            GemmConfig::Direct { .. } => GEMM_DIRECT_SOURCE,
-            GemmConfig::Tiled { .. } | GemmConfig::TensorCores { .. } => GEMM_SOURCE,
+        let (kernel, order) = match self.config {
+            GemmConfig::Direct { .. } => (GEMM_DIRECT_SOURCE, ""),
+            // Bands of 8 tile rows: a tall product's column tiles of one
+            // band run together, so its rows of A are read from memory
+            // once instead of once per column of tiles (`inv_logit(x * b +
+            // 1)`, x 1e6 x 100, on an H200: 1.287 -> 1.211 ms; square
+            // products gained nothing, BENCHMARKS.md).
+            GemmConfig::Tiled { .. } | GemmConfig::TensorCores { .. } => {
+                (GEMM_SOURCE, "#ifndef SWIZZLE\n#define SWIZZLE 8\n#endif\n")
+            }
         };
-        format!("{prelude}\n#define EPILOGUE\n\n{kernel}")
+        format!("{prelude}\n#define EPILOGUE\n{order}\n{kernel}")
     }
 
     /// The build options (element type and blocking), asked for only when

@@ -53,6 +53,9 @@ clfuse_core::kernel! {
     pub(crate) fn check_symmetric<T>(in a: T, inout first: i32, n: i32, tolerance: T) = file "cl/checks.cl";
 }
 clfuse_core::kernel! {
+    pub(crate) fn copy_lower_check_symmetric<T>(in a: T, out b: T, inout first_non_finite: i32, inout first_asymmetric: i32, n: i32, tolerance: T) = file "cl/checks.cl";
+}
+clfuse_core::kernel! {
     pub(crate) fn check_diagonal_zeros<T>(in a: T, inout first: i32, rows: i32, cols: i32) = file "cl/checks.cl";
 }
 clfuse_core::kernel! {

@@ -25,38 +25,25 @@ inline bool asymmetric(T lower, T upper, T tolerance) {
   return !(fabs(lower - upper) <= tolerance * scale) || isfinite(lower) != isfinite(upper);
 }
 
-__kernel void check_symmetric(const __global T* a, __global int* first, int n, T tolerance) {
-  const int i = get_global_id(0);
-  const int j = get_global_id(1);
-  if (i >= n || j >= n || i <= j) {
-    return;
-  }
-  if (asymmetric(a[i + n * j], a[j + n * i], tolerance)) {
-    atomic_min(first, i + n * j);
-  }
-}
-
-// out = the lower triangle of the n x n matrix a (whole tiles of
-// SYMMETRY_TILE on the diagonal; the tiles above are not written), checking
-// on the way that it is finite (`first_non_finite`) and that the upper
-// triangle mirrors it (`first_asymmetric`): Cholesky's input checks and its
-// working copy in one pass over a. Work-group (SYMMETRY_TILE,
-// SYMMETRY_ROWS) takes the tile pair (group 0, group 1) when group 0 >=
-// group 1 (the others return at once): the mirror tile is read along its
-// columns into local memory, so that both reads of global memory are
-// coalesced, and compared from there transposed.
+// Symmetry by 32 x 32 tile pairs. Work-group (SYMMETRY_TILE, SYMMETRY_ROWS)
+// takes the tile pair (group 0, group 1) when group 0 >= group 1 (the others
+// return at once): the mirror tile is read along its columns into local
+// memory, so that both reads of global memory are coalesced, and compared
+// from there transposed. The first asymmetric element below the diagonal
+// goes to `first_asymmetric`. With `out` (else 0), the lower tiles are also
+// copied there (whole tiles on the diagonal; the tiles above are not
+// written) and the lower triangle is checked to be finite
+// (`first_non_finite`).
 #define SYMMETRY_TILE 32
 #define SYMMETRY_ROWS 8
 
-__kernel void copy_lower_check_symmetric(const __global T* a, __global T* out, __global int* first_non_finite, __global int* first_asymmetric, int n, T tolerance) {
-  // mirror[c][r]: element (r, c) of the mirror tile; one column of padding
-  // keeps the transposed reads off a single bank.
-  __local T mirror[SYMMETRY_TILE][SYMMETRY_TILE + 1];
+inline void symmetric_tile_pair(const __global T* a, __global T* out, __global int* first_non_finite, __global int* first_asymmetric, int n, T tolerance, __local T (*mirror)[SYMMETRY_TILE + 1]) {
   const int tile_row = get_group_id(0);
   const int tile_col = get_group_id(1);
   if (tile_col > tile_row) {
     return;
   }
+  // mirror[c][r]: element (r, c) of the mirror tile.
   const int r = get_local_id(0);
   for (int c = get_local_id(1); c < SYMMETRY_TILE; c += SYMMETRY_ROWS) {
     const int i = tile_col * SYMMETRY_TILE + r;
@@ -69,9 +56,11 @@ __kernel void copy_lower_check_symmetric(const __global T* a, __global T* out, _
     const int j = tile_col * SYMMETRY_TILE + c;
     if (i < n && j < n) {
       const T lower = a[i + n * j];
-      out[i + n * j] = lower;
-      if (i >= j && !isfinite(lower)) {
-        atomic_min(first_non_finite, i + n * j);
+      if (out) {
+        out[i + n * j] = lower;
+        if (i >= j && !isfinite(lower)) {
+          atomic_min(first_non_finite, i + n * j);
+        }
       }
       // a_ji is element (c, r) of the mirror tile.
       if (i > j && asymmetric(lower, mirror[r][c], tolerance)) {
@@ -79,6 +68,18 @@ __kernel void copy_lower_check_symmetric(const __global T* a, __global T* out, _
       }
     }
   }
+}
+
+__kernel void check_symmetric(const __global T* a, __global int* first, int n, T tolerance) {
+  // One column of padding keeps the transposed reads off a single bank.
+  __local T mirror[SYMMETRY_TILE][SYMMETRY_TILE + 1];
+  symmetric_tile_pair(a, 0, 0, first, n, tolerance, mirror);
+}
+
+// Cholesky's input checks and its working copy in one pass over a.
+__kernel void copy_lower_check_symmetric(const __global T* a, __global T* out, __global int* first_non_finite, __global int* first_asymmetric, int n, T tolerance) {
+  __local T mirror[SYMMETRY_TILE][SYMMETRY_TILE + 1];
+  symmetric_tile_pair(a, out, first_non_finite, first_asymmetric, n, tolerance, mirror);
 }
 
 __kernel void check_diagonal_zeros(const __global T* a, __global int* first, int rows, int cols) {

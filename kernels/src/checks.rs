@@ -138,6 +138,15 @@ pub(crate) fn copy_checking_finite<T: ClFloat>(
     Ok((copy, flag))
 }
 
+/// The grid of the symmetry kernels: one work-group of `SYMMETRY_TILE x
+/// SYMMETRY_ROWS` (checks.cl) per 32 x 32 tile of an `n x n` matrix.
+fn symmetry_tiles(n: usize) -> NdRange {
+    const TILE: usize = 32;
+    const ROWS: usize = 8;
+    let tiles = n.div_ceil(TILE);
+    NdRange::d2([tiles * TILE, tiles * ROWS]).with_local(&[TILE, ROWS])
+}
+
 /// A working copy of the lower triangle of the square `a` (tiles above the
 /// diagonal left unwritten), with flags for the first non-finite element
 /// of that triangle and the first element whose mirror above the diagonal
@@ -148,16 +157,12 @@ pub(crate) fn copy_lower_checking_symmetric<T: ClFloat>(
     a: &MatrixCl<T>,
     tolerance: T,
 ) -> Result<(MatrixCl<T>, MatrixCl<i32>, MatrixCl<i32>)> {
-    /// `SYMMETRY_TILE` and `SYMMETRY_ROWS` in checks.cl.
-    const TILE: usize = 32;
-    const ROWS: usize = 8;
     let n = square(function, "a", a)?;
     let non_finite = new_flag()?;
     let asymmetric = new_flag()?;
     let copy = MatrixCl::<T>::uninitialized(n, n)?;
-    let tiles = n.div_ceil(TILE);
     cl::copy_lower_check_symmetric::<T>().launch(
-        NdRange::d2([tiles * TILE, tiles * ROWS]).with_local(&[TILE, ROWS]),
+        symmetry_tiles(n),
         (
             a,
             &copy,
@@ -240,7 +245,7 @@ pub(crate) fn enqueue_check_symmetric<T: ClFloat>(
     let n = square("check_symmetric", "a", a)?;
     let flag = new_flag()?;
     cl::check_symmetric::<T>().launch(
-        NdRange::d2([n, n]),
+        symmetry_tiles(n),
         (a, &flag, int("check_symmetric", "a", n)?, tolerance),
     )?;
     Ok(flag)

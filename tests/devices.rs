@@ -266,3 +266,26 @@ fn data_parallel_glm_matches_one_device() -> Result<()> {
     }
     Ok(())
 }
+
+/// The pool's limit is each device's own: opening a device that keeps no
+/// buffers leaves the others pooling (the last runtime created used to set
+/// one limit for all).
+#[test]
+fn a_device_without_the_pool_leaves_the_others_pooling() -> Result<()> {
+    let default = Device::default_device()?;
+    let unpooled = Device::open_new(RuntimeConfig {
+        device: Some(default.info().index.to_string()),
+        no_buffer_cache: true,
+        ..RuntimeConfig::from_env()?
+    })?;
+    // A size class no other test of this binary uses (3 MiB + 512 bytes).
+    let rows = (3 * 1024 * 1024 + 512) / 8;
+    drop(unpooled.run(|| MatrixCl::<f64>::zeros(rows, 1))?);
+    assert_eq!(unpooled.cached_buffer_bytes(), 0);
+    let before = default.cached_buffer_bytes();
+    drop(default.run(|| MatrixCl::<f64>::zeros(rows, 1))?);
+    // Kept: the total grew by over 2 MiB. Tests running beside this one may
+    // take pooled buffers back meanwhile, but theirs are under 100 KB.
+    assert!(default.cached_buffer_bytes() + (1 << 20) >= before + rows * 8);
+    Ok(())
+}

@@ -9,15 +9,15 @@
 //! events, so its next owner's first command waits for the previous owner's
 //! last ones, exactly as if it were the same matrix.
 //!
-//! `FUSION_BUFFER_CACHE=0` turns the pool off; at most a quarter of the
-//! device's memory is kept; [`release_cached_buffers`] hands everything
-//! back to the driver.
+//! `FUSION_BUFFER_CACHE=0` (or `RuntimeConfig::no_buffer_cache`) turns
+//! the pool off for a runtime; at most a quarter of each device's memory is
+//! kept for its runtime; [`release_cached_buffers`] hands everything back
+//! to the driver.
 
 use crate::events::EventLists;
 use opencl3::types::cl_mem;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A buffer handle owned by the pool (one OpenCL reference).
 struct OwnedMem(cl_mem);
@@ -46,19 +46,33 @@ struct Free {
 struct Pool {
     /// By (runtime slot, size class): a buffer serves only its own context.
     free: HashMap<(usize, usize), Vec<Free>>,
-    bytes: usize,
+    /// Bytes kept, per runtime slot.
+    bytes: HashMap<usize, usize>,
 }
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
-static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The most bytes kept per runtime slot (none set: no limit). Apart from
+/// the pool, so that emptying the pool keeps them.
+static LIMITS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
 fn pool() -> std::sync::MutexGuard<'static, Option<Pool>> {
     POOL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Sets the most bytes the pool keeps (0 turns pooling off).
-pub(crate) fn set_limit(bytes: usize) {
-    LIMIT.store(bytes, Ordering::Relaxed);
+/// Sets the most bytes the pool keeps for the runtime in `slot` (0 turns
+/// pooling off for it); other runtimes keep their own limits.
+pub(crate) fn set_limit(slot: usize, bytes: usize) {
+    let mut limits = LIMITS.lock().unwrap_or_else(|p| p.into_inner());
+    limits.retain(|(s, _)| *s != slot);
+    limits.push((slot, bytes));
+}
+
+fn limit(slot: usize) -> usize {
+    let limits = LIMITS.lock().unwrap_or_else(|p| p.into_inner());
+    limits
+        .iter()
+        .find(|(s, _)| *s == slot)
+        .map_or(usize::MAX, |(_, bytes)| *bytes)
 }
 
 /// The bytes a buffer for `bytes` is allocated with: rounded up to 512 bytes,
@@ -78,7 +92,9 @@ pub(crate) fn take(slot: usize, class: usize) -> Option<(cl_mem, EventLists)> {
     let mut guard = pool();
     let pool = guard.as_mut()?;
     let free = pool.free.get_mut(&(slot, class))?.pop()?;
-    pool.bytes -= class;
+    if let Some(bytes) = pool.bytes.get_mut(&slot) {
+        *bytes -= class;
+    }
     let mem = free.mem.0;
     // The caller takes over the pool's reference.
     std::mem::forget(free.mem);
@@ -89,13 +105,14 @@ pub(crate) fn take(slot: usize, class: usize) -> Option<(cl_mem, EventLists)> {
 /// it is released when the pool is off or full.
 pub(crate) fn give(slot: usize, mem: cl_mem, class: usize, events: EventLists) {
     let mem = OwnedMem(mem);
-    let limit = LIMIT.load(Ordering::Relaxed);
+    let limit = limit(slot);
     let mut guard = pool();
     let pool = guard.get_or_insert_with(Pool::default);
-    if pool.bytes + class > limit {
+    let bytes = pool.bytes.entry(slot).or_default();
+    if *bytes + class > limit {
         return;
     }
-    pool.bytes += class;
+    *bytes += class;
     pool.free
         .entry((slot, class))
         .or_default()
@@ -116,7 +133,15 @@ pub(crate) fn give(slot: usize, mem: cl_mem, class: usize, events: EventLists) {
 pub fn release_cached_buffers() -> usize {
     let taken = pool().take();
     // Released outside the lock: a release may wait for the device.
-    taken.map_or(0, |p| p.bytes)
+    taken.map_or(0, |p| p.bytes.values().sum())
+}
+
+/// Bytes the pool keeps for the runtime in `slot`.
+pub(crate) fn cached_bytes_of(slot: usize) -> usize {
+    pool()
+        .as_ref()
+        .and_then(|p| p.bytes.get(&slot).copied())
+        .unwrap_or(0)
 }
 
 /// Bytes of device memory held by the pool for reuse.
@@ -128,5 +153,5 @@ pub fn release_cached_buffers() -> usize {
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn cached_buffer_bytes() -> usize {
-    pool().as_ref().map_or(0, |p| p.bytes)
+    pool().as_ref().map_or(0, |p| p.bytes.values().sum())
 }

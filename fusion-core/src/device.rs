@@ -121,6 +121,21 @@ impl Device {
         work()
     }
 
+    /// Bytes of this device's memory that the buffer pool keeps for reuse
+    /// (each device has its own pool and limit; see
+    /// [`cached_buffer_bytes`](crate::cached_buffer_bytes) for all of them).
+    ///
+    /// ```
+    /// let d = clfuse_core::Device::default_device()?;
+    /// let before = d.cached_buffer_bytes();
+    /// drop(d.run(|| clfuse_core::MatrixCl::<f64>::zeros(1000, 1))?);
+    /// assert!(d.cached_buffer_bytes() >= before);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn cached_buffer_bytes(&self) -> usize {
+        crate::buffer_pool::cached_bytes_of(self.runtime.slot())
+    }
+
     /// The device's description.
     pub fn info(&self) -> &'static DeviceInfo {
         self.runtime.device_info()

@@ -540,11 +540,14 @@ impl Runtime {
         } else {
             None
         };
-        crate::buffer_pool::set_limit(if cfg.no_buffer_cache {
-            0
-        } else {
-            usize::try_from(found.info.global_mem_bytes / 4).unwrap_or(usize::MAX)
-        });
+        crate::buffer_pool::set_limit(
+            slot,
+            if cfg.no_buffer_cache {
+                0
+            } else {
+                usize::try_from(found.info.global_mem_bytes / 4).unwrap_or(usize::MAX)
+            },
+        );
         Ok(Runtime {
             slot,
             context,

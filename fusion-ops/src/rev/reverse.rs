@@ -464,14 +464,17 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .min(8 * info.compute_units.max(1) as usize);
         let scatters = modes.contains(&Mode::Scatter);
         let reduces = modes.iter().filter(|m| **m == Mode::Reduce).count();
-        let group_sums = MatrixCl::<T>::uninitialized(groups * reduces, 1)?;
-        let groups_done = if reduces > 0 {
-            Some(groups_done_counter(rt)?)
+        // Only kernels with 1 x 1 variables take the group sums and counter.
+        let reduction = if reduces > 0 {
+            Some((
+                MatrixCl::<T>::uninitialized(groups * reduces, 1)?,
+                groups_done_counter(rt)?,
+            ))
         } else {
             None
         };
-        if let Some(counter) = &groups_done {
-            args.push(KernelArg::buffer(&group_sums, Access::Write));
+        if let Some((group_sums, counter)) = &reduction {
+            args.push(KernelArg::buffer(group_sums, Access::Write));
             args.push(KernelArg::buffer(counter, Access::ReadWrite));
         }
         if reduces > 0 || scatters {

@@ -299,8 +299,11 @@ fn a_product_keeps_its_constant_operand_and_notices_writes() -> Result<()> {
     rev::clear()?;
     rev::set_zero_all_adjoints()?;
 
+    // A product evaluated on its own is a step that keeps x (a likelihood
+    // would read it inline and never need x again: rev_inline_products.rs).
     let x = MatrixCl::from_slice(n, p, &xs)?;
-    let lp = colwise_sum(matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    let doubled = (matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    let lp = colwise_sum(&doubled).eval()?;
     x.fill(0.0)?;
     let err = lp
         .grad()
@@ -311,7 +314,8 @@ fn a_product_keeps_its_constant_operand_and_notices_writes() -> Result<()> {
     // After clearing the tape, evaluating again reads the new contents.
     rev::clear()?;
     x.write(&xs)?;
-    let lp = colwise_sum(matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    let doubled = (matrix_vector_multiply(&x, &beta) * 2.0).eval()?;
+    let lp = colwise_sum(&doubled).eval()?;
     lp.grad()?;
     let twice: Vec<f64> = expected.iter().map(|e| 2.0 * e).collect();
     close("d_beta", &beta.adjoint().to_vec()?, &twice, 1e-12);

@@ -35,6 +35,9 @@ pub struct Binder<'a> {
     unevaluated: Option<&'static str>,
     /// The variables read, each once, in binding order (see [`crate::rev`]).
     variables: Vec<std::rc::Rc<dyn crate::rev::Differentiable>>,
+    /// The constant matrices of products read inline by a scalar step,
+    /// each once, in binding order, by buffer id (see `rev::inline`).
+    inline_products: Vec<(u64, &'a dyn std::any::Any)>,
 }
 
 impl<'a> Binder<'a> {
@@ -46,7 +49,22 @@ impl<'a> Binder<'a> {
             pattern: Vec::with_capacity(8),
             unevaluated: None,
             variables: Vec::new(),
+            inline_products: Vec::new(),
         }
+    }
+
+    /// Records the constant matrix `x` of a product `x · v` read inline by
+    /// a scalar step (on its first use).
+    pub fn inline_product<T: ClType>(&mut self, x: &'a MatrixCl<T>) {
+        let id = x.buffer_id();
+        if self.inline_products.iter().all(|(seen, _)| *seen != id) {
+            self.inline_products.push((id, x));
+        }
+    }
+
+    /// The matrices of products read inline, by buffer id, in binding order.
+    pub fn inline_products(&self) -> &[(u64, &'a dyn std::any::Any)] {
+        &self.inline_products
     }
 
     /// Records a variable read by the expression (on its first use).

@@ -106,7 +106,8 @@ pub use structural::*;
 pub use targets::Target;
 pub use templates::{RealOf, convert, expand};
 pub use transpose_product::{
-    TransposeProductAssignment, TransposeVectorMultiply, transpose_vector_multiply,
+    TransposeProductAssignment, TransposeVectorMultiply, one_pass_worthwhile,
+    transpose_vector_multiply,
 };
 
 pub use clfuse_core::expr::{

@@ -385,27 +385,10 @@ where
         if let Some(var) = self.2.get::<Self::Scalar>() {
             return crate::rev::var::generate_value(var, g, at);
         }
-        let t = Self::Scalar::CL_NAME;
-        let cols = g.value_param("int");
-        let staged = self
-            .0
-            .matrix()
-            .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
-        if let Some(staged) = staged
-            && at.i == "i"
-        {
-            return self.generate_from_staged(g, &staged);
+        match self.2.inline_operand::<X::Scalar>() {
+            Some(v) => self.generate_product(&crate::rev::VarLoad(v), g, at),
+            None => self.generate_product(&self.1, g, at),
         }
-        let acc = g.declare(t, "0");
-        let k = g.fresh();
-        g.statement(&format!("for (int {k} = 0; {k} < {cols}; {k}++) {{"));
-        g.open_scope();
-        let x = self.0.generate(g, &Index::new(at.i.clone(), k.clone()));
-        let v = self.1.generate(g, &Index::new(k, "0"));
-        g.statement(&format!("{acc} += {x} * {v};"));
-        g.close_scope();
-        g.statement("}");
-        acc
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
@@ -413,19 +396,41 @@ where
             return crate::rev::var::bind_var(var, b);
         }
         let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
-        b.int(cols as i32);
-        self.0.bind(b);
-        self.1.bind(b);
+        match (self.2.inline_operand::<X::Scalar>(), self.0.matrix()) {
+            (Some(v), Some(x)) => {
+                // Read inline by a scalar step: its own kernel variant.
+                b.structure(INLINE_PRODUCT);
+                b.int(cols as i32);
+                self.0.bind(b);
+                crate::rev::var::bind_var(v, b);
+                b.inline_product(x);
+            }
+            _ => {
+                b.int(cols as i32);
+                self.0.bind(b);
+                self.1.bind(b);
+            }
+        }
     }
 
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        match self.2.get::<Self::Scalar>() {
-            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
-            None if <Self as Depends>::Dependence::VARIABLE => {
-                Err(crate::rev::not_differentiable::<Self>())
-            }
-            None => Ok(Dual::constant(self.generate(g, at))),
+        if let Some(var) = self.2.get::<Self::Scalar>() {
+            return Ok(crate::rev::var::generate_dual(var, g, at));
         }
+        if let (Some(v), Some(x)) = (self.2.inline_operand::<X::Scalar>(), self.0.matrix()) {
+            let value = self.generate_product(&crate::rev::VarLoad(v), g, at);
+            return Ok(crate::rev::var::product_dual(
+                v,
+                x.buffer_id(),
+                value,
+                g,
+                at,
+            ));
+        }
+        if <Self as Depends>::Dependence::VARIABLE {
+            return Err(crate::rev::not_differentiable::<Self>());
+        }
+        Ok(Dual::constant(self.generate(g, at)))
     }
 
     fn contains_reduction(&self) -> bool {
@@ -440,26 +445,77 @@ where
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
         self.1.evaluate_leaves()?;
-        if <Self as Depends>::Dependence::VARIABLE && self.2.get::<Self::Scalar>().is_none() {
-            if TypeId::of::<X::Scalar>() != TypeId::of::<Self::Scalar>() {
-                return Err(Error::InvalidArgument {
-                    function: "matrix_vector_multiply",
-                    argument: "x",
-                    reason: "a product of variables needs x of the result's element type".into(),
-                });
-            }
-            let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
-            let var = crate::rev::nested::matrix_vector_multiply(&self.0, &v)?;
-            self.2.set(var);
+        if !<Self as Depends>::Dependence::VARIABLE || self.2.get::<Self::Scalar>().is_some() {
+            return Ok(());
         }
+        if TypeId::of::<X::Scalar>() != TypeId::of::<Self::Scalar>() {
+            return Err(Error::InvalidArgument {
+                function: "matrix_vector_multiply",
+                argument: "x",
+                reason: "a product of variables needs x of the result's element type".into(),
+            });
+        }
+        let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
+        if self.inline_allowed()? {
+            if self.2.inline_operand::<X::Scalar>().is_none() {
+                let var = crate::rev::nested::variable_operand(&v, "matrix_vector_multiply")?;
+                self.2.set_inline_operand(var);
+            }
+            return Ok(());
+        }
+        let var = crate::rev::nested::matrix_vector_multiply(&self.0, &v)?;
+        self.2.set(var);
         Ok(())
     }
 }
+
+/// The binding marker of a product read inline by a scalar step.
+const INLINE_PRODUCT: u32 = 0x1A1E_0001;
 
 impl<X: Operation, V: Operation> MatrixVectorMultiply<X, V>
 where
     X::Scalar: Promote<V::Scalar>,
 {
+    /// Whether a scalar step being recorded reads this product inline (see
+    /// `rev::inline`): `x` a constant matrix seen whole, and one pass over
+    /// `x` worthwhile on the device.
+    fn inline_allowed(&self) -> Result<bool> {
+        if !crate::rev::inline::allowed() || <X as Depends>::Dependence::VARIABLE {
+            return Ok(false);
+        }
+        match self.0.matrix() {
+            Some(x) if x.view() == View::Entire => crate::one_pass_worthwhile(x),
+            _ => Ok(false),
+        }
+    }
+
+    /// `x · w` at `at`: from `x`'s staged elements when the kernel holds
+    /// them, else a loop over the row. `w` is the vector operand (`v`, or
+    /// the variable it became).
+    fn generate_product<W: Operation>(&self, w: &W, g: &mut Generator, at: &Index) -> String {
+        let t = <Self as Operation>::Scalar::CL_NAME;
+        let cols = g.value_param("int");
+        let staged = self
+            .0
+            .matrix()
+            .and_then(|m| g.staged(Identity::Buffer(m.buffer_id())));
+        if let Some(staged) = staged
+            && at.i == "i"
+        {
+            return self.generate_from_staged(w, g, &staged);
+        }
+        let acc = g.declare(t, "0");
+        let k = g.fresh();
+        g.statement(&format!("for (int {k} = 0; {k} < {cols}; {k}++) {{"));
+        g.open_scope();
+        let x = self.0.generate(g, &Index::new(at.i.clone(), k.clone()));
+        let v = w.generate(g, &Index::new(k, "0"));
+        g.statement(&format!("{acc} += {x} * {v};"));
+        g.close_scope();
+        g.statement("}");
+        acc
+    }
+
     /// `x` is staged in registers across the work-group (a row-block
     /// kernel, see [`StagedMatrix`]): each work item multiplies the elements
     /// it holds by the vector's matching entries (fetched once, before the
@@ -467,7 +523,12 @@ where
     /// product; when several share it, their partial sums meet in local
     /// memory (one half per block parity, see `Generator::kernel_source`)
     /// and each of them adds up the row's.
-    fn generate_from_staged(&self, g: &mut Generator, staged: &StagedMatrix) -> String {
+    fn generate_from_staged<W: Operation>(
+        &self,
+        w: &W,
+        g: &mut Generator,
+        staged: &StagedMatrix,
+    ) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
         let section = g.section();
         // Without shared rows, the product is the body's own; with them, each
@@ -477,7 +538,7 @@ where
         } else {
             (section, None)
         };
-        let sum = self.staged_partial_sum(g, staged, partial_section);
+        let sum = self.staged_partial_sum(w, g, staged, partial_section);
         let Some(parts) = parts else {
             return sum;
         };
@@ -503,8 +564,9 @@ where
     /// Declares, in `section`, this work item's part of its row's product:
     /// its elements times the vector's matching entries (fetched once,
     /// before the first block).
-    fn staged_partial_sum(
+    fn staged_partial_sum<W: Operation>(
         &self,
+        w: &W,
         g: &mut Generator,
         staged: &StagedMatrix,
         section: Section,
@@ -519,7 +581,7 @@ where
         g.statement(&format!("{weights}[k] = 0;"));
         g.statement(&format!("if ({col} < {}) {{", staged.cols));
         g.open_scope();
-        let v = self.1.generate(g, &Index::new(col, "0"));
+        let v = w.generate(g, &Index::new(col, "0"));
         g.statement(&format!("{weights}[k] = {v};"));
         g.close_scope();
         g.statement("}");

@@ -34,6 +34,42 @@ use std::any::Any;
 const SUM_ROUND: usize = 8;
 use std::sync::OnceLock;
 
+/// Most work items sharing a row of `x` for which a kernel with per-row
+/// work computes `xᵀ·v` itself by default: with more, a second pass
+/// measured faster on an H200 (BENCHMARKS.md).
+const ONE_PASS_MAX_TEAM: usize = 8;
+
+/// Whether a kernel with per-row work (a GLM's terms, a recorded step's
+/// likelihood) should compute `xᵀ·v` for this `x` itself, reading `x`
+/// once, rather than leave it to a second pass over `x`. By default
+/// (`FUSION_GLM_ONE_PASS=1`, [`Tuning::glm_one_pass`](clfuse_core::Tuning::glm_one_pass))
+/// when at most 8 work items (one on a CPU, where a team's sums cost 3x a
+/// second pass on PoCL) share each staged row; with `2` whenever `x` is
+/// staged; with `0` never.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// let x = MatrixCl::<f64>::zeros(1000, 10)?;
+/// // Ten columns fit one work item's registers: one pass.
+/// assert!(clfuse_ops::one_pass_worthwhile(&x)?);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn one_pass_worthwhile<T: ClType>(x: &MatrixCl<T>) -> Result<bool> {
+    use clfuse_core::GlmOnePass;
+    let rt = x.runtime()?;
+    let team = crate::launch_shape::staged_row_team(x.cols(), crate::RowBlockKind::WithRowWork)?;
+    let max_team = if rt.device_info().is_gpu {
+        ONE_PASS_MAX_TEAM
+    } else {
+        1
+    };
+    Ok(match rt.tuning().glm_one_pass.unwrap_or_default() {
+        GlmOnePass::Never => false,
+        GlmOnePass::SmallTeams => team.is_some_and(|t| t <= max_team),
+        GlmOnePass::WheneverStaged => team.is_some(),
+    })
+}
+
 /// `xᵀ·v` for an `n x p` matrix `x` and an `n x 1` column `v`: the node built
 /// by [`transpose_vector_multiply()`], a kernel output (`p x 1`).
 #[derive(Debug, Clone, Copy)]

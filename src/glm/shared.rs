@@ -3,7 +3,7 @@
 
 use super::{Outcomes, Param};
 use clfuse_core::expr::MatrixRef;
-use clfuse_core::{ClType, Error, GlmOnePass, MatrixCl, Result};
+use clfuse_core::{ClType, Error, MatrixCl, Result};
 use clfuse_kernels::{self as k, Op};
 use clfuse_ops::prelude::*;
 use clfuse_ops::{Assignable, IntoOperand, Operation, OutputList, RowBlockKind, fuse_then};
@@ -161,33 +161,12 @@ pub(crate) fn x_transpose_times(x: &MatrixCl<f64>, d: &MatrixCl<f64>) -> Result<
     k::row_vector_matrix_multiply(d, x)?.reshape(x.cols(), 1)
 }
 
-/// Most work items sharing a row of `x` for which the GLM's kernel computes
-/// `xᵀ·d_eta` itself by default: with more, a second pass measured faster
-/// on an H200 (BENCHMARKS.md).
-const ONE_PASS_MAX_TEAM: usize = 8;
-
 /// Whether the GLM's kernel computes beta's gradient `xᵀ·d_eta` itself,
-/// reading `x` once for the linear predictor and the gradient. By default
-/// (`FUSION_GLM_ONE_PASS=1`, [`Tuning::glm_one_pass`](clfuse_core::Tuning::glm_one_pass)) when at most [`ONE_PASS_MAX_TEAM`] work items
-/// (one on a CPU) share each row of `x` held in registers (see `transpose_vector_multiply`;
-/// 32 elements each); with `2` whenever `x` is staged; with `0` never.
-/// Otherwise a second pass reads `x` again after the kernel (see
-/// [`x_transpose_times`]).
+/// reading `x` once for the linear predictor and the gradient (see
+/// [`clfuse_ops::one_pass_worthwhile`]); otherwise a second pass reads `x`
+/// again after the kernel (see [`x_transpose_times`]).
 pub(crate) fn beta_gradient_in_kernel(x: &MatrixCl<f64>) -> Result<bool> {
-    let rt = x.runtime()?;
-    let team = clfuse_ops::staged_row_team(x.cols(), RowBlockKind::WithRowWork)?;
-    // On a CPU (PoCL) a team's in-kernel sums cost more than a second pass
-    // (3x at 50 and 100 predictors, BENCHMARKS.md): one work item per row only.
-    let max_team = if rt.device_info().is_gpu {
-        ONE_PASS_MAX_TEAM
-    } else {
-        1
-    };
-    Ok(match rt.tuning().glm_one_pass.unwrap_or_default() {
-        GlmOnePass::Never => false,
-        GlmOnePass::SmallTeams => team.is_some_and(|t| t <= max_team),
-        GlmOnePass::WheneverStaged => team.is_some(),
-    })
+    clfuse_ops::one_pass_worthwhile(x)
 }
 
 /// `d·betaᵀ` (`n x p`), the gradient with respect to `x`.

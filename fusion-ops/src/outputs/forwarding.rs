@@ -1,4 +1,5 @@
 //! Outputs made of outputs: [`Optional`] (present or absent at run time),
+//! vectors (a run-time number of one kind),
 //! references (fused, then inspected) and tuples (several outputs, one
 //! kernel). Each hook forwards; a new hook is one line in each of the three.
 
@@ -277,3 +278,83 @@ output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// A run-time number of outputs of one type (a recorded step's summed
+/// gradients): each hook forwards to every element in order. The count is
+/// part of the cache key.
+impl<O: OutputList> OutputList for Vec<O> {
+    type Key = Vec<O::Key>;
+
+    fn grid(&self, grid: &mut Option<(usize, usize)>) -> Result<()> {
+        self.iter().try_for_each(|o| o.grid(grid))
+    }
+    fn schedule(&self) -> Schedule {
+        self.iter().fold(Schedule::NONE, |s, o| s.and(o.schedule()))
+    }
+    fn evaluate_leaves(&self) -> Result<()> {
+        self.iter().try_for_each(O::evaluate_leaves)
+    }
+    fn prepare(&self, launch: &LaunchShape) -> Result<()> {
+        self.iter().try_for_each(|o| o.prepare(launch))
+    }
+    fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
+        b.structure(self.len() as u32);
+        for o in self {
+            o.bind_exprs(b);
+        }
+    }
+    fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
+        for o in self {
+            o.bind_outputs(b);
+        }
+    }
+    fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
+        for o in self {
+            o.generate_exprs(g, values);
+        }
+    }
+    fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
+        for o in self {
+            o.generate_outputs(g, values);
+        }
+    }
+    fn finish(&self, launch: &LaunchShape) -> Result<()> {
+        // Every output is finished even if one fails; the first error is returned.
+        let mut first = Ok(());
+        for o in self {
+            if let Err(e) = o.finish(launch)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+        self.iter().try_for_each(|o| o.start_reads(launch))
+    }
+    fn verify(&self, launch: &LaunchShape) -> Result<()> {
+        self.iter().try_for_each(|o| o.verify(launch))
+    }
+    fn declare_staged(&self, g: &mut Generator, launch: &LaunchShape) {
+        for o in self {
+            o.declare_staged(g, launch);
+        }
+    }
+    fn bind_staged<'a>(&'a self, b: &mut Binder<'a>, launch: &LaunchShape) {
+        for o in self {
+            o.bind_staged(b, launch);
+        }
+    }
+    fn target_ids(&self, ids: &mut Vec<u64>) {
+        for o in self {
+            o.target_ids(ids);
+        }
+    }
+    fn eval_to_temporaries(&self, temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        self.iter().try_for_each(|o| o.eval_to_temporaries(temps))
+    }
+    fn copy_from_temporaries(&self, temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        self.iter().try_for_each(|o| o.copy_from_temporaries(temps))
+    }
+}

@@ -23,6 +23,12 @@ pub struct Occurrence {
     /// The variable holding the flat index read (-1 when out of range or
     /// not read), for a scattered partial.
     pub flat: String,
+    /// `Some(id)` when the variable `v` is read through the row-wise
+    /// product `x · v` computed inline, `x` the constant matrix with buffer
+    /// `id`: the tangent is then the coefficient of the product's row
+    /// `at.i`, and the derivative with respect to `v_k` is that coefficient
+    /// times `x[at.i, k]` (see `rev::inline`).
+    pub through: Option<u64>,
 }
 
 impl std::fmt::Debug for Occurrence {
@@ -30,13 +36,17 @@ impl std::fmt::Debug for Occurrence {
         f.debug_struct("Occurrence")
             .field("buffer", &self.var.value_id())
             .field("at", &self.at)
+            .field("through", &self.through)
             .finish()
     }
 }
 
 impl Occurrence {
-    fn same_element(&self, other: &Occurrence) -> bool {
-        self.var.value_id() == other.var.value_id() && self.at == other.at
+    /// Whether both are the same element read the same way.
+    pub(crate) fn same_element(&self, other: &Occurrence) -> bool {
+        self.var.value_id() == other.var.value_id()
+            && self.at == other.at
+            && self.through == other.through
     }
 }
 

@@ -23,6 +23,11 @@
 //!   intercepts read through `indexing`, a broadcast block): each
 //!   work-group first sums into a local-memory copy of the adjoint, then
 //!   adds that copy once; the reverse pass picks it at launch.
+//! - `Summed`: in a step whose result is `1 x 1` and that reads a product
+//!   `x · v` inline (see `rev::inline`), the forward kernel itself sums
+//!   the contributions: `xᵀ·c` for `v` read through the product, the
+//!   column sum for a `1 x 1` variable. The reverse kernel only scales
+//!   those sums by the seed: no atomics, nothing grid-sized stored.
 
 use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
@@ -35,6 +40,8 @@ use crate::rev::dual::Dual;
 use crate::rev::reverse::ElementwiseStep;
 use crate::rev::var::{Differentiable, Var};
 use crate::rev::{Constant, Depends, tape};
+use crate::transpose_product::{TransposeProductAssignment, TransposeVectorMultiply};
+use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
 use std::any::TypeId;
 use std::cell::RefCell;
@@ -66,6 +73,7 @@ pub(crate) enum Mode {
     Reduce,
     Scatter,
     ScatterLocal,
+    Summed,
 }
 
 impl Mode {
@@ -75,6 +83,7 @@ impl Mode {
             Mode::Reduce => 1,
             Mode::Scatter => 2,
             Mode::ScatterLocal => 3,
+            Mode::Summed => 4,
         }
     }
 }
@@ -87,6 +96,9 @@ pub(crate) struct PartialSpec<T: ClType> {
     tangents: Vec<usize>,
     pub(crate) partial: Partial<T>,
     pub(crate) index: Option<MatrixCl<i32>>,
+    /// For a `Summed` partial through a product: which of the step's
+    /// inline products (binding order).
+    through: Option<usize>,
 }
 
 /// A partial's values: stored by the forward kernel, the same number at
@@ -127,65 +139,93 @@ struct PlannedPartial {
     constant: Option<f64>,
     /// An earlier partial with the same tangents (its buffer is read).
     same_as: Option<usize>,
+    /// A `Summed` partial through the product with this matrix (an index
+    /// into the step's inline products, binding order).
+    through: Option<usize>,
 }
 
 /// Decides the partials of `dual` on a `grid`; `vars` are the expression's
-/// variables in binding order.
+/// variables and `products` the buffer ids of its inline products, both in
+/// binding order. `None` when the products cannot be read inline here: one
+/// read away from the work item's own row, or a variable that the step
+/// also scatters into (its summed and scattered contributions would race).
 fn plan(
     dual: &Dual,
     grid: (usize, usize),
     vars: &[Rc<dyn Differentiable>],
-) -> Result<Vec<PlannedPartial>> {
-    let mut by_var: Vec<(usize, Vec<usize>)> = Vec::new();
+    products: &[u64],
+) -> Result<Option<Vec<PlannedPartial>>> {
+    let mut by_var: Vec<(usize, Option<u64>, Vec<usize>)> = Vec::new();
     for (k, (occurrence, _)) in dual.tangents.iter().enumerate() {
+        if occurrence.through.is_some() && occurrence.at != Index::work_item() {
+            return Ok(None);
+        }
         let id = occurrence.var.value_id();
         let var = vars
             .iter()
             .position(|v| v.value_id() == id)
             .ok_or_else(|| internal_plan("a variable read was not bound"))?;
-        match by_var.iter_mut().find(|(v, _)| *v == var) {
-            Some((_, list)) => list.push(k),
-            None => by_var.push((var, vec![k])),
+        match by_var
+            .iter_mut()
+            .find(|(v, through, _)| *v == var && *through == occurrence.through)
+        {
+            Some((_, _, list)) => list.push(k),
+            None => by_var.push((var, occurrence.through, vec![k])),
         }
     }
+    // With products read inline, the forward kernel reduces anyway: it sums
+    // the 1 x 1 variables' contributions too (the result is 1 x 1).
+    let inline = by_var.iter().any(|(_, through, _)| through.is_some());
     let mut planned = Vec::new();
     let constant = |list: &[usize]| -> Option<f64> {
         list.iter()
             .map(|&k| crate::rev::dual::number(&dual.tangents[k].1))
             .sum()
     };
-    for (var, list) in by_var {
+    let one = |var, mode, list: Vec<usize>, constant| PlannedPartial {
+        var,
+        mode,
+        constant,
+        tangents: list,
+        same_as: None,
+        through: None,
+    };
+    for (var, through, list) in by_var {
         let shape = vars[var].shape();
         let at_own_element = list
             .iter()
             .all(|&k| dual.tangents[k].0.at == Index::work_item());
-        if shape == (1, 1) {
+        if let Some(id) = through {
+            let product = products
+                .iter()
+                .position(|p| *p == id)
+                .ok_or_else(|| internal_plan("a product read inline was not bound"))?;
             planned.push(PlannedPartial {
-                var,
-                mode: Mode::Reduce,
-                constant: constant(&list),
-                tangents: list,
-                same_as: None,
+                through: Some(product),
+                ..one(var, Mode::Summed, list, None)
             });
+        } else if shape == (1, 1) && inline {
+            planned.push(one(var, Mode::Summed, list, None));
+        } else if shape == (1, 1) {
+            let c = constant(&list);
+            planned.push(one(var, Mode::Reduce, list, c));
         } else if at_own_element && shape == grid {
-            planned.push(PlannedPartial {
-                var,
-                mode: Mode::Identity,
-                constant: constant(&list),
-                tangents: list,
-                same_as: None,
-            });
+            let c = constant(&list);
+            planned.push(one(var, Mode::Identity, list, c));
         } else {
             for k in list {
-                planned.push(PlannedPartial {
-                    var,
-                    mode: Mode::Scatter,
-                    tangents: vec![k],
-                    constant: None,
-                    same_as: None,
-                });
+                planned.push(one(var, Mode::Scatter, vec![k], None));
             }
         }
+    }
+    let summed_and_scattered = planned.iter().any(|p| {
+        p.mode == Mode::Summed
+            && planned
+                .iter()
+                .any(|q| q.var == p.var && q.mode == Mode::Scatter)
+    });
+    if summed_and_scattered {
+        return Ok(None);
     }
     // Partials summing the same tangent variables hold the same values.
     let names = |p: &PlannedPartial| -> Vec<&str> {
@@ -207,7 +247,7 @@ fn plan(
                 && names(&planned[j]) == names(&planned[k])
         });
     }
-    Ok(planned)
+    Ok(Some(planned))
 }
 
 fn internal_plan(reason: &str) -> Error {
@@ -218,23 +258,29 @@ fn internal_plan(reason: &str) -> Error {
     }
 }
 
-/// What decides a plan: the expression's type, its alias pattern, and how
-/// each variable's shape relates to the grid (`1 x 1`, the grid's, other).
-type PlanKey = (TypeId, Vec<u32>, Vec<u8>);
+/// What decides a plan: the expression's type, its alias pattern (which
+/// also marks products read inline), how each variable's shape relates to
+/// the grid (`1 x 1`, the grid's, other), and whether the result is `1 x 1`.
+type PlanKey = (TypeId, Vec<u32>, Vec<u8>, bool);
+
+/// A plan, or `None` when the step cannot read its products inline.
+type CachedPlan = Option<Rc<Vec<PlannedPartial>>>;
 
 thread_local! {
     /// Plans by structure, so that a cache hit generates no source.
-    static PLANS: RefCell<HashMap<PlanKey, Rc<Vec<PlannedPartial>>>> = RefCell::new(HashMap::new());
+    static PLANS: RefCell<HashMap<PlanKey, CachedPlan>> = RefCell::new(HashMap::new());
 }
 
 /// The plan of `op` on `grid`: looked up, or found once by generating the
-/// tangents into a scratch kernel.
+/// tangents into a scratch kernel. `products` are the buffer ids of the
+/// products read inline, in binding order.
 fn cached_plan<O: Operation>(
     op: &O,
     grid: (usize, usize),
     vars: &[Rc<dyn Differentiable>],
+    products: &[u64],
     pattern: Vec<u32>,
-) -> Result<Rc<Vec<PlannedPartial>>> {
+) -> Result<CachedPlan> {
     let shapes = vars
         .iter()
         .map(|v| match v.shape() {
@@ -243,15 +289,21 @@ fn cached_plan<O: Operation>(
             _ => 0,
         })
         .collect();
-    let key = (TypeId::of::<O::Key>(), pattern, shapes);
+    let scalar = is_scalar(grid);
+    let key = (TypeId::of::<O::Key>(), pattern, shapes, scalar);
     if let Some(found) = PLANS.with(|p| p.borrow().get(&key).cloned()) {
         return Ok(found);
     }
     let mut probe = Generator::new();
     let dual = op.generate_tangents(&mut probe, &Index::work_item())?;
-    let planned = Rc::new(plan(&dual, grid, vars)?);
+    let planned = plan(&dual, grid, vars, products)?.map(Rc::new);
     PLANS.with(|p| p.borrow_mut().insert(key, planned.clone()));
     Ok(planned)
+}
+
+/// Whether a step over `grid` summed column-wise has a `1 x 1` result.
+fn is_scalar(grid: (usize, usize)) -> bool {
+    grid.1 == 1
 }
 
 /// Allocates the buffers of a plan.
@@ -263,6 +315,18 @@ fn allocate<T: ClType>(
     planned
         .iter()
         .map(|p| {
+            if p.mode == Mode::Summed {
+                // The forward kernel's sums: one per element of the variable.
+                let (rows, cols) = vars[p.var].shape();
+                return Ok(PartialSpec {
+                    var: vars[p.var].clone(),
+                    mode: p.mode,
+                    tangents: p.tangents.clone(),
+                    partial: Partial::Stored(MatrixCl::<T>::uninitialized(rows, cols)?),
+                    index: None,
+                    through: p.through,
+                });
+            }
             let index = match p.mode {
                 Mode::Scatter | Mode::ScatterLocal => {
                     Some(MatrixCl::<i32>::uninitialized(grid.0, grid.1)?)
@@ -279,6 +343,7 @@ fn allocate<T: ClType>(
                     (None, None) => Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?),
                 },
                 index,
+                through: None,
             })
         })
         .collect()
@@ -304,16 +369,26 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
         });
     };
     // Nested steps (products, row-wise reductions) run first; the probe
-    // below then sees their results as variables.
+    // below then sees their results as variables. A step with a 1 x 1
+    // result reads its products inline where it can (see `rev::inline`);
+    // the setting holds until the step's kernel has run, since the driver
+    // evaluates the leaves again (a no-op for nodes already evaluated).
+    let scalar = root == Root::ColwiseSum && is_scalar(grid);
+    let mut inline = crate::rev::inline::scope(scalar);
     op.evaluate_leaves()?;
-    let mut binder = Binder::new();
-    op.bind(&mut binder);
-    let vars = binder.variables().to_vec();
-    for var in &vars {
-        var.usable("eval")?;
-    }
-    let planned = cached_plan(&op, grid, &vars, binder.pattern().to_vec())?;
-    drop(binder);
+    let (vars, products, planned) = match bind_and_plan(&op, grid)? {
+        (vars, products, Some(planned)) => (vars, products, planned),
+        _ => {
+            // A product cannot be read inline here: each becomes a step.
+            drop(inline);
+            inline = crate::rev::inline::scope(false);
+            op.evaluate_leaves()?;
+            match bind_and_plan(&op, grid)? {
+                (vars, products, Some(planned)) => (vars, products, planned),
+                _ => return Err(internal_plan("a product stayed inline")),
+            }
+        }
+    };
     let specs = allocate::<O::Scalar>(&planned, grid, &vars)?;
     let stash = RefCell::new(None);
     let tangents = Tangents {
@@ -333,13 +408,17 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
         }
         Root::ColwiseSum => {
             let out = MatrixCl::<O::Scalar>::uninitialized(1, grid.1)?;
+            let (sums, products) = summed_outputs(&specs, &products, grid, &stash)?;
             run_direct(&(
                 ColwiseAssignment::<O::Scalar, SumOp, _>::new(&out, tangents),
                 stores,
+                sums,
+                products,
             ))?;
             out
         }
     };
+    drop(inline);
     if let Some(Err(e)) = stash.into_inner() {
         return Err(e);
     }
@@ -440,7 +519,10 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
     fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
         for spec in self.specs {
             // Which tangents each partial sums decides the code.
-            b.structure(spec.mode.code() | (spec.tangents.len() as u32) << 2);
+            b.structure(spec.mode.code() | (spec.tangents.len() as u32) << 3);
+            if spec.mode == Mode::Summed {
+                continue; // summed by outputs of their own
+            }
             let Partial::Stored(partial) = &spec.partial else {
                 // Nothing stored: a number, or another partial's buffer.
                 b.structure(u32::MAX - spec.partial.same_as().map_or(0, |j| j as u32 + 1));
@@ -465,6 +547,9 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
             let Partial::Stored(partial) = &spec.partial else {
                 continue;
             };
+            if spec.mode == Mode::Summed {
+                continue;
+            }
             let sum: Vec<&str> = spec
                 .tangents
                 .iter()
@@ -493,7 +578,7 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
     }
 
     fn target_ids(&self, ids: &mut Vec<u64>) {
-        for spec in self.specs {
+        for spec in self.specs.iter().filter(|s| s.mode != Mode::Summed) {
             if let Partial::Stored(partial) = &spec.partial {
                 ids.push(partial.buffer_id());
             }
@@ -502,4 +587,132 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
             }
         }
     }
+}
+
+/// The matrices of a step's inline products, in binding order.
+type Products<'o, T> = Vec<&'o MatrixCl<T>>;
+
+/// Binds `op` (after `evaluate_leaves`) and finds its plan: its variables
+/// (each checked usable), the matrices of its inline products, and the
+/// plan, `None` when the products cannot be read inline.
+#[allow(clippy::type_complexity)]
+fn bind_and_plan<O: Operation>(
+    op: &O,
+    grid: (usize, usize),
+) -> Result<(
+    Vec<Rc<dyn Differentiable>>,
+    Products<'_, O::Scalar>,
+    CachedPlan,
+)> {
+    let mut binder = Binder::new();
+    op.bind(&mut binder);
+    let vars = binder.variables().to_vec();
+    for var in &vars {
+        var.usable("eval")?;
+    }
+    let ids: Vec<u64> = binder.inline_products().iter().map(|(id, _)| *id).collect();
+    let products: Option<Products<'_, O::Scalar>> = binder
+        .inline_products()
+        .iter()
+        .map(|(_, x)| x.downcast_ref::<MatrixCl<O::Scalar>>())
+        .collect();
+    let Some(products) = products else {
+        // A product of another element type than the step's: not inline.
+        return Ok((vars, Vec::new(), None));
+    };
+    let planned = cached_plan(op, grid, &vars, &ids, binder.pattern().to_vec())?;
+    Ok((vars, products, planned))
+}
+
+/// The sum of some of a step's tangents, as an expression of its forward
+/// kernel: read from the [`Stash`] that the step's expression, generated
+/// first, filled.
+struct StashedSum<'s, T> {
+    stash: &'s Stash,
+    tangents: &'s [usize],
+    grid: (usize, usize),
+    _element: std::marker::PhantomData<T>,
+}
+
+/// The cache key of a [`StashedSum`] (which tangents it sums is bound as
+/// structure).
+struct StashedSumKey<T>(std::marker::PhantomData<T>);
+
+impl<T> Depends for StashedSum<'_, T> {
+    type Dependence = Constant;
+}
+
+impl<T: ClType> Operation for StashedSum<'_, T> {
+    type Scalar = T;
+    type Key = StashedSumKey<T>;
+
+    fn shape(&self) -> Result<Shape> {
+        Ok(Some(self.grid))
+    }
+
+    fn view(&self) -> View {
+        View::Entire
+    }
+
+    fn generate(&self, _g: &mut Generator, _at: &Index) -> String {
+        let stash = self.stash.borrow();
+        let Some(Ok(dual)) = stash.as_ref() else {
+            return "0".into(); // the error is reported by `record`
+        };
+        let sum: Vec<&str> = self
+            .tangents
+            .iter()
+            .filter_map(|&k| dual.tangents.get(k).map(|(_, t)| t.as_str()))
+            .collect();
+        if sum.is_empty() {
+            "0".into()
+        } else {
+            sum.join(" + ")
+        }
+    }
+
+    fn bind<'a>(&'a self, b: &mut Binder<'a>) {
+        b.structure(self.tangents.len() as u32);
+        for &k in self.tangents {
+            b.structure(k as u32);
+        }
+    }
+}
+
+/// The outputs of a step's `Summed` partials: a column sum for each `1 x 1`
+/// variable, `xᵀ·c` for each variable read through a product (`x` staged
+/// and read once with the product itself).
+#[allow(clippy::type_complexity)]
+fn summed_outputs<'s, T: ClType>(
+    specs: &'s [PartialSpec<T>],
+    products: &[&'s MatrixCl<T>],
+    grid: (usize, usize),
+    stash: &'s Stash,
+) -> Result<(
+    Vec<ColwiseAssignment<'s, T, SumOp, StashedSum<'s, T>>>,
+    Vec<TransposeProductAssignment<'s, T, Load<'s, T>, StashedSum<'s, T>>>,
+)> {
+    let (mut sums, mut through) = (Vec::new(), Vec::new());
+    for spec in specs.iter().filter(|s| s.mode == Mode::Summed) {
+        let Partial::Stored(target) = &spec.partial else {
+            return Err(internal_plan("a summed partial without its buffer"));
+        };
+        let sum = StashedSum {
+            stash,
+            tangents: &spec.tangents,
+            grid,
+            _element: std::marker::PhantomData,
+        };
+        match spec.through {
+            None => sums.push(ColwiseAssignment::new(target, sum)),
+            Some(k) => {
+                let x = products
+                    .get(k)
+                    .ok_or_else(|| internal_plan("a product read inline was not bound"))?;
+                let product = TransposeVectorMultiply(Load(MatrixRef::Borrowed(*x)), sum);
+                through.push(TransposeProductAssignment::new(target, product));
+            }
+        }
+    }
+    Ok((sums, through))
 }

@@ -43,6 +43,7 @@
 mod dependence;
 pub(crate) mod dual;
 pub(crate) mod forward;
+pub(crate) mod inline;
 mod kept;
 pub(crate) mod nested;
 mod operators;
@@ -91,7 +92,7 @@ pub fn hoist(
     for (occurrence, tangent) in &dual.tangents {
         let existing = hoisted
             .iter()
-            .find(|(o, _)| o.var.value_id() == occurrence.var.value_id() && o.at == occurrence.at)
+            .find(|(o, _)| o.same_element(occurrence))
             .cloned();
         let (holder, flat) = match existing {
             Some((o, holder)) => (holder, o.flat),

@@ -18,9 +18,11 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 
 /// The variable a node computed as its own step, or the temporary a
-/// constant node was evaluated into (set by `evaluate_leaves`).
+/// constant node was evaluated into (set by `evaluate_leaves`); for a
+/// product read inline by a scalar step (see `rev::inline`), its vector
+/// operand as a variable.
 #[derive(Default)]
-pub struct Materialized(OnceCell<Box<dyn Any>>);
+pub struct Materialized(OnceCell<Box<dyn Any>>, OnceCell<Box<dyn Any>>);
 
 impl Materialized {
     /// The stored variable, if the node was materialised.
@@ -53,6 +55,20 @@ impl Materialized {
     /// Stores a constant temporary (the first value wins).
     pub fn set_matrix<T: ClType>(&self, matrix: MatrixCl<T>) {
         let _ = self.0.set(Box::new(matrix));
+    }
+
+    /// The vector operand of a product read inline, if the node is one
+    /// (and was not materialised since: that takes precedence).
+    pub fn inline_operand<T: ClType>(&self) -> Option<&Var<T>> {
+        if self.0.get().is_some() {
+            return None;
+        }
+        self.1.get().and_then(|b| b.downcast_ref::<Var<T>>())
+    }
+
+    /// Stores the vector operand of a product read inline (the first value wins).
+    pub fn set_inline_operand<T: ClType>(&self, var: Var<T>) {
+        let _ = self.1.set(Box::new(var));
     }
 }
 
@@ -419,7 +435,10 @@ where
 }
 
 /// The operand of a reduction of variables, as a variable (its own step).
-fn variable_operand<O: Operation>(e: &O, function: &'static str) -> Result<Var<O::Scalar>> {
+pub(crate) fn variable_operand<O: Operation>(
+    e: &O,
+    function: &'static str,
+) -> Result<Var<O::Scalar>> {
     match operand(e)? {
         Operand::Variable(var) => Ok(var),
         Operand::Constant(_) => Err(internal(function)),

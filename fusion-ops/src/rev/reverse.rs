@@ -1,6 +1,7 @@
 //! A step's reverse kernel: one launch that adds `seed * partial` into every
 //! operand's adjoint, where the seed is the result's adjoint at the element
-//! the work item's grid element went into.
+//! the work item's grid element went into. Sums the forward kernel already
+//! made (`Mode::Summed`) are scaled by the `1 x 1` result's seed.
 
 use crate::rev::forward::{Mode, Partial, PartialSpec, Root};
 use crate::rev::tape::Step;
@@ -117,6 +118,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
     let reduces = modes.contains(&Mode::Reduce);
     let scatters = modes.contains(&Mode::Scatter);
     let locals = modes.contains(&Mode::ScatterLocal);
+    let per_element = modes.iter().any(|m| *m != Mode::Summed);
     if atomics {
         out.push_str(&atomic_add_helper(cl_type, "global"));
         out.push_str("\n\n");
@@ -134,7 +136,7 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
         if scattered(*mode) {
             params.push(format!("__global const int* restrict index{k}"));
         }
-        if *mode == Mode::ScatterLocal {
+        if matches!(mode, Mode::ScatterLocal | Mode::Summed) {
             params.push(format!("int length{k}"));
         }
     }
@@ -191,14 +193,16 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
             Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
                 "  int pending_target{k} = -1;\n  {cl_type} pending{k} = 0;\n"
             )),
-            Mode::Identity => {}
+            Mode::Identity | Mode::Summed => {}
         }
     }
-    out.push_str(&format!(
-        "  for (int element = get_global_id(0); element < rows * cols; element += get_global_size(0)) {{
+    if per_element {
+        out.push_str(&format!(
+            "  for (int element = get_global_id(0); element < rows * cols; element += get_global_size(0)) {{
     const {cl_type} seed = result_adjoint[{seed_at}];
 "
-    ));
+        ));
+    }
     let add_pending = |k: usize, mode: Mode| match mode {
         Mode::ScatterLocal => {
             format!("local_atomic_add_{cl_type}(&local_adjoint{k}[pending_target{k}], pending{k});")
@@ -232,9 +236,13 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
                 "    sum{k} += {};\n",
                 scaled_partial(cl_type, k, &partials[k])
             )),
+            Mode::Summed => {}
         }
     }
-    out.push_str("  }\n");
+    if per_element {
+        out.push_str("  }\n");
+    }
+    out.push_str(&summed_adds(cl_type, partials));
     for (k, mode) in modes.iter().enumerate() {
         match mode {
             Mode::Scatter => out.push_str(&format!(
@@ -287,13 +295,40 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
                 tree = GROUP_TREE,
                 slot = reduce_slot(modes, k),
             )),
-            Mode::Identity => {}
+            Mode::Identity | Mode::Summed => {}
         }
     }
     if reduces {
         out.push_str(&last_group_adds(cl_type, partials));
     }
     out.push_str("}\n");
+    out
+}
+
+/// The `Summed` partials' adds: each element of such a variable gets the
+/// forward kernel's sum for it times the `1 x 1` result's seed. Each element
+/// has one writer, the same work item for every partial of one variable.
+fn summed_adds(cl_type: &str, partials: &[KernelPartial]) -> String {
+    let mut out = String::new();
+    for (k, partial) in partials.iter().enumerate() {
+        if partial.mode != Mode::Summed {
+            continue;
+        }
+        if out.is_empty() {
+            out.push_str(&format!(
+                "  // The forward kernel summed these over the grid: scale by the seed.
+  const {cl_type} result_seed = result_adjoint[0];
+"
+            ));
+        }
+        out.push_str(&format!(
+            "  for (int e = get_global_id(0); e < length{k}; e += get_global_size(0)) {{
+    adjoint{k}[e] {} result_seed * partial{k}[e];
+  }}
+",
+            partial.add()
+        ));
+    }
     out
 }
 
@@ -403,11 +438,20 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .collect();
         // Identity and 1 x 1 partials reach every element of their
         // variable: a zero adjoint is written, not read and added to.
+        // Settled in the order the kernel writes them (the summed adds come
+        // after the grid loop), so that a variable's first write is the `=`.
+        let mut settled = Vec::with_capacity(self.specs.len());
+        let kernel_order = (0..self.specs.len())
+            .filter(|&k| modes[k] != Mode::Summed)
+            .chain((0..self.specs.len()).filter(|&k| modes[k] == Mode::Summed));
+        for k in kernel_order {
+            let covers_all = matches!(modes[k], Mode::Identity | Mode::Reduce | Mode::Summed);
+            settled.push((k, self.specs[k].var.adjoint_arg(covers_all)?));
+        }
+        settled.sort_by_key(|(k, _)| *k);
         let mut adjoints = Vec::with_capacity(self.specs.len());
         let mut partials = Vec::with_capacity(self.specs.len());
-        for (spec, mode) in self.specs.iter().zip(&modes) {
-            let covers_all = matches!(mode, Mode::Identity | Mode::Reduce);
-            let (arg, overwrite) = spec.var.adjoint_arg(covers_all)?;
+        for ((spec, mode), (_, (arg, overwrite))) in self.specs.iter().zip(&modes).zip(settled) {
             adjoints.push(arg);
             partials.push(KernelPartial {
                 mode: *mode,
@@ -449,7 +493,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             if let Some(index) = &spec.index {
                 args.push(KernelArg::buffer(index, Access::Read));
             }
-            if *mode == Mode::ScatterLocal {
+            if matches!(mode, Mode::ScatterLocal | Mode::Summed) {
                 let (r, c) = spec.var.shape();
                 args.push(KernelArg::Int((r * c) as i32));
             }
@@ -457,9 +501,26 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         args.push(KernelArg::Int(rows as i32));
         args.push(KernelArg::Int(cols as i32));
         let group = work_group_size(info.max_work_group_size);
+        // The grid's elements, or only the summed variables' when nothing
+        // else is left to do.
+        let summed = self
+            .specs
+            .iter()
+            .filter(|s| s.mode == Mode::Summed)
+            .map(|s| s.var.shape().0 * s.var.shape().1)
+            .max()
+            .unwrap_or(0);
+        let work = if modes.iter().any(|m| *m != Mode::Summed) {
+            elements.max(summed)
+        } else {
+            summed
+        };
+        if work == 0 {
+            return Ok(());
+        }
         // Enough groups to fill the device a few times over; each work item
         // then walks several elements.
-        let groups = elements
+        let groups = work
             .div_ceil(group)
             .min(8 * info.compute_units.max(1) as usize);
         let scatters = modes.contains(&Mode::Scatter);

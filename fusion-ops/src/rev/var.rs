@@ -328,10 +328,35 @@ pub(crate) fn generate_dual<T: ClType>(var: &Var<T>, g: &mut Generator, at: &Ind
         base,
         at: at.clone(),
         flat,
+        through: None,
     };
     Dual {
         value,
         tangents: vec![(occurrence, tangent)],
+    }
+}
+
+/// The [`Dual`] of a product `x · v` read inline (its value already
+/// generated into `value`): one occurrence of `v` through `x` (buffer
+/// `x_id`) at the product's row, with coefficient 1 (see `rev::inline`).
+pub(crate) fn product_dual<T: ClType>(
+    v: &Var<T>,
+    x_id: u64,
+    value: String,
+    g: &mut Generator,
+    at: &Index,
+) -> Dual {
+    let base = g.buffer(Identity::Buffer(v.0.value.buffer_id()), T::CL_NAME, true);
+    let occurrence = Occurrence {
+        var: v.0.clone(),
+        base,
+        at: at.clone(),
+        flat: "-1".into(),
+        through: Some(x_id),
+    };
+    Dual {
+        value,
+        tangents: vec![(occurrence, "1".into())],
     }
 }
 

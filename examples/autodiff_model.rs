@@ -206,6 +206,18 @@ fn main() -> Result<()> {
         "value_and_grad per call (host waits): device {device_us:.1} µs, serial CPU {cpu_us:.1} µs ({:.1}x)",
         cpu_us / device_us
     );
+    // With FUSION_PROFILING=1: where one call spends its device time.
+    let rt = clfuse::Runtime::get()?;
+    if rt.profiling() {
+        rt.finish()?;
+        clfuse::clfuse_core::take_profile()?;
+        rev::value_and_grad(&inputs, || log_density(&dev, &beta, &u, &log_tau))?;
+        rt.finish()?;
+        println!(
+            "profile of one call:\n{}",
+            clfuse::clfuse_core::take_profile()?
+        );
+    }
 
     if args.iter().any(|a| a == "--compare-glm") {
         compare_glm(&dev, &data, calls)?;

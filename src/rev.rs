@@ -231,18 +231,10 @@ fn glm_alpha(alpha: &MatrixCl<f64>) -> Result<Param<'_>> {
 }
 
 /// A GLM's value as a `1 x 1` variable whose adjoint scales the analytic
-/// gradients of the parameters that are variables.
+/// gradients of the parameters that are variables (one reverse kernel for
+/// all of them, see [`scalar_leaf`]).
 fn glm_leaf(value: f64, parents: &[&Var], gradients: Vec<MatrixCl<f64>>) -> Result<Var> {
-    let result = MatrixCl::from_slice(1, 1, &[value])?;
-    leaf(result, parents, move |_, adj| {
-        gradients
-            .iter()
-            .map(|g| {
-                let scaled = elt_multiply(g, optional_broadcast(adj, g.rows(), g.cols())).eval()?;
-                Ok(Some(scaled))
-            })
-            .collect()
-    })
+    scalar_leaf(MatrixCl::from_slice(1, 1, &[value])?, parents, gradients)
 }
 
 /// Runs a GLM with the gradients of the operands that are variables (slots

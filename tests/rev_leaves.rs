@@ -298,3 +298,34 @@ fn squared_distances_of_variables_match_finite_differences() -> Result<()> {
     }
     rev::clear()
 }
+
+/// A `1 x 1` result with known gradients: one reverse kernel scales them
+/// all by the seed; a parent listed twice gets both; bad shapes are errors.
+#[test]
+fn scalar_leaves_scale_their_gradients_by_the_seed() -> Result<()> {
+    let a = Var::new(MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?);
+    let b = Var::new(MatrixCl::from_slice(1, 2, &[4.0, 5.0])?);
+    let value = || MatrixCl::from_slice(1, 1, &[7.0]);
+    let ga = MatrixCl::from_slice(3, 1, &[0.5, -1.0, 2.0])?;
+    let gb = MatrixCl::from_slice(1, 2, &[3.0, -4.0])?;
+    let f = rev::scalar_leaf(
+        value()?,
+        &[&a, &b, &a],
+        vec![ga.try_clone()?, gb.try_clone()?, ga.try_clone()?],
+    )?;
+    let before = thread_kernel_stats();
+    (&f * 2.0).eval()?.grad()?;
+    let launched = (thread_kernel_stats() - before).launched;
+    assert_eq!(a.adjoint().to_vec()?, vec![2.0, -4.0, 8.0]);
+    assert_eq!(b.adjoint().to_vec()?, vec![6.0, -8.0]);
+    // The seed, the product's reverse kernel, the leaf's one kernel.
+    assert!(launched <= 3, "{launched} launches");
+    let wrong = MatrixCl::from_slice(1, 3, &[0.0; 3])?;
+    let err = rev::scalar_leaf(value()?, &[&a], vec![wrong]).expect_err("shape");
+    assert!(err.to_string().contains("gradient 0 is 1 x 3"), "{err}");
+    let err = rev::scalar_leaf(value()?, &[&a, &b], vec![ga]).expect_err("count");
+    assert!(err.to_string().contains("2 parents, 1 gradients"), "{err}");
+    let err = rev::scalar_leaf(MatrixCl::<f64>::zeros(2, 1)?, &[], vec![]).expect_err("value");
+    assert!(err.to_string().contains("must be 1 x 1"), "{err}");
+    rev::clear()
+}

@@ -171,10 +171,15 @@ pub struct Tuning {
     /// Whether GEMMs fuse their element-wise consumers
     /// (`FUSION_GEMM_EPILOGUE`, 0 or 1; default 1).
     pub gemm_epilogue: Option<GemmEpilogue>,
+    /// Whether reverse kernels add floating-point values with the device's
+    /// native atomic reductions where it has them (NVIDIA's `red.add`)
+    /// rather than compare-and-swap loops (`FUSION_NATIVE_ATOMICS`, 0 or 1;
+    /// default 1).
+    pub native_atomics: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 13] = [
+pub const TUNING_VARIABLES: [&str; 14] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -188,6 +193,7 @@ pub const TUNING_VARIABLES: [&str; 13] = [
     "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
     "FUSION_GLM_ONE_PASS",
     "FUSION_GEMM_EPILOGUE",
+    "FUSION_NATIVE_ATOMICS",
 ];
 
 impl Tuning {
@@ -250,6 +256,9 @@ impl Tuning {
                     "1" => Ok(GemmEpilogue::On),
                     _ => Err(invalid("FUSION_GEMM_EPILOGUE", &text, "0 or 1")),
                 })
+                .transpose()?,
+            native_atomics: lookup("FUSION_NATIVE_ATOMICS")
+                .map(|text| parse_flag("FUSION_NATIVE_ATOMICS", &text))
                 .transpose()?,
         };
         tuning.validate()?;

@@ -111,6 +111,21 @@ pub(crate) enum Partial<T: ClType> {
     SameAs(usize),
 }
 
+impl<T: ClType> PartialSpec<T> {
+    /// A gradient computed before the reverse pass (`Summed`): `gradient`
+    /// has `var`'s shape.
+    pub(crate) fn summed(var: Rc<dyn Differentiable>, gradient: MatrixCl<T>) -> Self {
+        PartialSpec {
+            var,
+            mode: Mode::Summed,
+            tangents: Vec::new(),
+            partial: Partial::Stored(gradient),
+            index: None,
+            through: None,
+        }
+    }
+}
+
 impl<T: ClType> Partial<T> {
     pub(crate) fn constant(&self) -> Option<f64> {
         match self {

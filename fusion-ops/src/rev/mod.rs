@@ -54,7 +54,7 @@ pub(crate) mod var;
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use dual::{Dual, Occurrence};
 pub use kept::Kept;
-pub use nested::{Materialized, leaf};
+pub use nested::{Materialized, leaf, scalar_leaf};
 pub use operators::VarScalar;
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
 pub use var::{Differentiable, OwnedVarLoad, Var, VarData, VarLoad};

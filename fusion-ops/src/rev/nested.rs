@@ -189,6 +189,85 @@ pub fn leaf<T: ClType>(
     Ok(result)
 }
 
+/// Makes a `1 x 1` result whose gradient with respect to each parent is
+/// already known (a hand-written likelihood's analytic gradients) a
+/// differentiable variable: `gradients[k]` has `parents[k]`'s shape, and the
+/// reverse pass is one kernel adding `seed · gradients[k]` into every
+/// parent's adjoint (written, not added, where the adjoint is still zero).
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let x = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?);
+/// // f(x) = Σ x², computed any way at all; its gradient is 2x.
+/// let value = MatrixCl::from_slice(1, 1, &[5.0f64])?;
+/// let gradient = (x.value() * 2.0).eval()?;
+/// let f = rev::scalar_leaf(value, &[&x], vec![gradient])?;
+/// (f * 3.0).eval()?.grad()?;
+/// assert_eq!(x.adjoint().to_vec()?, vec![6.0, 12.0]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn scalar_leaf<T: ClType>(
+    value: MatrixCl<T>,
+    parents: &[&Var<T>],
+    gradients: Vec<MatrixCl<T>>,
+) -> Result<Var<T>> {
+    const F: &str = "rev::scalar_leaf";
+    if (value.rows(), value.cols()) != (1, 1) {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "value",
+            reason: format!("must be 1 x 1, is {} x {}", value.rows(), value.cols()),
+        });
+    }
+    if gradients.len() != parents.len() {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "gradients",
+            reason: format!(
+                "one per parent: {} parents, {} gradients",
+                parents.len(),
+                gradients.len()
+            ),
+        });
+    }
+    for (k, (parent, gradient)) in parents.iter().zip(&gradients).enumerate() {
+        parent.usable(F)?;
+        let (want, got) = (
+            (parent.rows(), parent.cols()),
+            (gradient.rows(), gradient.cols()),
+        );
+        if want != got {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "gradients",
+                reason: format!(
+                    "gradient {k} is {} x {}, its parent {} x {}",
+                    got.0, got.1, want.0, want.1
+                ),
+            });
+        }
+    }
+    let result = Var::computed(value, None);
+    result.usable(F)?;
+    let specs = parents
+        .iter()
+        .zip(gradients)
+        .map(|(parent, gradient)| {
+            let var: Rc<dyn crate::rev::Differentiable> = parent.0.clone();
+            crate::rev::forward::PartialSpec::summed(var, gradient)
+        })
+        .collect();
+    let step = crate::rev::reverse::ElementwiseStep {
+        result: result.0.clone(),
+        root: crate::rev::forward::Root::ColwiseSum,
+        grid: (1, 1),
+        specs,
+    };
+    result.0.step.set(Some(tape::push(Box::new(step))?));
+    Ok(result)
+}
+
 /// `rowwise_sum(e)` of an expression of variables: `e` as its own step,
 /// then the sums, whose reverse pass broadcasts the adjoint along rows.
 pub(crate) fn rowwise_sum<O: Operation>(e: &O) -> Result<Var<O::Scalar>> {

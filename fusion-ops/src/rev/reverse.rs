@@ -22,19 +22,72 @@ pub(crate) struct ElementwiseStep<T: ClType> {
     pub(crate) specs: Vec<PartialSpec<T>>,
 }
 
-/// Compare-and-swap addition for `cl_type` in address space `space`
-/// (`global` or `local`; `double` needs 64-bit atomics), named
-/// `atomic_add_{cl_type}` and `local_atomic_add_{cl_type}`.
-fn atomic_add_helper(cl_type: &str, space: &str) -> String {
-    let (bits, cas) = if cl_type == "double" {
-        ("ulong", "atom_cmpxchg")
-    } else {
-        ("uint", "atomic_cmpxchg")
-    };
+/// How the reverse kernels add floating-point values atomically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Atomics {
+    /// A compare-and-swap loop (any OpenCL device; `double` needs 64-bit
+    /// atomics).
+    CompareAndSwap,
+    /// NVIDIA's native `red.add` reductions through inline PTX (`f32`
+    /// everywhere, `f64` from compute capability 6.0): one instruction
+    /// instead of a loop that retries under contention. A scatter into 100
+    /// group intercepts from 1e6 rows took 2.1 ms with the loop on an H200.
+    NvidiaReduce,
+}
+
+impl Atomics {
+    /// The kind `rt`'s device supports for `cl_type`, unless
+    /// [`Tuning::native_atomics`](clfuse_core::Tuning::native_atomics) asks
+    /// for the loop.
+    pub(crate) fn for_device(rt: &Runtime, cl_type: &str) -> Atomics {
+        if rt.tuning().native_atomics == Some(false) {
+            return Atomics::CompareAndSwap;
+        }
+        match rt.device_info().nv_compute_capability {
+            Some((major, _)) if cl_type == "float" || major >= 6 => Atomics::NvidiaReduce,
+            _ => Atomics::CompareAndSwap,
+        }
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            Atomics::CompareAndSwap => 0,
+            Atomics::NvidiaReduce => 1,
+        }
+    }
+}
+
+/// Atomic addition for `cl_type` in address space `space` (`global` or
+/// `local`), named `atomic_add_{cl_type}` and `local_atomic_add_{cl_type}`.
+fn atomic_add_helper(cl_type: &str, space: &str, atomics: Atomics) -> String {
     let name = if space == "local" {
         format!("local_atomic_add_{cl_type}")
     } else {
         format!("atomic_add_{cl_type}")
+    };
+    if atomics == Atomics::NvidiaReduce {
+        let (ptx_type, constraint) = if cl_type == "double" {
+            ("f64", "d")
+        } else {
+            ("f32", "f")
+        };
+        // A __local pointer's integer value is its shared-memory address.
+        let (state_space, address) = if space == "local" {
+            ("shared", "\"r\"((uint)(ulong)address)")
+        } else {
+            ("global", "\"l\"(address)")
+        };
+        return format!(
+            "// Adds `value` to `*address`; other work items may add to it at the same time.
+inline void {name}(volatile __{space} {cl_type}* address, {cl_type} value) {{
+  asm volatile(\"red.{state_space}.add.{ptx_type} [%0], %1;\" :: {address}, \"{constraint}\"(value) : \"memory\");
+}}"
+        );
+    }
+    let (bits, cas) = if cl_type == "double" {
+        ("ulong", "atom_cmpxchg")
+    } else {
+        ("uint", "atomic_cmpxchg")
     };
     format!(
         "// Adds `value` to `*address`; other work items may add to it at the same time.
@@ -103,15 +156,20 @@ impl KernelPartial {
 }
 
 /// The OpenCL C of the reverse kernel for a root and its partials.
-pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartial]) -> String {
+pub(crate) fn reverse_source(
+    cl_type: &str,
+    root: Root,
+    partials: &[KernelPartial],
+    atomics: Atomics,
+) -> String {
     let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
     let modes = &modes[..];
     let mut out = String::new();
     if cl_type == "double" {
         out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     }
-    let atomics = modes.iter().any(|m| scattered(*m));
-    if atomics && cl_type == "double" {
+    let atomics_needed = modes.iter().any(|m| scattered(*m));
+    if atomics_needed && cl_type == "double" && atomics == Atomics::CompareAndSwap {
         out.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
     }
     out.push('\n');
@@ -119,12 +177,12 @@ pub(crate) fn reverse_source(cl_type: &str, root: Root, partials: &[KernelPartia
     let scatters = modes.contains(&Mode::Scatter);
     let locals = modes.contains(&Mode::ScatterLocal);
     let per_element = modes.iter().any(|m| *m != Mode::Summed);
-    if atomics {
-        out.push_str(&atomic_add_helper(cl_type, "global"));
+    if atomics_needed {
+        out.push_str(&atomic_add_helper(cl_type, "global", atomics));
         out.push_str("\n\n");
     }
     if locals {
-        out.push_str(&atomic_add_helper(cl_type, "local"));
+        out.push_str(&atomic_add_helper(cl_type, "local", atomics));
         out.push_str("\n\n");
     }
     let mut params = vec![format!("__global const {cl_type}* restrict result_adjoint")];
@@ -460,14 +518,15 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 same_as: spec.partial.same_as(),
             });
         }
-        let mut pattern = vec![self.root.code()];
+        let atomics = Atomics::for_device(rt, T::CL_NAME);
+        let mut pattern = vec![self.root.code(), atomics.code()];
         for partial in &partials {
             partial.key(&mut pattern);
         }
         let plan = rt
             .kernels()
             .fused(TypeId::of::<ReverseKernel<T>>(), pattern, |_key| {
-                let source = reverse_source(T::CL_NAME, self.root, &partials);
+                let source = reverse_source(T::CL_NAME, self.root, &partials, atomics);
                 let name = format!(
                     "adjoint_{}_{}",
                     T::CL_NAME,
@@ -614,6 +673,7 @@ mod tests {
             "double",
             Root::ColwiseSum,
             &[partial(Mode::Identity, None), shared],
+            Atomics::CompareAndSwap,
         );
         assert!(
             source.contains("sum1 += seed * partial0[element];"),
@@ -634,6 +694,7 @@ mod tests {
             "double",
             Root::Elementwise,
             &[overwrite(Mode::Identity), overwrite(Mode::Reduce)],
+            Atomics::CompareAndSwap,
         );
         assert!(
             source.contains("adjoint0[element] = seed * partial0[element];"),
@@ -658,6 +719,7 @@ mod tests {
             "double",
             Root::Elementwise,
             &[partial(Mode::Identity, None), partial(Mode::Reduce, None)],
+            Atomics::CompareAndSwap,
         );
         assert!(!source.contains("atom_cmpxchg"), "{source}");
         assert!(source.contains("atomic_inc(groups_done)"), "{source}");
@@ -675,6 +737,7 @@ mod tests {
                 partial(Mode::Reduce, Some(-2.0)),
                 partial(Mode::Identity, None),
             ],
+            Atomics::CompareAndSwap,
         );
         assert!(source.contains("adjoint0[element] += seed;"), "{source}");
         assert!(source.contains("sum1 += seed * (-2.0f);"), "{source}");
@@ -683,17 +746,37 @@ mod tests {
     }
 
     #[test]
+    fn native_atomics_are_one_ptx_reduction_without_64_bit_atomics() {
+        let source = reverse_source(
+            "double",
+            Root::ColwiseSum,
+            &[
+                partial(Mode::Scatter, None),
+                partial(Mode::ScatterLocal, None),
+            ],
+            Atomics::NvidiaReduce,
+        );
+        assert!(source.contains("red.global.add.f64 [%0], %1;"), "{source}");
+        assert!(source.contains("red.shared.add.f64 [%0], %1;"), "{source}");
+        assert!(source.contains("\"r\"((uint)(ulong)address)"), "{source}");
+        assert!(!source.contains("atom_cmpxchg"), "{source}");
+        assert!(!source.contains("cl_khr_int64_base_atomics"), "{source}");
+    }
+
+    #[test]
     fn identity_partials_need_no_atomics() {
         let source = reverse_source(
             "double",
             Root::Elementwise,
             &[partial(Mode::Identity, None)],
+            Atomics::CompareAndSwap,
         );
         assert!(!source.contains("atom"));
         let source = reverse_source(
             "double",
             Root::ColwiseSum,
             &[partial(Mode::Identity, None), partial(Mode::Scatter, None)],
+            Atomics::CompareAndSwap,
         );
         assert!(source.contains("cl_khr_int64_base_atomics"));
         assert!(source.contains("result_adjoint[element / rows]"));

@@ -216,11 +216,11 @@ pub fn tri_inverse(a: impl Operand) -> Result<Var> {
     })
 }
 
-/// The intercept as a GLM parameter: a `1 x 1` value is read to the host
-/// (one small transfer), an `n x 1` one stays on the device.
+/// A GLM parameter from a device matrix: `1 x 1` (read by the kernel, or
+/// by the host where it must be positive) or `n x 1`.
 fn glm_alpha(alpha: &MatrixCl<f64>) -> Result<Param<'_>> {
     match (alpha.rows(), alpha.cols()) {
-        (1, 1) => Ok(Param::Scalar(alpha.to_vec()?[0])),
+        (1, 1) => Ok(Param::Device(alpha)),
         (_, 1) => Ok(Param::Vector(alpha)),
         (r, c) => Err(Error::InvalidArgument {
             function: "rev glm",

@@ -572,3 +572,67 @@ fn ordered_logistic() {
         }
     }
 }
+
+/// A `1 x 1` device intercept (and scale) gives what the same host scalar gives.
+#[test]
+fn device_scalars_match_host_scalars() -> Result<()> {
+    let (n, p) = (37, 3);
+    let xs: Vec<f64> = (0..n * p).map(|k| ((k as f64) * 0.37).sin()).collect();
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let beta = MatrixCl::from_slice(p, 1, &[0.3, -0.2, 0.1])?;
+    let binary: Vec<i32> = (0..n).map(|i| (i % 3 == 0) as i32).collect();
+    let counts: Vec<i32> = (0..n).map(|i| (i % 4) as i32).collect();
+    let reals: Vec<f64> = (0..n).map(|i| (i as f64 * 0.1).cos()).collect();
+    let alpha = MatrixCl::from_slice(1, 1, &[0.4])?;
+    let scale = MatrixCl::from_slice(1, 1, &[1.7])?;
+    let options = GlmOptions::gradients(Wrt::ALL);
+    let pairs = [
+        (
+            bernoulli_logit_glm_lpmf(&binary[..], &x, 0.4, &beta, &options)?,
+            bernoulli_logit_glm_lpmf(&binary[..], &x, Param::Device(&alpha), &beta, &options)?,
+        ),
+        (
+            poisson_log_glm_lpmf(&counts[..], &x, 0.4, &beta, &options)?,
+            poisson_log_glm_lpmf(&counts[..], &x, Param::Device(&alpha), &beta, &options)?,
+        ),
+        (
+            normal_id_glm_lpdf(&reals[..], &x, 0.4, &beta, 1.7, &options)?,
+            normal_id_glm_lpdf(
+                &reals[..],
+                &x,
+                Param::Device(&alpha),
+                &beta,
+                Param::Device(&scale),
+                &options,
+            )?,
+        ),
+        (
+            neg_binomial_2_log_glm_lpmf(&counts[..], &x, 0.4, &beta, 1.7, &options)?,
+            neg_binomial_2_log_glm_lpmf(
+                &counts[..],
+                &x,
+                Param::Device(&alpha),
+                &beta,
+                Param::Device(&scale),
+                &options,
+            )?,
+        ),
+    ];
+    for (k, (host, device)) in pairs.into_iter().enumerate() {
+        close(&format!("value {k}"), device.value, host.value, 1e-12);
+        assert!(host.d_aux().is_ok() == device.d_aux().is_ok(), "model {k}");
+        let grads = |o: GlmOutput| -> Result<Vec<f64>> {
+            let mut all = Vec::new();
+            for g in o.into_gradients().into_iter().flatten() {
+                all.extend(g.to_vec()?);
+            }
+            Ok(all)
+        };
+        let (h, d) = (grads(host)?, grads(device)?);
+        assert_eq!(h.len(), d.len(), "model {k}");
+        for (a, b) in h.iter().zip(&d) {
+            close(&format!("gradient {k}"), *b, *a, 1e-12);
+        }
+    }
+    Ok(())
+}

@@ -143,6 +143,22 @@ fn scalar_and_vector_parameters() {
         neg_binomial_2_log_glm_lpmf(&y[..], &x, 0.0, &beta, &phi, &O),
         "phi[3, 0] is inf",
     );
+    // Device scalars: checked by the kernel (finite) or on the host (positive).
+    let nan = m(1, 1, &[f64::NAN]);
+    expect(
+        bernoulli_logit_glm_lpmf(&y[..], &x, Param::Device(&nan), &beta, &O),
+        "bernoulli_logit_glm_lpmf: alpha[0, 0] is NaN, but must be finite",
+    );
+    let zero = m(1, 1, &[0.0]);
+    expect(
+        normal_id_glm_lpdf(&yr[..], &x, 0.0, &beta, Param::Device(&zero), &O),
+        "normal_id_glm_lpdf: sigma[0, 0] is 0, but must be positive finite",
+    );
+    let column = m(2, 1, &[0.0, 0.0]);
+    expect(
+        poisson_log_glm_lpmf(&y[..], &x, Param::Device(&column), &beta, &O),
+        "argument `alpha` is invalid: a device scalar must be 1 x 1, got 2 x 1",
+    );
     let cuts = m(3, 1, &[-1.0, 1.0, 0.5]);
     expect(
         ordered_logistic_glm_lpmf(&[1, 2, 1, 2][..], &x, &beta, &cuts, &O),

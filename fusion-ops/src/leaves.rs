@@ -292,6 +292,9 @@ pub enum ScalarOrColumn<'a, T: ClType> {
     Scalar(T),
     /// An `n x 1` column, one value per row.
     Column(&'a MatrixCl<T>),
+    /// Every row's value, read from a `1 x 1` device matrix: a column of
+    /// this many rows holding it.
+    Broadcast(&'a MatrixCl<T>, usize),
 }
 
 /// A lazy scalar-or-column value; see [`ScalarOrColumn`].
@@ -322,12 +325,13 @@ impl<T: ClType> Operation for ScalarOrColumn<'_, T> {
         Ok(match self {
             ScalarOrColumn::Scalar(_) => None,
             ScalarOrColumn::Column(m) => Some((m.rows(), m.cols())),
+            ScalarOrColumn::Broadcast(_, rows) => Some((*rows, 1)),
         })
     }
 
     fn view(&self) -> View {
         match self {
-            ScalarOrColumn::Scalar(_) => View::Entire,
+            ScalarOrColumn::Scalar(_) | ScalarOrColumn::Broadcast(..) => View::Entire,
             ScalarOrColumn::Column(m) => m.view(),
         }
     }
@@ -336,6 +340,9 @@ impl<T: ClType> Operation for ScalarOrColumn<'_, T> {
         match self {
             ScalarOrColumn::Scalar(_) => g.value_param(T::CL_NAME),
             ScalarOrColumn::Column(m) => Load(MatrixRef::Borrowed(m)).generate(g, at),
+            ScalarOrColumn::Broadcast(m, _) => {
+                Load(MatrixRef::Borrowed(m)).generate(g, &Index::new("0", "0"))
+            }
         }
     }
 
@@ -349,12 +356,16 @@ impl<T: ClType> Operation for ScalarOrColumn<'_, T> {
                 b.structure(1);
                 b.matrix(m, Access::Read, true);
             }
+            ScalarOrColumn::Broadcast(m, _) => {
+                b.structure(2);
+                b.matrix(m, Access::Read, true);
+            }
         }
     }
 
     fn matrix(&self) -> Option<&MatrixCl<T>> {
         match self {
-            ScalarOrColumn::Scalar(_) => None,
+            ScalarOrColumn::Scalar(_) | ScalarOrColumn::Broadcast(..) => None,
             ScalarOrColumn::Column(m) => Some(m),
         }
     }

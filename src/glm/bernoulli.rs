@@ -42,7 +42,7 @@ pub fn bernoulli_logit_glm_lpmf<'a>(
             F,
             (
                 check(y, F, "y", ge(y, 0).and(le(y, 1))).requiring("0 or 1"),
-                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_on_device),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
                 glm.gradient_outputs(d_eta),
                 &logp,

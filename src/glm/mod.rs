@@ -51,6 +51,22 @@ pub enum Param<'a> {
     Scalar(f64),
     /// One value per observation (a column vector on the device).
     Vector(&'a MatrixCl<f64>),
+    /// The same value for every observation, kept in a `1 x 1` device
+    /// matrix: the kernel reads (and checks) it there, so nothing waits for
+    /// a transfer to the host. A parameter that must be positive (`sigma`,
+    /// `phi`) is read to the host and checked there instead.
+    ///
+    /// ```
+    /// use clfuse::glm::{bernoulli_logit_glm_lpmf, GlmOptions, Param};
+    /// use clfuse::prelude::*;
+    /// let x = MatrixCl::from_slice(2, 1, &[0.0, 0.0])?;
+    /// let beta = MatrixCl::from_slice(1, 1, &[1.0])?;
+    /// let alpha = MatrixCl::from_slice(1, 1, &[0.0])?;
+    /// let out = bernoulli_logit_glm_lpmf(&[1, 0][..], &x, Param::Device(&alpha), &beta, &GlmOptions::default())?;
+    /// assert!((out.value - 2.0 * 0.5f64.ln()).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    Device(&'a MatrixCl<f64>),
 }
 
 impl From<f64> for Param<'_> {

@@ -67,7 +67,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
             F,
             (
                 check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_on_device),
                 optional(
                     check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
                         .requiring("positive finite"),

@@ -57,7 +57,7 @@ pub fn normal_id_glm_lpdf<'a>(
             F,
             (
                 check_finite(y, F, "y"),
-                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_on_device),
                 optional(
                     check(
                         sigma,

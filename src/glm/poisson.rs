@@ -43,7 +43,7 @@ pub fn poisson_log_glm_lpmf<'a>(
             F,
             (
                 check(y, F, "y", ge(y, 0)).requiring("non-negative"),
-                optional(check_finite(alpha, F, "alpha"), glm.alpha_is_vector),
+                optional(check_finite(alpha, F, "alpha"), glm.alpha_on_device),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
                 glm.gradient_outputs(d_eta),
                 &logp,

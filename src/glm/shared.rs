@@ -60,7 +60,9 @@ pub(crate) enum Requirement {
 }
 
 /// A parameter as a kernel operand: a scalar is a kernel argument (checked
-/// here), a vector a `len x 1` column (checked in the GLM's kernel).
+/// here), a vector a `len x 1` column and a finite device scalar a `1 x 1`
+/// matrix (both checked in the GLM's kernel; a positive device scalar is
+/// read and checked here).
 pub(crate) fn parameter<'a>(
     function: &'static str,
     argument: &'static str,
@@ -68,6 +70,24 @@ pub(crate) fn parameter<'a>(
     len: usize,
     requirement: Requirement,
 ) -> Result<Expr<ScalarOrColumn<'a, f64>>> {
+    if let Param::Device(m) = p {
+        if (m.rows(), m.cols()) != (1, 1) {
+            return Err(Error::InvalidArgument {
+                function,
+                argument,
+                reason: format!(
+                    "a device scalar must be 1 x 1, got {} x {}",
+                    m.rows(),
+                    m.cols()
+                ),
+            });
+        }
+        if requirement == Requirement::Finite {
+            return Ok(scalar_or_column(ScalarOrColumn::Broadcast(m, len)));
+        }
+        let value = m.to_vec()?.first().copied().unwrap_or(f64::NAN);
+        return parameter(function, argument, Param::Scalar(value), len, requirement);
+    }
     match p {
         Param::Scalar(v) => {
             let ok = v.is_finite() && (requirement == Requirement::Finite || v > 0.0);
@@ -92,6 +112,7 @@ pub(crate) fn parameter<'a>(
             column(function, argument, m, len)?;
             Ok(scalar_or_column(ScalarOrColumn::Column(m)))
         }
+        Param::Device(m) => Ok(scalar_or_column(ScalarOrColumn::Broadcast(m, len))),
     }
 }
 
@@ -271,6 +292,9 @@ pub(crate) struct LinearGlm<'a, T: ClType> {
     pub y: MatrixRef<'a, T>,
     pub alpha: Expr<ScalarOrColumn<'a, f64>>,
     pub alpha_is_vector: bool,
+    /// The intercept is read from the device (a column or a `1 x 1`
+    /// matrix), so the kernel checks it.
+    pub alpha_on_device: bool,
     /// d/dη (`n x 1`), when a gradient goes through it.
     pub d_eta: MatrixCl<f64>,
     /// `xᵀ·d/dη` (`p x 1`) when the GLM's kernel computes it (x read once).
@@ -294,6 +318,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         let y = outcomes(function, y, n)?;
         design(function, x, beta, 1)?;
         let alpha_is_vector = is_vector(&alpha);
+        let alpha_on_device = !matches!(alpha, Param::Scalar(_));
         let alpha = parameter(function, "alpha", alpha, n, Requirement::Finite)?;
         let beta_in_kernel = options.wrt.beta && beta_gradient_in_kernel(x)?;
         let finish = Finish {
@@ -307,6 +332,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
             y,
             alpha,
             alpha_is_vector,
+            alpha_on_device,
             d_eta: target(n, 1, finish.needs_d_eta())?,
             d_beta: if beta_in_kernel {
                 Some(MatrixCl::uninitialized(x.cols(), 1)?)

@@ -439,14 +439,16 @@ pub fn ordered_logistic_glm<'a>(
 /// The GLMs written as expressions of variables and differentiated by the
 /// tape, instead of their hand-derived fused gradients: the same values
 /// and gradients, for comparison and as templates for new likelihoods.
-/// The hand-fused leaves above stay the default: they read `x` once, the
-/// composed forms twice (forward and reverse), see BENCHMARKS.md.
+/// Each is one step whose forward kernel reads `x` once (the product is
+/// read inline, see `clfuse_ops::rev`), like the hand-fused leaves above.
+/// The leaves stay the default: they also check their inputs (outcomes in
+/// range, finite intercept and linear predictor), which costs one wait for
+/// the kernel's flags per call; BENCHMARKS.md has both forms' figures.
 pub mod composed {
     use super::*;
 
     /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable, as an expression:
-    /// the likelihood reads it in its own step (the product is a step of
-    /// its own either way), so no step of its own stores and reads η.
+    /// the likelihood's step computes it inline (η is never stored).
     fn linear_predictor<'a>(
         x: &'a MatrixCl<f64>,
         alpha: &'a Var,

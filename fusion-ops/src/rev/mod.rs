@@ -15,11 +15,16 @@
 //!   a work-group sum for `1 x 1` variables, atomic adds for scattered
 //!   reads such as transposes, broadcasts and repeated indices).
 //!
+//! A step whose result is `1 x 1` (a log-likelihood) reads a row-wise
+//! product `x · β` of a constant matrix inline and sums `xᵀ·∂lp/∂(xβ)` in
+//! its forward kernel, reading `x` once; its reverse kernel only scales
+//! such sums by the seed (`inline.rs`).
+//!
 //! Constants (matrices, scalars) take no adjoint. An element-wise step
 //! does not keep them: its stored partials are all its reverse pass needs.
-//! A product step (`x · β`) keeps its constant operand without copying it
-//! ([`Kept`]); writing that matrix before the reverse pass makes `grad`
-//! return an error.
+//! A product that is a step of its own keeps its constant operand without
+//! copying it ([`Kept`]); writing that matrix before the reverse pass makes
+//! `grad` return an error.
 //!
 //! The tape belongs to the thread; [`clear`] drops it (and the temporaries
 //! only it holds) and [`set_zero_all_adjoints`] resets every live variable,

@@ -244,3 +244,89 @@ fn coefficients_taken_from_a_parameter_vector() -> Result<()> {
     close("d_beta", &gradient[1..], &d_beta, 1e-10);
     rev::clear()
 }
+
+/// In single precision too (the forward kernel's sums and the reverse
+/// kernel's scaling in float), where the device has no double.
+#[test]
+fn single_precision_likelihoods_read_products_inline() -> Result<()> {
+    let (n, p) = (33, 3);
+    let xs = values(n * p, 12.5);
+    let bs = values(p, 13.5);
+    let x = MatrixCl::from_slice(n, p, &xs.iter().map(|v| *v as f32).collect::<Vec<_>>())?;
+    let beta = Var::new(MatrixCl::from_slice(
+        p,
+        1,
+        &bs.iter().map(|v| *v as f32).collect::<Vec<_>>(),
+    )?);
+    rev::clear()?;
+    let lp = colwise_sum(square(matrix_vector_multiply(&x, &beta))).eval()?;
+    assert_eq!(rev::steps_recorded(), 1);
+    lp.grad()?;
+    let eta = product(&xs, n, &bs);
+    let c: Vec<f64> = eta.iter().map(|e| 2.0 * e).collect();
+    let got: Vec<f64> = beta.adjoint().to_vec()?.iter().map(|v| *v as f64).collect();
+    close("f32", &got, &transpose_product(&xs, n, p, &c), 1e-4);
+    rev::clear()
+}
+
+/// Two products of one staged `x` in one step: `Σ (x a)ᵢ (x b)ᵢ`, whose
+/// gradients are `xᵀ(x b)` and `xᵀ(x a)`.
+#[test]
+fn two_products_of_one_matrix_in_one_step() -> Result<()> {
+    for (n, p) in [(1, 2), (45, 4)] {
+        let xs = values(n * p, 14.5);
+        let (av, bv) = (values(p, 15.5), values(p, 16.5));
+        let x = MatrixCl::from_slice(n, p, &xs)?;
+        let a = Var::new(MatrixCl::from_slice(p, 1, &av)?);
+        let b = Var::new(MatrixCl::from_slice(p, 1, &bv)?);
+        rev::clear()?;
+        let lp = colwise_sum(elt_multiply(
+            matrix_vector_multiply(&x, &a),
+            matrix_vector_multiply(&x, &b),
+        ))
+        .eval()?;
+        assert_eq!(rev::steps_recorded(), 1, "({n}, {p})");
+        lp.grad()?;
+        let (xa, xb) = (product(&xs, n, &av), product(&xs, n, &bv));
+        close(
+            "d_a",
+            &a.adjoint().to_vec()?,
+            &transpose_product(&xs, n, p, &xb),
+            1e-10,
+        );
+        close(
+            "d_b",
+            &b.adjoint().to_vec()?,
+            &transpose_product(&xs, n, p, &xa),
+            1e-10,
+        );
+    }
+    rev::clear()
+}
+
+/// One coefficient vector through products of two matrices in one step:
+/// two sums for one variable, written and then added by one work item.
+#[test]
+fn one_coefficient_through_two_matrices() -> Result<()> {
+    let (n, p) = (29, 3);
+    let (x1s, x2s) = (values(n * p, 17.5), values(n * p, 18.5));
+    let x1 = MatrixCl::from_slice(n, p, &x1s)?;
+    let x2 = MatrixCl::from_slice(n, p, &x2s)?;
+    let bs = values(p, 19.5);
+    let beta = Var::new(MatrixCl::from_slice(p, 1, &bs)?);
+    rev::clear()?;
+    let lp = colwise_sum(
+        square(matrix_vector_multiply(&x1, &beta)) + matrix_vector_multiply(&x2, &beta),
+    )
+    .eval()?;
+    assert_eq!(rev::steps_recorded(), 1);
+    lp.grad()?;
+    let c: Vec<f64> = product(&x1s, n, &bs).iter().map(|e| 2.0 * e).collect();
+    let want: Vec<f64> = transpose_product(&x1s, n, p, &c)
+        .iter()
+        .zip(transpose_product(&x2s, n, p, &vec![1.0; n]))
+        .map(|(a, b)| a + b)
+        .collect();
+    close("two matrices", &beta.adjoint().to_vec()?, &want, 1e-10);
+    rev::clear()
+}

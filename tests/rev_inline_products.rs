@@ -5,22 +5,11 @@
 use clfuse::Result;
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
+use common::assert_close as close;
+use common::reference as host;
+use common::values;
 
-fn values(n: usize, seed: f64) -> Vec<f64> {
-    (0..n)
-        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
-        .collect()
-}
-
-fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{name}: length");
-    for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= tol * w.abs().max(1.0),
-            "{name}[{k}]: {g} vs {w}"
-        );
-    }
-}
+mod common;
 
 /// `x · β` on the host (`x` column-major, `n x p`).
 fn product(xs: &[f64], n: usize, beta: &[f64]) -> Vec<f64> {
@@ -41,18 +30,6 @@ fn transpose_product(xs: &[f64], n: usize, p: usize, c: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn host_log_inv_logit(v: f64) -> f64 {
-    if v > 0.0 {
-        -(-v).exp().ln_1p()
-    } else {
-        v - v.exp().ln_1p()
-    }
-}
-
-fn inv_logit(v: f64) -> f64 {
-    1.0 / (1.0 + (-v).exp())
-}
-
 /// The Bernoulli-logit log mass and its gradient in `(α, β)`, on the host.
 fn bernoulli_reference(
     xs: &[f64],
@@ -66,12 +43,12 @@ fn bernoulli_reference(
     let value = eta
         .iter()
         .zip(&sign)
-        .map(|(e, s)| host_log_inv_logit(s * e))
+        .map(|(e, s)| host::log_inv_logit(s * e))
         .sum();
     let d_eta: Vec<f64> = eta
         .iter()
         .zip(&sign)
-        .map(|(e, s)| s * inv_logit(-s * e))
+        .map(|(e, s)| s * host::inv_logit(-s * e))
         .collect();
     (
         value,

@@ -3,12 +3,9 @@
 use clfuse::Result;
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
+use common::values;
 
-fn values(n: usize, seed: f64) -> Vec<f64> {
-    (0..n)
-        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
-        .collect()
-}
+mod common;
 
 fn close(name: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{name}: length");

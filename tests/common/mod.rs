@@ -53,6 +53,13 @@ pub mod linalg;
 pub mod reference;
 pub mod soak;
 
+/// `n` deterministic values in [-1, 1), different for each `seed`.
+pub fn values(n: usize, seed: f64) -> Vec<f64> {
+    (0..n)
+        .map(|k| ((k as f64 + seed) * 0.7548776662).fract() * 2.0 - 1.0)
+        .collect()
+}
+
 /// Asserts element-wise closeness (relative `tol`, absolute near zero), reporting only the first mismatch.
 pub fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths differ");

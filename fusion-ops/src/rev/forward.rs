@@ -274,9 +274,10 @@ fn internal_plan(reason: &str) -> Error {
 }
 
 /// What decides a plan: the expression's type, its alias pattern (which
-/// also marks products read inline), how each variable's shape relates to
-/// the grid (`1 x 1`, the grid's, other), and whether the result is `1 x 1`.
-type PlanKey = (TypeId, Vec<u32>, Vec<u8>, bool);
+/// also marks products read inline, only ever in steps with a `1 x 1`
+/// result), and how each variable's shape relates to the grid (`1 x 1`,
+/// the grid's, other).
+type PlanKey = (TypeId, Vec<u32>, Vec<u8>);
 
 /// A plan, or `None` when the step cannot read its products inline.
 type CachedPlan = Option<Rc<Vec<PlannedPartial>>>;
@@ -304,8 +305,7 @@ fn cached_plan<O: Operation>(
             _ => 0,
         })
         .collect();
-    let scalar = is_scalar(grid);
-    let key = (TypeId::of::<O::Key>(), pattern, shapes, scalar);
+    let key = (TypeId::of::<O::Key>(), pattern, shapes);
     if let Some(found) = PLANS.with(|p| p.borrow().get(&key).cloned()) {
         return Ok(found);
     }
@@ -333,13 +333,11 @@ fn allocate<T: ClType>(
             if p.mode == Mode::Summed {
                 // The forward kernel's sums: one per element of the variable.
                 let (rows, cols) = vars[p.var].shape();
+                let sums = MatrixCl::<T>::uninitialized(rows, cols)?;
                 return Ok(PartialSpec {
-                    var: vars[p.var].clone(),
-                    mode: p.mode,
                     tangents: p.tangents.clone(),
-                    partial: Partial::Stored(MatrixCl::<T>::uninitialized(rows, cols)?),
-                    index: None,
                     through: p.through,
+                    ..PartialSpec::summed(vars[p.var].clone(), sums)
                 });
             }
             let index = match p.mode {

@@ -33,8 +33,9 @@ pub struct Binder<'a> {
     pattern: Vec<u32>,
     /// A leaf found without its value (a product `evaluate_leaves` did not reach).
     unevaluated: Option<&'static str>,
-    /// The variables read, each once, in binding order (see [`crate::rev`]).
-    variables: Vec<std::rc::Rc<dyn crate::rev::Differentiable>>,
+    /// What layers above the engine attach to the leaves they bind, in
+    /// binding order (reverse mode: the variables read); never interpreted here.
+    annotations: Vec<std::rc::Rc<dyn std::any::Any>>,
     /// The constant matrices of products read inline by a scalar step,
     /// each once, in binding order, by buffer id (see `rev::inline`).
     inline_products: Vec<(u64, &'a dyn std::any::Any)>,
@@ -48,7 +49,7 @@ impl<'a> Binder<'a> {
             seen: Vec::with_capacity(8),
             pattern: Vec::with_capacity(8),
             unevaluated: None,
-            variables: Vec::new(),
+            annotations: Vec::new(),
             inline_products: Vec::new(),
         }
     }
@@ -67,14 +68,15 @@ impl<'a> Binder<'a> {
         &self.inline_products
     }
 
-    /// Records a variable read by the expression (on its first use).
-    pub fn variable(&mut self, var: std::rc::Rc<dyn crate::rev::Differentiable>) {
-        self.variables.push(var);
+    /// Attaches `annotation` to the leaf being bound, for the layer above
+    /// that asked for it (reverse mode lists the variables a kernel reads).
+    pub fn annotate(&mut self, annotation: std::rc::Rc<dyn std::any::Any>) {
+        self.annotations.push(annotation);
     }
 
-    /// The variables recorded, in binding order.
-    pub fn variables(&self) -> &[std::rc::Rc<dyn crate::rev::Differentiable>] {
-        &self.variables
+    /// The annotations attached, in binding order.
+    pub fn annotations(&self) -> &[std::rc::Rc<dyn std::any::Any>] {
+        &self.annotations
     }
 
     /// Records a leaf; returns `true` the first time `identity` is seen (the

@@ -185,7 +185,9 @@ pub struct Generator {
     recorded: Vec<(Identity, Vec<String>)>,
     replays: Vec<std::collections::VecDeque<String>>,
     keyed_params: Vec<(String, String)>,
-    duals: Vec<((Identity, Index), crate::rev::Dual, usize)>,
+    /// Values a layer above the engine computes per leaf element (reverse
+    /// mode's tangents), scoped like `values`; the engine never reads them.
+    memos: Vec<((Identity, Index), std::rc::Rc<dyn std::any::Any>, usize)>,
     epilogue_refused: bool,
 }
 
@@ -232,7 +234,7 @@ impl Generator {
             recorded: Vec::new(),
             replays: Vec::new(),
             keyed_params: Vec::new(),
-            duals: Vec::new(),
+            memos: Vec::new(),
             epilogue_refused: false,
         }
     }
@@ -311,22 +313,27 @@ impl Generator {
             self.values.truncate(len);
         }
         let depth = self.scopes.len();
-        self.duals.retain(|(_, _, d)| *d <= depth);
+        self.memos.retain(|(_, _, d)| *d <= depth);
     }
 
-    /// A value with tangents computed earlier in the current scope for `key` at `at`.
-    pub fn known_dual(&self, key: Identity, at: &Index) -> Option<crate::rev::Dual> {
-        self.duals
+    /// A value of type `M` remembered in the current scope for `key` at
+    /// `at` by [`remember_memo`](Self::remember_memo). Layers above the
+    /// engine keep their own per-element results here (reverse mode keeps
+    /// a shared sub-expression's tangents), so that they follow the same
+    /// scoping as generated values.
+    pub fn known_memo<M: Clone + 'static>(&self, key: Identity, at: &Index) -> Option<M> {
+        self.memos
             .iter()
             .rev()
-            .find(|((id, idx), _, _)| *id == key && idx == at)
-            .map(|(_, d, _)| d.clone())
+            .filter(|((id, idx), _, _)| *id == key && idx == at)
+            .find_map(|(_, memo, _)| memo.downcast_ref::<M>().cloned())
     }
 
-    /// Remembers the value with tangents of `key` at `at`.
-    pub fn remember_dual(&mut self, key: Identity, at: &Index, dual: &crate::rev::Dual) {
+    /// Remembers `memo` for `key` at `at` until the current scope closes.
+    pub fn remember_memo<M: 'static>(&mut self, key: Identity, at: &Index, memo: M) {
         let depth = self.scopes.len();
-        self.duals.push(((key, at.clone()), dual.clone(), depth));
+        self.memos
+            .push(((key, at.clone()), std::rc::Rc::new(memo), depth));
     }
 
     /// Declares a scalar kernel parameter and returns its name.

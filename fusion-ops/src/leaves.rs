@@ -101,7 +101,7 @@ impl<O: Operation> Operation for Shared<'_, O> {
 
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
         let identity = Identity::Shared(self.0 as *const O as usize);
-        if let Some(dual) = g.known_dual(identity, at) {
+        if let Some(dual) = g.known_memo::<Dual>(identity, at) {
             return Ok(dual);
         }
         let mut outcome = Err(crate::rev::not_differentiable::<O>());
@@ -113,7 +113,7 @@ impl<O: Operation> Operation for Shared<'_, O> {
         });
         let dual = outcome?;
         g.remember(identity, at, &var);
-        g.remember_dual(identity, at, &dual);
+        g.remember_memo(identity, at, dual.clone());
         Ok(dual)
     }
 

@@ -619,7 +619,11 @@ fn bind_and_plan<O: Operation>(
 )> {
     let mut binder = Binder::new();
     op.bind(&mut binder);
-    let vars = binder.variables().to_vec();
+    let vars: Vec<Rc<dyn Differentiable>> = binder
+        .annotations()
+        .iter()
+        .filter_map(|a| a.downcast_ref::<Rc<dyn Differentiable>>().cloned())
+        .collect();
     for var in &vars {
         var.usable("eval")?;
     }

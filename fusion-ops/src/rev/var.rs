@@ -367,7 +367,8 @@ pub(crate) fn bind_var<'a, T: ClType>(var: &'a Var<T>, b: &mut Binder<'a>) {
     b.matrix(&var.0.value, Access::Read, true);
     if first {
         b.int(var.cols() as i32);
-        b.variable(var.0.clone());
+        let handle: Rc<dyn Differentiable> = var.0.clone();
+        b.annotate(Rc::new(handle));
     }
 }
 

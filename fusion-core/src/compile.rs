@@ -1,12 +1,13 @@
 //! Compiling OpenCL C into kernels, and the process-wide kernel counters.
 
 use crate::error::{ClResultExt, Error, Result};
+use crate::kernel_cache::CompiledKernel;
 use crate::program_cache::ProgramKey;
 use crate::runtime::Runtime;
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 static COMPILED: AtomicU64 = AtomicU64::new(0);
 static LOADED: AtomicU64 = AtomicU64::new(0);
@@ -102,97 +103,8 @@ fn count_build(from_disk: bool) {
     });
 }
 
-/// A kernel object and the argument values last set on it: OpenCL keeps
-/// arguments between launches, so a launch sets only those that changed
-/// (most launches of a cached kernel change none but the sizes).
-pub(crate) struct KernelState {
-    pub(crate) kernel: Kernel,
-    pub(crate) set: Vec<Option<ArgValue>>,
-}
-
-/// One argument value as set on a kernel (buffers by handle and the
-/// identity of the matrix that owns it: a handle's value can come back for
-/// a new buffer after the old one is released).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgValue {
-    Mem(usize, u64),
-    Int(i32),
-    Float(u32),
-    Double(u64),
-    Local(usize),
-}
-
-/// A compiled kernel. OpenCL kernel objects are not safe to configure from
-/// two threads at once, so argument setting and enqueueing hold its lock.
-pub struct CompiledKernel {
-    name: String,
-    /// The runtime the program was built for: the kernel runs on its queue.
-    runtime: &'static Runtime,
-    kernel: Mutex<KernelState>,
-    // Keeps the program alive as long as the kernel.
-    _program: Program,
-}
-
-impl std::fmt::Debug for CompiledKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledKernel")
-            .field("name", &self.name)
-            .finish()
-    }
-}
-
-impl CompiledKernel {
-    /// The kernel function's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The runtime (device context) the kernel was built for.
-    pub fn runtime(&self) -> &'static Runtime {
-        self.runtime
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {
-        self.kernel.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// Held while a program is built (see [`compile_kernel`]).
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
-
-/// Debugging aids for kernel builds, part of [`RuntimeConfig`](crate::RuntimeConfig).
-///
-/// ```
-/// let d = clfuse_core::BuildDiagnostics { dump_kernels: Some("kernels-dump".into()), ..Default::default() };
-/// assert!(d.build_log.is_none());
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BuildDiagnostics {
-    /// Extra OpenCL compiler options for every build (`FUSION_CL_OPTIONS`).
-    pub cl_options: Option<String>,
-    /// Writes every kernel's source (`NAME.cl`) and device binary (`NAME.bin`)
-    /// into this folder (`FUSION_DUMP_KERNELS`).
-    pub dump_kernels: Option<std::path::PathBuf>,
-    /// Builds `NAME.cl` from this folder, when present, instead of the
-    /// generated source (`FUSION_KERNEL_OVERRIDE`), to try a hand edit.
-    pub kernel_override: Option<std::path::PathBuf>,
-    /// Appends every build's options and log to `NAME.log` in this folder
-    /// (`FUSION_BUILD_LOG`).
-    pub build_log: Option<std::path::PathBuf>,
-}
-
-impl BuildDiagnostics {
-    /// The diagnostics the environment asks for (any value is accepted).
-    pub fn from_env() -> Self {
-        let folder = |name: &str| crate::tuning::env_value(name).map(std::path::PathBuf::from);
-        BuildDiagnostics {
-            cl_options: crate::tuning::env_value("FUSION_CL_OPTIONS"),
-            dump_kernels: folder("FUSION_DUMP_KERNELS"),
-            kernel_override: folder("FUSION_KERNEL_OVERRIDE"),
-            build_log: folder("FUSION_BUILD_LOG"),
-        }
-    }
-}
 
 /// Builds kernel `name` from `source` with `options` for the runtime's device.
 ///
@@ -296,15 +208,7 @@ pub fn compile_kernel(
             opencl3::error_codes::error_text(e.0)
         ),
     })?;
-    Ok(CompiledKernel {
-        runtime: rt,
-        name: name.to_string(),
-        kernel: Mutex::new(KernelState {
-            kernel,
-            set: Vec::new(),
-        }),
-        _program: program,
-    })
+    Ok(CompiledKernel::new(rt, name, kernel, program))
 }
 
 /// Compiles `source`; a failure carries the compiler's log.

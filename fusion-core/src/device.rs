@@ -8,8 +8,9 @@
 //! copies a matrix across explicitly. Each device has its own kernel cache,
 //! buffer pool and queue.
 
+use crate::device_info::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::runtime::{CurrentGuard, DeviceInfo, Runtime, RuntimeConfig};
+use crate::runtime::{CurrentGuard, Runtime, RuntimeConfig};
 
 /// One OpenCL device's context, queue and caches.
 ///

@@ -1,18 +1,95 @@
-//! Every compiled program of a device, in one place: the fused kernels the
-//! generator built and the hand-written kernels, each built once however
-//! many threads ask (see [`BuildOnce`]).
+//! Every compiled program of a device, in one place: the kernel objects
+//! ([`CompiledKernel`]), the fused kernels the generator built and the
+//! hand-written kernels, each built once however many threads ask (see
+//! [`BuildOnce`]).
 //!
-//! The cache belongs to the runtime's device context ([`Runtime::kernels`]);
-//! every key starts with the device's index, so that programs built for one
-//! device are never launched on another.
+//! The cache belongs to the runtime's device context ([`Runtime::kernels`]),
+//! and each kernel knows the runtime it was built for (it runs on its
+//! queue); every key starts with the device's index, so that programs built
+//! for one device are never launched on another.
 
 use crate::build_once::BuildOnce;
-use crate::compile::CompiledKernel;
 use crate::error::Result;
+use crate::runtime::Runtime;
 use dashmap::DashMap;
+use opencl3::kernel::Kernel;
+use opencl3::program::Program;
 use std::any::TypeId;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+/// A kernel object and the argument values last set on it: OpenCL keeps
+/// arguments between launches, so a launch sets only those that changed
+/// (most launches of a cached kernel change none but the sizes).
+pub(crate) struct KernelState {
+    pub(crate) kernel: Kernel,
+    pub(crate) set: Vec<Option<ArgValue>>,
+}
+
+/// One argument value as set on a kernel (buffers by handle and the
+/// identity of the matrix that owns it: a handle's value can come back for
+/// a new buffer after the old one is released).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgValue {
+    Mem(usize, u64),
+    Int(i32),
+    Float(u32),
+    Double(u64),
+    Local(usize),
+}
+
+/// A compiled kernel. OpenCL kernel objects are not safe to configure from
+/// two threads at once, so argument setting and enqueueing hold its lock.
+pub struct CompiledKernel {
+    name: String,
+    /// The runtime the program was built for: the kernel runs on its queue.
+    runtime: &'static Runtime,
+    kernel: Mutex<KernelState>,
+    // Keeps the program alive as long as the kernel.
+    _program: Program,
+}
+
+impl std::fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledKernel")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl CompiledKernel {
+    /// The kernel function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The runtime (device context) the kernel was built for.
+    pub fn runtime(&self) -> &'static Runtime {
+        self.runtime
+    }
+
+    /// Wraps `kernel` of `program`, built for `runtime`.
+    pub(crate) fn new(
+        runtime: &'static Runtime,
+        name: &str,
+        kernel: Kernel,
+        program: Program,
+    ) -> Self {
+        CompiledKernel {
+            runtime,
+            name: name.to_string(),
+            kernel: Mutex::new(KernelState {
+                kernel,
+                set: Vec::new(),
+            }),
+            _program: program,
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {
+        self.kernel.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 /// A fused kernel the generator built: the compiled program and its source.
 #[derive(Debug)]

@@ -1,8 +1,9 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
-use crate::compile::{ArgValue, CompiledKernel, count_launch};
+use crate::compile::count_launch;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{ClEvent, EventLists, raw_handles};
+use crate::kernel_cache::{ArgValue, CompiledKernel};
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
 

@@ -47,6 +47,8 @@ mod build_once;
 mod cl_type;
 mod compile;
 mod device;
+mod device_info;
+mod diagnostics;
 mod error;
 mod events;
 pub mod expr;
@@ -71,16 +73,16 @@ mod view;
 pub use buffer_pool::{cached_buffer_bytes, release_cached_buffers};
 pub use build_once::BuildOnce;
 pub use cl_type::{ClFloat, ClType, Promote};
-pub use compile::{
-    BuildDiagnostics, CompiledKernel, KernelStats, compile_kernel, kernel_stats,
-    thread_kernel_stats,
-};
+pub use compile::{KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use device::Device;
+pub use device_info::{DeviceInfo, list_devices};
+pub use diagnostics::BuildDiagnostics;
 pub use error::{Error, Result};
 pub use events::{ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use kernel_cache::{
-    FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code, type_code,
+    CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
+    type_code,
 };
 pub use launch::{Access, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
@@ -91,9 +93,7 @@ pub use profile::{
 pub use program_cache::{
     ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
-pub use runtime::{
-    DeviceInfo, QueueMode, Runtime, RuntimeConfig, configure, list_devices, select_device,
-};
+pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
 pub use tuning::{GemmEpilogue, GemmTiling, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;

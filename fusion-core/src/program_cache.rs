@@ -9,7 +9,7 @@
 //! the whole file in a temporary beside it and rename it into place, so two
 //! processes storing the same entry never leave a mixed file.
 
-use crate::runtime::DeviceInfo;
+use crate::device_info::DeviceInfo;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

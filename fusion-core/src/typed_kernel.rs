@@ -5,9 +5,10 @@
 //! type), is cached, and each launch applies the event rules.
 
 use crate::cl_type::ClType;
-use crate::compile::{CompiledKernel, compile_kernel};
+use crate::compile::compile_kernel;
 use crate::error::Result;
 use crate::events::ClEvent;
+use crate::kernel_cache::CompiledKernel;
 use crate::launch::{Access, KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
 use std::any::TypeId;

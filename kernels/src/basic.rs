@@ -3,7 +3,6 @@
 //! against. Each takes whole matrices, honours their views (elements outside
 //! a view read as zero) and returns a new matrix or works in place.
 
-use crate::checks::first_flagged;
 use crate::launchers as cl;
 use clfuse_core::{ClFloat, ClType, Error, MatrixCl, NdRange, Result, View};
 
@@ -40,6 +39,19 @@ pub(crate) fn square<T: ClType>(
         });
     }
     Ok(a.rows())
+}
+
+/// The view of `a`, which must be triangular (`Lower`, `Upper` or
+/// `Diagonal`), or an error naming `function`.
+pub(crate) fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Result<View> {
+    match a.view() {
+        v @ (View::Lower | View::Upper | View::Diagonal) => Ok(v),
+        View::Entire => Err(Error::InvalidView {
+            function,
+            view: View::Entire,
+            reason: "the matrix must be triangular: set its view to Lower or Upper",
+        }),
+    }
 }
 
 fn grid(rows: usize, cols: usize) -> NdRange {
@@ -454,107 +466,4 @@ pub(crate) fn add_batch<T: ClFloat>(
         ),
     )?;
     Ok(())
-}
-
-/// Fails with `NaN { row, col }` at the first NaN inside `a`'s view.
-///
-/// ```
-/// use clfuse_core::{Error, MatrixCl};
-/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::NAN, 4.0])?;
-/// let err = clfuse_kernels::check_nan("my_function", "a", &a).unwrap_err();
-/// assert!(matches!(err, Error::NaN { row: 0, col: 1, .. }));
-/// # Ok::<(), clfuse_core::Error>(())
-/// ```
-pub fn check_nan<T: ClFloat>(
-    function: &'static str,
-    argument: &'static str,
-    a: &MatrixCl<T>,
-) -> Result<()> {
-    let flag = crate::checks::enqueue_check_nan(a)?;
-    match first_flagged(&flag)? {
-        Some(index) => Err(Error::NaN {
-            function,
-            argument,
-            row: index % a.rows(),
-            col: index / a.rows(),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// Fails with `NotFinite { row, col, value }` at the first NaN, inf or -inf
-/// inside `a`'s view (column-major order), as Stan's `check_finite`.
-///
-/// ```
-/// use clfuse_core::{Error, MatrixCl};
-/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::INFINITY, 4.0])?;
-/// let err = clfuse_kernels::check_finite("my_function", "a", &a).unwrap_err();
-/// assert_eq!(err.to_string(), "my_function: a[0, 1] is inf, but must be finite");
-/// # Ok::<(), clfuse_core::Error>(())
-/// ```
-pub fn check_finite<T: ClFloat>(
-    function: &'static str,
-    argument: &'static str,
-    a: &MatrixCl<T>,
-) -> Result<()> {
-    crate::checks::FiniteCheck::start(function, argument, a)?.finish()
-}
-
-/// Fails with `NotSymmetric { row, col }` (row > col) at the first pair with
-/// `|a_ij - a_ji| > tolerance * max(|a_ij|, |a_ji|, 1)`.
-///
-/// ```
-/// use clfuse_core::{Error, MatrixCl};
-/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 2.5, 4.0])?;
-/// assert!(matches!(
-///     clfuse_kernels::check_symmetric("f", "a", &a, 1e-8),
-///     Err(Error::NotSymmetric { row: 1, col: 0, .. })
-/// ));
-/// assert!(clfuse_kernels::check_symmetric("f", "a", &a, 0.5).is_ok());
-/// # Ok::<(), clfuse_core::Error>(())
-/// ```
-pub fn check_symmetric<T: ClFloat>(
-    function: &'static str,
-    argument: &'static str,
-    a: &MatrixCl<T>,
-    tolerance: T,
-) -> Result<()> {
-    square(function, argument, a)?;
-    let flag = crate::checks::enqueue_check_symmetric(a, tolerance)?;
-    match first_flagged(&flag)? {
-        Some(index) => Err(Error::NotSymmetric {
-            function,
-            argument,
-            row: index % a.rows(),
-            col: index / a.rows(),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// Fails with `CheckFailed` at the first zero on the diagonal (a singular
-/// triangular matrix).
-///
-/// ```
-/// use clfuse_core::MatrixCl;
-/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 0.0])?;
-/// let err = clfuse_kernels::check_diagonal_zeros("f", "a", &a).unwrap_err();
-/// assert!(err.to_string().contains("a[1, 1]"));
-/// # Ok::<(), clfuse_core::Error>(())
-/// ```
-pub fn check_diagonal_zeros<T: ClFloat>(
-    function: &'static str,
-    argument: &'static str,
-    a: &MatrixCl<T>,
-) -> Result<()> {
-    let flag = crate::checks::enqueue_check_diagonal_zeros(a)?;
-    match first_flagged(&flag)? {
-        Some(index) => Err(crate::checks::zero_on_diagonal(
-            function,
-            argument,
-            a.rows(),
-            index,
-        )),
-        None => Ok(()),
-    }
 }

@@ -1,6 +1,9 @@
 //! Device-side checks that report the first offending element: each kernel
 //! `atomic_min`s a linear index into a one-element flag, so a check costs one
-//! launch and one 4-byte read, and several checks can share one read.
+//! launch and one 4-byte read, and several checks can share one read. The
+//! public checks (`check_nan`, `check_finite`, `check_symmetric`,
+//! `check_diagonal_zeros`) read their flag at once; the blocked algorithms
+//! queue theirs and read several together.
 
 use crate::basic::{Block, copy_block, int, square};
 use crate::launchers as cl;
@@ -263,4 +266,102 @@ pub(crate) fn enqueue_check_diagonal_zeros<T: ClFloat>(a: &MatrixCl<T>) -> Resul
         ),
     )?;
     Ok(flag)
+}
+
+/// Fails with `NaN { row, col }` at the first NaN inside `a`'s view.
+///
+/// ```
+/// use clfuse_core::{Error, MatrixCl};
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::NAN, 4.0])?;
+/// let err = clfuse_kernels::check_nan("my_function", "a", &a).unwrap_err();
+/// assert!(matches!(err, Error::NaN { row: 0, col: 1, .. }));
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn check_nan<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
+    let flag = enqueue_check_nan(a)?;
+    match first_flagged(&flag)? {
+        Some(index) => Err(Error::NaN {
+            function,
+            argument,
+            row: index % a.rows(),
+            col: index / a.rows(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Fails with `NotFinite { row, col, value }` at the first NaN, inf or -inf
+/// inside `a`'s view (column-major order), as Stan's `check_finite`.
+///
+/// ```
+/// use clfuse_core::{Error, MatrixCl};
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, f64::INFINITY, 4.0])?;
+/// let err = clfuse_kernels::check_finite("my_function", "a", &a).unwrap_err();
+/// assert_eq!(err.to_string(), "my_function: a[0, 1] is inf, but must be finite");
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn check_finite<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
+    FiniteCheck::start(function, argument, a)?.finish()
+}
+
+/// Fails with `NotSymmetric { row, col }` (row > col) at the first pair with
+/// `|a_ij - a_ji| > tolerance * max(|a_ij|, |a_ji|, 1)`.
+///
+/// ```
+/// use clfuse_core::{Error, MatrixCl};
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 2.5, 4.0])?;
+/// assert!(matches!(
+///     clfuse_kernels::check_symmetric("f", "a", &a, 1e-8),
+///     Err(Error::NotSymmetric { row: 1, col: 0, .. })
+/// ));
+/// assert!(clfuse_kernels::check_symmetric("f", "a", &a, 0.5).is_ok());
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn check_symmetric<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+    tolerance: T,
+) -> Result<()> {
+    square(function, argument, a)?;
+    let flag = enqueue_check_symmetric(a, tolerance)?;
+    match first_flagged(&flag)? {
+        Some(index) => Err(Error::NotSymmetric {
+            function,
+            argument,
+            row: index % a.rows(),
+            col: index / a.rows(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Fails with `CheckFailed` at the first zero on the diagonal (a singular
+/// triangular matrix).
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// let a = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 3.0, 0.0])?;
+/// let err = clfuse_kernels::check_diagonal_zeros("f", "a", &a).unwrap_err();
+/// assert!(err.to_string().contains("a[1, 1]"));
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn check_diagonal_zeros<T: ClFloat>(
+    function: &'static str,
+    argument: &'static str,
+    a: &MatrixCl<T>,
+) -> Result<()> {
+    let flag = enqueue_check_diagonal_zeros(a)?;
+    match first_flagged(&flag)? {
+        Some(index) => Err(zero_on_diagonal(function, argument, a.rows(), index)),
+        None => Ok(()),
+    }
 }

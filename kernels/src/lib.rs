@@ -18,10 +18,10 @@ mod triangular;
 
 pub use adjoints::{ProductAdjoint, cholesky_adjoint, mdivide_left_tri_adjoint, multiply_adjoint};
 pub use basic::{
-    Block, Mirror, Part, add, batch_identity, check_diagonal_zeros, check_finite, check_nan,
-    check_symmetric, identity, scalar_mul, scalar_mul_diagonal, sub_block, subtract, transpose,
-    triangular_transpose, zeros,
+    Block, Mirror, Part, add, batch_identity, identity, scalar_mul, scalar_mul_diagonal, sub_block,
+    subtract, transpose, triangular_transpose, zeros,
 };
+pub use checks::{check_diagonal_zeros, check_finite, check_nan, check_symmetric};
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
 pub use gemm::{
     GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose,

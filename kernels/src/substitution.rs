@@ -1,13 +1,12 @@
 //! Triangular solves with a thin right-hand side by blocked substitution:
 //! O(n² m) work instead of forming the O(n³) inverse (`cl/tri_solve.cl`).
 
-use crate::basic::{Part, int, square, zeros};
+use crate::basic::{Part, int, square, triangular_view, zeros};
 use crate::checks::{
     FiniteCheck, enqueue_check_diagonal_zeros, first_flagged_all, zero_on_diagonal,
 };
 use crate::gemm::Op;
 use crate::launchers as cl;
-use crate::triangular::triangular_view;
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// Rows of a diagonal block (`SOLVE_BLOCK` in the kernel): one launch each.

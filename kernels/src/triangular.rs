@@ -1,8 +1,7 @@
 //! Triangular inverse (paper §3.2, seed "OpenCL kernels") and the triangular
 //! solves built on it.
 
-use crate::basic::Block;
-use crate::basic::{Part, batch_identity, int, square, transpose, zeros};
+use crate::basic::{Block, Part, batch_identity, int, square, transpose, triangular_view, zeros};
 use crate::checks::{
     FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
     zero_on_diagonal,
@@ -17,17 +16,6 @@ const BLOCK: usize = 32;
 /// Tile of the batched multiplies (`TRI_TS`) and work per thread (`TRI_WPT`).
 const TRI_TS: usize = 32;
 const TRI_WPT: usize = 4;
-
-pub(crate) fn triangular_view<T: ClFloat>(function: &'static str, a: &MatrixCl<T>) -> Result<View> {
-    match a.view() {
-        v @ (View::Lower | View::Upper | View::Diagonal) => Ok(v),
-        View::Entire => Err(Error::InvalidView {
-            function,
-            view: View::Entire,
-            reason: "the matrix must be triangular: set its view to Lower or Upper",
-        }),
-    }
-}
 
 /// The inverse of a triangular matrix (view `Lower`, `Upper` or `Diagonal`;
 /// the result has the same view). Upper matrices are inverted through their

@@ -453,7 +453,7 @@ pub mod composed {
         x: &'a MatrixCl<f64>,
         alpha: &'a Var,
         beta: &'a Var,
-    ) -> Expr<impl clfuse_ops::Operation<Scalar = f64, Dependence = Variable> + 'a> {
+    ) -> Expr<impl Differentiable<Scalar = f64, Dependence = Variable> + 'a> {
         let n = x.rows();
         matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)
     }

@@ -276,10 +276,15 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             impl<A: #k::rev::Depends> #k::rev::Depends for #struct_path<A> {
                 type Dependence = #dependence;
             }
+            impl<A: #k::rev::Differentiable> #k::rev::Differentiable for #struct_path<A> #bound {
+                #tangents
+                fn record_leaves(&self) -> #k::Result<()> {
+                    self.0.record_leaves()
+                }
+            }
             impl<A: #k::Operation> #k::Operation for #struct_path<A> #bound {
                 type Scalar = #scalar;
                 type Key = #struct_path<A::Key>;
-                #tangents
                 fn shape(&self) -> #k::Result<#k::Shape> {
                     self.0.shape()
                 }
@@ -359,10 +364,16 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             impl<A: #k::rev::Depends, B: #k::rev::Depends> #k::rev::Depends for #struct_path<A, B> {
                 type Dependence = #dependence;
             }
+            impl<A: #k::rev::Differentiable, B: #k::rev::Differentiable> #k::rev::Differentiable for #struct_path<A, B> #bound {
+                #tangents
+                fn record_leaves(&self) -> #k::Result<()> {
+                    self.0.record_leaves()?;
+                    self.1.record_leaves()
+                }
+            }
             impl<A: #k::Operation, B: #k::Operation> #k::Operation for #struct_path<A, B> #bound {
                 type Scalar = #scalar;
                 type Key = #struct_path<A::Key, B::Key>;
-                #tangents
                 fn shape(&self) -> #k::Result<#k::Shape> {
                     #k::combine_shapes(#name, self.0.shape()?, self.1.shape()?)
                 }

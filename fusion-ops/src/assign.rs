@@ -5,6 +5,7 @@ use crate::driver::run;
 use crate::operation::Operation;
 use crate::outputs::{AsTarget, Assignable, Assignment};
 use crate::targets::Target;
+use clfuse_core::expr::{Add, ElewiseMul, Scalar, Sub};
 use clfuse_core::{ClType, IntoOperand, Result};
 
 /// Assignment into matrices and into blocks, transposes, diagonals and
@@ -41,11 +42,9 @@ pub trait AssignExt<'t>: AsTarget<'t> {
         <<Self::Target as Target>::Current as Operation>::Scalar:
             clfuse_core::Promote<<E::Operand as Operation>::Scalar>,
     {
-        let target = self.as_target();
-        run(&Assignment::new(
-            target,
-            clfuse_core::expr::Add(target.current(), expr.into_operand()),
-        ))
+        compound(self.as_target(), |current| {
+            Add(current, expr.into_operand())
+        })
     }
 
     /// `self = self - expr`.
@@ -56,11 +55,9 @@ pub trait AssignExt<'t>: AsTarget<'t> {
         <<Self::Target as Target>::Current as Operation>::Scalar:
             clfuse_core::Promote<<E::Operand as Operation>::Scalar>,
     {
-        let target = self.as_target();
-        run(&Assignment::new(
-            target,
-            clfuse_core::expr::Sub(target.current(), expr.into_operand()),
-        ))
+        compound(self.as_target(), |current| {
+            Sub(current, expr.into_operand())
+        })
     }
 
     /// `self = self * scalar`.
@@ -69,12 +66,19 @@ pub trait AssignExt<'t>: AsTarget<'t> {
         S: ClType + IntoOperand<Operand = clfuse_core::expr::Scalar<S>>,
         <<Self::Target as Target>::Current as Operation>::Scalar: clfuse_core::Promote<S>,
     {
-        let target = self.as_target();
-        run(&Assignment::new(
-            target,
-            clfuse_core::expr::ElewiseMul(target.current(), clfuse_core::expr::Scalar(scalar)),
-        ))
+        compound(self.as_target(), |current| {
+            ElewiseMul(current, Scalar(scalar))
+        })
     }
 }
 
 impl<'t, X: AsTarget<'t>> AssignExt<'t> for X {}
+
+/// `target = combine(target's current values)` in one kernel: the compound
+/// assignments, written once.
+fn compound<Tg: Target, C: Operation>(
+    target: Tg,
+    combine: impl FnOnce(Tg::Current) -> C,
+) -> Result<()> {
+    run(&Assignment::new(target, combine(target.current())))
+}

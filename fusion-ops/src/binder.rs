@@ -37,7 +37,7 @@ pub struct Binder<'a> {
     /// binding order (reverse mode: the variables read); never interpreted here.
     annotations: Vec<std::rc::Rc<dyn std::any::Any>>,
     /// The constant matrices of products read inline by a scalar step,
-    /// each once, in binding order, by buffer id (see `rev::inline`).
+    /// each once, in binding order, by buffer id (reverse mode's inline products).
     inline_products: Vec<(u64, &'a dyn std::any::Any)>,
 }
 

@@ -4,10 +4,9 @@
 
 use crate::functions::{Fmax, Log};
 use crate::operation::Operation;
+use crate::precomputed::Materialized;
 use crate::reductions::{ColwiseReduction, RowwiseReduction, SumOp};
-use crate::rev::Materialized;
 use crate::structural::{ColwiseBroadcast, Diagonal, RowwiseBroadcast, Transpose};
-use crate::{hoisted::Hoisted, rev::Depends};
 use clfuse_core::expr::{Add, ElewiseMul, MatrixProduct, Scalar, Sub};
 use clfuse_core::{ClFloat, Error, Expr, IntoOperand, Result};
 use std::marker::PhantomData;
@@ -84,14 +83,8 @@ where
         });
     }
     let sum_of_norms = Add(
-        ColwiseBroadcast {
-            inner: Hoisted::new(row_norms(&x)),
-            cols: m,
-        },
-        RowwiseBroadcast {
-            inner: Hoisted::new(Transpose(row_norms(&y))),
-            rows: n,
-        },
+        ColwiseBroadcast::new(row_norms(&x), m),
+        RowwiseBroadcast::new(Transpose(row_norms(&y)), n),
     );
     let cross = ElewiseMul(
         Scalar(T::from_f64(2.0)),
@@ -124,7 +117,7 @@ pub fn log_determinant_cholesky<A, T>(l: A) -> Expr<LogDeterminantCholesky<A::Op
 where
     T: ClFloat,
     A: IntoOperand,
-    A::Operand: Operation<Scalar = T> + Depends,
+    A::Operand: Operation<Scalar = T>,
 {
     Expr(ColwiseReduction(
         ElewiseMul(Scalar(T::from_f64(2.0)), Log(Diagonal(l.into_operand()))),

@@ -17,8 +17,8 @@
 //! A product stays a separate GEMM when it is a vector (matrix-vector
 //! kernels), when split-k would share its elements among parts, when the
 //! target is one of its operands (the GEMM reads them while the epilogue
-//! writes), when it depends on a variable (it is its own step, see
-//! [`crate::rev`]), and when the expression needs more than its element
+//! writes), when it depends on a variable (reverse mode records it
+//! as a step of its own), and when the expression needs more than its element
 //! (a reduction's loop, a target read elsewhere).
 
 use crate::binder::Binder;

@@ -3,15 +3,9 @@
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use crate::rev::Depends;
-use crate::rev::{Constant as Const, Dual};
 use clfuse_core::expr::MatrixRef;
 use clfuse_core::expr::{Load, Scalar, Shared};
 use clfuse_core::{Access, ClType, Expr, MatrixCl, Result, View};
-
-impl<T: ClType> Depends for Load<'_, T> {
-    type Dependence = Const;
-}
 
 impl<T: ClType> Operation for Load<'_, T> {
     type Scalar = T;
@@ -64,10 +58,6 @@ impl<T: ClType> Operation for Load<'_, T> {
     }
 }
 
-impl<T: ClType> Depends for Scalar<T> {
-    type Dependence = Const;
-}
-
 impl<T: ClType> Operation for Scalar<T> {
     type Scalar = T;
     type Key = Scalar<T>;
@@ -91,31 +81,9 @@ impl<T: ClType> Operation for Scalar<T> {
     }
 }
 
-impl<O: Depends> Depends for Shared<'_, O> {
-    type Dependence = O::Dependence;
-}
-
 impl<O: Operation> Operation for Shared<'_, O> {
     type Scalar = O::Scalar;
     type Key = Shared<'static, O::Key>;
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        let identity = Identity::Shared(self.0 as *const O as usize);
-        if let Some(dual) = g.known_memo::<Dual>(identity, at) {
-            return Ok(dual);
-        }
-        let mut outcome = Err(crate::rev::not_differentiable::<O>());
-        let var = g.shared_subtree(identity, |g| {
-            outcome = self.0.generate_tangents(g, at);
-            outcome
-                .as_ref()
-                .map_or_else(|_| "0".to_string(), |d| d.value.clone())
-        });
-        let dual = outcome?;
-        g.remember(identity, at, &var);
-        g.remember_memo(identity, at, dual.clone());
-        Ok(dual)
-    }
 
     fn shape(&self) -> Result<Shape> {
         self.0.shape()
@@ -154,10 +122,6 @@ impl<O: Operation> Operation for Shared<'_, O> {
         self.0.matrix()
     }
 
-    fn variable(&self) -> Option<&crate::rev::Var<O::Scalar>> {
-        self.0.variable()
-    }
-
     fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
         self.0.epilogue_product()
     }
@@ -181,10 +145,6 @@ pub struct Constant<T: ClType> {
 /// ```
 pub fn constant<T: ClType>(value: T, rows: usize, cols: usize) -> Expr<Constant<T>> {
     Expr(Constant { value, rows, cols })
-}
-
-impl<T: ClType> Depends for Constant<T> {
-    type Dependence = Const;
 }
 
 impl<T: ClType> Operation for Constant<T> {
@@ -247,10 +207,6 @@ pub fn col_index(rows: usize, cols: usize) -> Expr<ColIndex> {
 
 macro_rules! index_leaf {
     ($ty:ident, $field:ident) => {
-        impl Depends for $ty {
-            type Dependence = Const;
-        }
-
         impl Operation for $ty {
             type Scalar = i32;
             type Key = $ty;
@@ -311,10 +267,6 @@ pub enum ScalarOrColumn<'a, T: ClType> {
 /// ```
 pub fn scalar_or_column<T: ClType>(value: ScalarOrColumn<'_, T>) -> Expr<ScalarOrColumn<'_, T>> {
     Expr(value)
-}
-
-impl<T: ClType> Depends for ScalarOrColumn<'_, T> {
-    type Dependence = Const;
 }
 
 impl<T: ClType> Operation for ScalarOrColumn<'_, T> {

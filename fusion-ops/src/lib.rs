@@ -44,12 +44,11 @@ mod arithmetic;
 mod assign;
 mod binder;
 mod checks;
-mod custom;
 pub mod device_functions;
 mod distances;
 mod driver;
-mod dynamic;
 pub mod epilogue;
+mod evaluate;
 mod functions;
 mod generator;
 mod hoisted;
@@ -59,6 +58,7 @@ mod logic;
 mod methods;
 mod operation;
 mod outputs;
+mod precomputed;
 mod product;
 mod read_back;
 mod reductions;
@@ -77,14 +77,13 @@ pub use checks::{
     Check, check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
 };
 pub use clfuse_core::FusedKernel;
-pub use custom::{CustomCode, CustomOutput};
 pub use device_functions::instantiate;
 pub use distances::{
     LogDeterminantCholesky, SquaredDistance, log_determinant_cholesky, squared_distance,
 };
-pub use driver::{cached_kernels, eval_colwise, fuse, fuse_then, run, source_of};
-pub use dynamic::{DynOp, boxed};
+pub use driver::{cached_kernels, fuse, fuse_then, run, source_of};
 pub use epilogue::EpilogueProduct;
+pub use evaluate::eval_colwise;
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
 pub use hoisted::Hoisted;
@@ -93,14 +92,18 @@ pub use leaves::{
     ColIndex, Constant, RowIndex, ScalarOrColumn, col_index, constant, row_index, scalar_or_column,
 };
 pub use logic::*;
-pub use methods::{ElementwiseMethods, ExprMethods, ReductionMethods};
+pub use methods::{ElementwiseMethods, ExprMethods};
 pub use operation::{Operation, Shape, combine_shapes};
 pub use outputs::{
     AsTarget, Assignable, Assignment, ColwiseAssignment, FullReduction, Optional, OutputList,
     Schedule, full_reduction, max, min, optional, output, prod, sum,
 };
+pub use precomputed::{Materialized, Precomputed};
 pub use reductions::*;
 pub use results::{Results, results};
+pub use rev::boxed::{DynOp, boxed};
+pub use rev::custom::{CustomCode, CustomOutput};
+pub use rev::{Eval, ReductionMethods};
 pub use softmax::{RowwiseSoftmax, rowwise_softmax};
 pub use structural::*;
 pub use targets::Target;
@@ -134,9 +137,9 @@ pub mod prelude {
     };
     pub use crate::transpose_product::transpose_vector_multiply;
     pub use crate::{
-        AssignExt, CustomCode, ElementwiseMethods, ExprMethods, ReductionMethods, ScalarOrColumn,
-        boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min, optional, output,
-        prod, results, row_index, scalar_or_column, sum,
+        AssignExt, CustomCode, ElementwiseMethods, Eval, ExprMethods, ReductionMethods,
+        ScalarOrColumn, boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min,
+        optional, output, prod, results, row_index, scalar_or_column, sum,
     };
     pub use crate::{log_determinant_cholesky, squared_distance};
     pub use clfuse_core::{ClType, Error, Expr, MatrixCl, View};

@@ -3,8 +3,6 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
-use crate::rev::Depends;
-use crate::rev::{Both, Dual};
 use crate::templates::convert;
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
 use std::marker::PhantomData;
@@ -31,15 +29,10 @@ pub trait CastMethod: IntoOperand + Sized {
 impl<O> CastMethod for Expr<O> {}
 impl<O> CastMethod for &Expr<O> {}
 impl<T: ClType> CastMethod for &MatrixCl<T> {}
-impl<T: ClType> CastMethod for &crate::rev::Var<T> {}
 
 /// `condition ? then : otherwise`: the node built by [`select()`].
 #[derive(Debug, Clone, Copy)]
 pub struct Select<C, A, B>(pub C, pub A, pub B);
-
-impl<C: Depends, A: Depends, B: Depends> Depends for Select<C, A, B> {
-    type Dependence = Both<A::Dependence, B::Dependence>;
-}
 
 impl<C: Operation, A: Operation, B: Operation> Operation for Select<C, A, B>
 where
@@ -47,20 +40,6 @@ where
 {
     type Scalar = <A::Scalar as Promote<B::Scalar>>::Output;
     type Key = Select<C::Key, A::Key, B::Key>;
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        let c = self.0.generate(g, at);
-        let a = self.1.generate_tangents(g, at)?;
-        let b = self.2.generate_tangents(g, at)?;
-        let cl_type = Self::Scalar::CL_NAME;
-        let (x, y) = (
-            convert::<A::Scalar, Self::Scalar>(&a.value),
-            convert::<B::Scalar, Self::Scalar>(&b.value),
-        );
-        let value = g.declare(cl_type, &format!("{c} ? {x} : {y}"));
-        let tangents = Dual::select(g, cl_type, &c, &a, &b);
-        Ok(Dual { value, tangents })
-    }
 
     fn shape(&self) -> Result<Shape> {
         let values = combine_shapes("select", self.1.shape()?, self.2.shape()?)?;
@@ -130,29 +109,9 @@ pub fn select<C: IntoOperand, A: IntoOperand, B: IntoOperand>(
 #[derive(Debug)]
 pub struct Cast<T, A>(pub A, pub PhantomData<T>);
 
-impl<T, A: Depends> Depends for Cast<T, A> {
-    type Dependence = A::Dependence;
-}
-
 impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     type Scalar = T;
     type Key = Cast<T, A::Key>;
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        let x = self.0.generate_tangents(g, at)?;
-        let value = g.declare(T::CL_NAME, &convert::<A::Scalar, T>(&x.value));
-        let tangents = x
-            .tangents
-            .iter()
-            .map(|(o, t)| {
-                (
-                    o.clone(),
-                    g.declare(T::CL_NAME, &convert::<A::Scalar, T>(t)),
-                )
-            })
-            .collect();
-        Ok(Dual { value, tangents })
-    }
 
     fn shape(&self) -> Result<Shape> {
         self.0.shape()
@@ -187,12 +146,6 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
     /// A cast to the operand's own type reads its matrix unchanged.
     fn matrix(&self) -> Option<&clfuse_core::MatrixCl<T>> {
         (self.0.matrix()? as &dyn std::any::Any).downcast_ref()
-    }
-
-    /// A cast to the variable's own type is that variable (a product step
-    /// then reads it instead of recording a copy).
-    fn variable(&self) -> Option<&crate::rev::Var<T>> {
-        (self.0.variable()? as &dyn std::any::Any).downcast_ref()
     }
 }
 

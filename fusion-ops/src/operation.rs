@@ -2,7 +2,6 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
-use crate::rev::{Dependence, Depends, Dual};
 use clfuse_core::{ClType, Error, MatrixCl, Result, View};
 
 /// The shape of an operand: `None` for a scalar broadcast to any shape.
@@ -18,7 +17,7 @@ pub type Shape = Option<(usize, usize)>;
 /// twice (the same buffer, or the same shared sub-expression) is declared and
 /// bound once. Which leaves coincide is part of the kernel cache key, so the
 /// two walks always agree with the cached source.
-pub trait Operation: Depends {
+pub trait Operation {
     /// Element type of the result.
     type Scalar: ClType;
     /// The same type with every lifetime replaced by `'static`: the part of
@@ -34,19 +33,6 @@ pub trait Operation: Depends {
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
     /// Appends this node's kernel arguments (values only, never code).
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
-    /// Like [`generate`](Self::generate), and also the derivatives of the
-    /// value with respect to the variable elements it depends on (the chain
-    /// rule applied to the operands' [`Dual`]s with this node's local
-    /// derivatives). A recorded step's forward kernel uses it; see
-    /// [`crate::rev`]. Constants keep the default; an operation that can
-    /// depend on a variable and has no derivative keeps it too, and
-    /// recording it is an error naming the operation.
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        if Self::Dependence::VARIABLE {
-            return Err(crate::rev::not_differentiable::<Self>());
-        }
-        Ok(Dual::constant(self.generate(g, at)))
-    }
     /// Runs the hand-written kernels of the non-fusable leaves below this
     /// node (GEMM products), so that the fused kernel reads their results.
     /// The driver calls it once per launch, before binding and generating;
@@ -77,12 +63,6 @@ pub trait Operation: Depends {
     /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
-        None
-    }
-
-    /// The variable this operation reads unchanged, if it is one (a `&var`
-    /// leaf): nested steps then use it instead of recording a copy.
-    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
         None
     }
 
@@ -119,20 +99,12 @@ pub fn combine_shapes(operation: &str, lhs: Shape, rhs: Shape) -> Result<Shape> 
 
 /// An operation used by reference (re-evaluated where used, unlike a shared
 /// `&Expr`, which is computed once per element).
-impl<O: Depends + ?Sized> Depends for &O {
-    type Dependence = O::Dependence;
-}
-
 impl<O: Operation + ?Sized> Operation for &O {
     type Scalar = O::Scalar;
     type Key = O::Key;
 
     fn shape(&self) -> Result<Shape> {
         (**self).shape()
-    }
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        (**self).generate_tangents(g, at)
     }
 
     fn view(&self) -> View {
@@ -156,10 +128,6 @@ impl<O: Operation + ?Sized> Operation for &O {
     }
     fn matrix(&self) -> Option<&MatrixCl<Self::Scalar>> {
         (**self).matrix()
-    }
-
-    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
-        (**self).variable()
     }
 
     fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {

@@ -10,9 +10,9 @@ use crate::driver::eval_direct;
 use crate::epilogue::EpilogueProduct;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use crate::rev::{Dependence, Depends};
+use crate::precomputed::Precomputed;
 use clfuse_core::expr::{Load, MatrixProduct, MatrixRef};
-use clfuse_core::{Access, ClFloat, Error, MatrixCl, Result, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
 use clfuse_kernels::EpilogueGemm;
 
 /// `op` as a matrix: itself when it is one, else evaluated into a new one.
@@ -44,22 +44,23 @@ fn product_shape<L: Operation, R: Operation>(p: &MatrixProduct<L, R>) -> Result<
     Ok((l.0, r.1))
 }
 
-fn stored<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&MatrixCl<T>> {
-    let result = p.result.get()?;
-    result.downcast_ref::<MatrixCl<T>>().or_else(|| {
-        result
-            .downcast_ref::<crate::rev::Var<T>>()
-            .map(|v| v.value())
-    })
+/// The product's value, once computed: a matrix here, or whatever a layer
+/// above stored in its place (reverse mode records a product of variables
+/// as a step of its own).
+pub(crate) fn stored_product<L, R>(p: &MatrixProduct<L, R>) -> Option<&dyn Precomputed> {
+    p.result
+        .get()?
+        .downcast_ref::<Box<dyn Precomputed>>()
+        .map(|value| &**value)
 }
 
-/// The product as a variable, when an operand was one.
-fn stored_var<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&crate::rev::Var<T>> {
-    p.result.get()?.downcast_ref::<crate::rev::Var<T>>()
+/// Stores the product's value (the first value wins).
+pub(crate) fn store_product<L, R>(p: &MatrixProduct<L, R>, value: Box<dyn Precomputed>) {
+    let _ = p.result.set(Box::new(value));
 }
 
-impl<L: Depends, R: Depends> Depends for MatrixProduct<L, R> {
-    type Dependence = crate::rev::Both<L::Dependence, R::Dependence>;
+fn stored_matrix<T: ClFloat, L, R>(p: &MatrixProduct<L, R>) -> Option<&MatrixCl<T>> {
+    stored_product(p)?.as_any().downcast_ref()
 }
 
 impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
@@ -88,23 +89,10 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
             }
             return crate::epilogue::PRODUCT.to_string();
         }
-        if let Some(var) = stored_var::<T, L, R>(self) {
-            return crate::rev::var::generate_value(var, g, at);
-        }
-        match stored::<T, L, R>(self) {
-            Some(m) => Load(MatrixRef::Borrowed(m)).generate(g, at),
+        match stored_product(self) {
+            Some(value) => value.generate(g, at),
             // Never compiled: binding the same tree failed first (see `bind`).
             None => "0".to_string(),
-        }
-    }
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<crate::rev::Dual> {
-        match stored_var::<T, L, R>(self) {
-            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
-            None if <Self as Depends>::Dependence::VARIABLE => {
-                Err(crate::rev::not_differentiable::<Self>())
-            }
-            None => Ok(crate::rev::Dual::constant(self.generate(g, at))),
         }
     }
 
@@ -113,11 +101,8 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
             // The GEMM binds the operands.
             return;
         }
-        if let Some(var) = stored_var::<T, L, R>(self) {
-            return crate::rev::var::bind_var(var, b);
-        }
-        match stored::<T, L, R>(self) {
-            Some(m) => b.matrix(m, Access::Read, true),
+        match stored_product(self) {
+            Some(value) => value.bind(b),
             None => b.unevaluated("multiply"),
         }
     }
@@ -127,36 +112,25 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
             return Ok(());
         }
         product_shape(self)?;
-        if <Self as Depends>::Dependence::VARIABLE {
-            // A product of variables is its own step; the kernel reads its result.
-            self.lhs.evaluate_leaves()?;
-            self.rhs.evaluate_leaves()?;
-            let var = crate::rev::nested::multiply(&self.lhs, &self.rhs)?;
-            let _ = self.result.set(Box::new(var));
-            return Ok(());
-        }
         // An operand that is not a plain matrix is evaluated by the driver,
         // leaves first (a product of products multiplies inner results).
         let a = operand_matrix(&self.lhs)?;
         let b = operand_matrix(&self.rhs)?;
-        let product = clfuse_kernels::multiply(&a, &b)?;
-        let _ = self.result.set(Box::new(product));
+        store_product(self, Box::new(clfuse_kernels::multiply(&a, &b)?));
         Ok(())
     }
 
     fn matrix(&self) -> Option<&MatrixCl<T>> {
-        stored(self)
-    }
-
-    /// The variable a product of variables was recorded into.
-    fn variable(&self) -> Option<&crate::rev::Var<T>> {
-        stored_var(self)
+        stored_matrix(self)
     }
 
     fn epilogue_product(&self) -> Option<&dyn EpilogueProduct> {
-        // A product of variables is its own step; one computed already is read.
-        let open = !<Self as Depends>::Dependence::VARIABLE && self.result.get().is_none();
-        open.then_some(self as &dyn EpilogueProduct)
+        // One computed already (a product of variables is recorded before
+        // its step's kernel is built) is read.
+        self.result
+            .get()
+            .is_none()
+            .then_some(self as &dyn EpilogueProduct)
     }
 }
 
@@ -206,7 +180,7 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpiloguePro
         if !fused && self.result.get().is_none() {
             // The plain path reads the product: computed now from the
             // operands evaluated above, so they are not evaluated again.
-            let _ = self.result.set(Box::new(clfuse_kernels::multiply(&a, &b)?));
+            store_product(self, Box::new(clfuse_kernels::multiply(&a, &b)?));
         }
         Ok(fused)
     }

@@ -10,11 +10,9 @@
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
-use crate::rev::Depends;
-use crate::rev::{Dependence, Dual, Materialized};
+use crate::precomputed::{Materialized, PrecomputedOperand};
 use crate::structural::{Transpose, transpose};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
-use std::any::TypeId;
 use std::marker::PhantomData;
 
 /// How values are combined.
@@ -37,12 +35,13 @@ pub struct SumOp;
 /// Product.
 #[derive(Debug, Clone, Copy)]
 pub struct ProdOp;
+/// Maximum ([`MaxOp`]) or minimum ([`MinOp`]), written once.
+#[derive(Debug, Clone, Copy)]
+pub struct Extremum<const MAX: bool>;
 /// Maximum.
-#[derive(Debug, Clone, Copy)]
-pub struct MaxOp;
+pub type MaxOp = Extremum<true>;
 /// Minimum.
-#[derive(Debug, Clone, Copy)]
-pub struct MinOp;
+pub type MinOp = Extremum<false>;
 
 impl ReduceOp for SumOp {
     const NAME: &'static str = "sum";
@@ -76,59 +75,31 @@ impl ReduceOp for ProdOp {
     }
 }
 
-impl ReduceOp for MaxOp {
-    const NAME: &'static str = "max";
+impl<const MAX: bool> ReduceOp for Extremum<MAX> {
+    const NAME: &'static str = if MAX { "max" } else { "min" };
     fn init(cl_type: &str) -> &'static str {
-        if cl_type == "int" {
-            "INT_MIN"
-        } else {
-            "-INFINITY"
+        match (MAX, cl_type == "int") {
+            (true, true) => "INT_MIN",
+            (true, false) => "-INFINITY",
+            (false, true) => "INT_MAX",
+            (false, false) => "INFINITY",
         }
     }
     fn combine(cl_type: &str, a: &str, b: &str) -> String {
-        if cl_type == "int" {
-            format!("max({a}, {b})")
-        } else {
-            format!("fmax({a}, {b})")
-        }
+        // `fmax`/`fmin` for reals (a NaN operand loses), `max`/`min` for ints.
+        let real = if cl_type == "int" { "" } else { "f" };
+        format!("{real}{}({a}, {b})", <Self as ReduceOp>::NAME)
     }
     fn host_init<T: ClType>() -> T {
-        if T::RANK == 0 {
-            T::from_f64(i32::MIN as f64)
-        } else {
-            T::from_f64(f64::NEG_INFINITY)
+        match (MAX, T::RANK == 0) {
+            (true, true) => T::from_f64(i32::MIN as f64),
+            (true, false) => T::from_f64(f64::NEG_INFINITY),
+            (false, true) => T::from_f64(i32::MAX as f64),
+            (false, false) => T::from_f64(f64::INFINITY),
         }
     }
     fn host_combine(a: f64, b: f64) -> f64 {
-        a.max(b)
-    }
-}
-
-impl ReduceOp for MinOp {
-    const NAME: &'static str = "min";
-    fn init(cl_type: &str) -> &'static str {
-        if cl_type == "int" {
-            "INT_MAX"
-        } else {
-            "INFINITY"
-        }
-    }
-    fn combine(cl_type: &str, a: &str, b: &str) -> String {
-        if cl_type == "int" {
-            format!("min({a}, {b})")
-        } else {
-            format!("fmin({a}, {b})")
-        }
-    }
-    fn host_init<T: ClType>() -> T {
-        if T::RANK == 0 {
-            T::from_f64(i32::MAX as f64)
-        } else {
-            T::from_f64(f64::INFINITY)
-        }
-    }
-    fn host_combine(a: f64, b: f64) -> f64 {
-        a.min(b)
+        if MAX { a.max(b) } else { a.min(b) }
     }
 }
 
@@ -193,13 +164,9 @@ impl RowReduce for LogSumExpOp {
 /// Reduces each row of an operand to one value: the node built by [`rowwise_sum()`] and friends.
 ///
 /// Of an expression of variables, a row-wise sum is its own step (see
-/// [`crate::rev`]): the third field holds its result.
+/// reverse mode): the third field holds its result.
 #[derive(Debug, Clone)]
 pub struct RowwiseReduction<R, E>(pub E, pub PhantomData<R>, pub Materialized);
-
-impl<R: RowReduce, E: Depends> Depends for RowwiseReduction<R, E> {
-    type Dependence = E::Dependence;
-}
 
 impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
     type Scalar = E::Scalar;
@@ -219,8 +186,8 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        if let Some(var) = self.2.get::<E::Scalar>() {
-            return crate::rev::var::generate_value(var, g, at);
+        if let Some(value) = self.2.get() {
+            return value.generate(g, at);
         }
         let t = E::Scalar::CL_NAME;
         let (view, cols) = (g.value_param("int"), g.value_param("int"));
@@ -244,8 +211,8 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-        if let Some(var) = self.2.get::<E::Scalar>() {
-            return crate::rev::var::bind_var(var, b);
+        if let Some(value) = self.2.get() {
+            return value.bind(b);
         }
         let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
         b.int(self.0.view().bits());
@@ -253,30 +220,12 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
         self.0.bind(b);
     }
 
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        match self.2.get::<E::Scalar>() {
-            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
-            None if E::Dependence::VARIABLE => Err(crate::rev::not_differentiable::<Self>()),
-            None => Ok(Dual::constant(self.generate(g, at))),
-        }
-    }
-
     fn contains_reduction(&self) -> bool {
         true
     }
 
-    /// The variable this node was recorded into as a step of its own.
-    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
-        self.2.get()
-    }
-
     fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
-        if E::Dependence::VARIABLE && self.2.get::<E::Scalar>().is_none() {
-            self.2
-                .set(crate::rev::nested::reduce_rows(R::NAME, &self.0)?);
-        }
-        Ok(())
+        self.0.evaluate_leaves()
     }
 }
 
@@ -321,7 +270,7 @@ pub fn colwise_log_sum_exp<A: IntoOperand>(
 /// `x · v` for a matrix `x` and a column vector `v`, as a fusable row-wise
 /// reduction: the node built by [`matrix_vector_multiply()`].
 ///
-/// With a variable on either side it is its own step (see [`crate::rev`]):
+/// With a variable on either side it is its own step (see reverse mode):
 /// the third field holds its result.
 #[derive(Debug, Clone)]
 pub struct MatrixVectorMultiply<X, V>(pub X, pub V, pub Materialized);
@@ -346,10 +295,6 @@ pub fn matrix_vector_multiply<X: IntoOperand, V: IntoOperand>(
         v.into_operand(),
         Materialized::default(),
     ))
-}
-
-impl<X: Depends, V: Depends> Depends for MatrixVectorMultiply<X, V> {
-    type Dependence = crate::rev::Both<X::Dependence, V::Dependence>;
 }
 
 impl<X: Operation, V: Operation> Operation for MatrixVectorMultiply<X, V>
@@ -382,27 +327,27 @@ where
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        if let Some(var) = self.2.get::<Self::Scalar>() {
-            return crate::rev::var::generate_value(var, g, at);
+        if let Some(value) = self.2.get() {
+            return value.generate(g, at);
         }
-        match self.2.inline_operand::<X::Scalar>() {
-            Some(v) => self.generate_product(&crate::rev::VarLoad(v), g, at),
+        match self.2.inline_operand() {
+            Some(v) => self.generate_product(&PrecomputedOperand::<X::Scalar>::new(v), g, at),
             None => self.generate_product(&self.1, g, at),
         }
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-        if let Some(var) = self.2.get::<Self::Scalar>() {
-            return crate::rev::var::bind_var(var, b);
+        if let Some(value) = self.2.get() {
+            return value.bind(b);
         }
         let cols = self.0.shape().ok().flatten().map_or(0, |s| s.1);
-        match (self.2.inline_operand::<X::Scalar>(), self.0.matrix()) {
+        match (self.2.inline_operand(), self.0.matrix()) {
             (Some(v), Some(x)) => {
                 // Read inline by a scalar step: its own kernel variant.
                 b.structure(INLINE_PRODUCT);
                 b.int(cols as i32);
                 self.0.bind(b);
-                crate::rev::var::bind_var(v, b);
+                v.bind(b);
                 b.inline_product(x);
             }
             _ => {
@@ -413,59 +358,13 @@ where
         }
     }
 
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        if let Some(var) = self.2.get::<Self::Scalar>() {
-            return Ok(crate::rev::var::generate_dual(var, g, at));
-        }
-        if let (Some(v), Some(x)) = (self.2.inline_operand::<X::Scalar>(), self.0.matrix()) {
-            let value = self.generate_product(&crate::rev::VarLoad(v), g, at);
-            return Ok(crate::rev::var::product_dual(
-                v,
-                x.buffer_id(),
-                value,
-                g,
-                at,
-            ));
-        }
-        if <Self as Depends>::Dependence::VARIABLE {
-            return Err(crate::rev::not_differentiable::<Self>());
-        }
-        Ok(Dual::constant(self.generate(g, at)))
-    }
-
     fn contains_reduction(&self) -> bool {
         true
     }
 
-    /// The variable this node was recorded into as a step of its own.
-    fn variable(&self) -> Option<&crate::rev::Var<Self::Scalar>> {
-        self.2.get()
-    }
-
     fn evaluate_leaves(&self) -> Result<()> {
         self.0.evaluate_leaves()?;
-        self.1.evaluate_leaves()?;
-        if !<Self as Depends>::Dependence::VARIABLE || self.2.get::<Self::Scalar>().is_some() {
-            return Ok(());
-        }
-        if TypeId::of::<X::Scalar>() != TypeId::of::<Self::Scalar>() {
-            return Err(Error::InvalidArgument {
-                function: "matrix_vector_multiply",
-                argument: "x",
-                reason: "a product of variables needs x of the result's element type".into(),
-            });
-        }
-        let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
-        if self.inline_allowed()? {
-            if self.2.inline_operand::<X::Scalar>().is_none() {
-                let var = crate::rev::nested::variable_operand(&v, "matrix_vector_multiply")?;
-                self.2.set_inline_operand(var);
-            }
-            return Ok(());
-        }
-        let var = crate::rev::nested::matrix_vector_multiply(&self.0, &v)?;
-        self.2.set(var);
-        Ok(())
+        self.1.evaluate_leaves()
     }
 }
 
@@ -476,23 +375,15 @@ impl<X: Operation, V: Operation> MatrixVectorMultiply<X, V>
 where
     X::Scalar: Promote<V::Scalar>,
 {
-    /// Whether a scalar step being recorded reads this product inline (see
-    /// `rev::inline`): `x` a constant matrix seen whole, and one pass over
-    /// `x` worthwhile on the device.
-    fn inline_allowed(&self) -> Result<bool> {
-        if !crate::rev::inline::allowed() || <X as Depends>::Dependence::VARIABLE {
-            return Ok(false);
-        }
-        match self.0.matrix() {
-            Some(x) if x.view() == View::Entire => crate::one_pass_worthwhile(x),
-            _ => Ok(false),
-        }
-    }
-
     /// `x · w` at `at`: from `x`'s staged elements when the kernel holds
     /// them, else a loop over the row. `w` is the vector operand (`v`, or
     /// the variable it became).
-    fn generate_product<W: Operation>(&self, w: &W, g: &mut Generator, at: &Index) -> String {
+    pub(crate) fn generate_product<W: Operation>(
+        &self,
+        w: &W,
+        g: &mut Generator,
+        at: &Index,
+    ) -> String {
         let t = <Self as Operation>::Scalar::CL_NAME;
         let cols = g.value_param("int");
         let staged = self

@@ -9,24 +9,20 @@
 use crate::binder::Binder;
 use crate::driver::run_direct;
 use crate::generator::{Generator, Index};
-use crate::hoisted::Hoisted;
 use crate::operation::{Operation, Shape};
 use crate::outputs::RowSoftmaxAssignment;
-use crate::reductions::{LogSumExpOp, RowwiseReduction};
-use crate::rev::{Dependence, Depends, Dual, Materialized};
-use crate::structural::ColwiseBroadcast;
+use crate::precomputed::Materialized;
 use crate::templates::RealOf;
-use clfuse_core::expr::{Load, MatrixRef, Sub};
-use clfuse_core::{Access, ClFloat, Error, Expr, IntoOperand, MatrixCl, Result, View};
-use std::marker::PhantomData;
+use clfuse_core::expr::Load;
+use clfuse_core::{ClFloat, Error, Expr, IntoOperand, MatrixCl, Result, View};
 
 /// The node [`rowwise_softmax()`] builds: the operand twice (the one-kernel
 /// form reads one; the composed form of variables needs both) and the result.
 #[derive(Debug, Clone)]
 pub struct RowwiseSoftmax<E> {
-    x: E,
-    again: E,
-    value: Materialized,
+    pub(crate) x: E,
+    pub(crate) again: E,
+    pub(crate) value: Materialized,
 }
 
 /// Each row's softmax, `exp(x - log_sum_exp(row))`, in one kernel: each
@@ -50,10 +46,6 @@ pub fn rowwise_softmax<A: IntoOperand + Clone>(a: A) -> Expr<RowwiseSoftmax<A::O
     })
 }
 
-impl<E: Depends> Depends for RowwiseSoftmax<E> {
-    type Dependence = E::Dependence;
-}
-
 impl<T: ClFloat + RealOf, E: Operation<Scalar = T>> Operation for RowwiseSoftmax<E> {
     type Scalar = T;
     // The kernels that use it only read its result.
@@ -75,11 +67,8 @@ impl<T: ClFloat + RealOf, E: Operation<Scalar = T>> Operation for RowwiseSoftmax
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        if let Some(var) = self.value.get::<T>() {
-            return crate::rev::var::generate_value(var, g, at);
-        }
-        match self.value.matrix::<T>() {
-            Some(m) => Load(MatrixRef::Borrowed(m)).generate(g, at),
+        match self.value.get() {
+            Some(value) => value.generate(g, at),
             // `evaluate_leaves` always runs first; an empty string would
             // fail to compile rather than read garbage.
             None => String::new(),
@@ -87,48 +76,19 @@ impl<T: ClFloat + RealOf, E: Operation<Scalar = T>> Operation for RowwiseSoftmax
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-        if let Some(var) = self.value.get::<T>() {
-            return crate::rev::var::bind_var(var, b);
-        }
-        if let Some(m) = self.value.matrix::<T>() {
-            b.matrix(m, Access::Read, true);
-        }
-    }
-
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        match self.value.get::<T>() {
-            Some(var) => Ok(crate::rev::var::generate_dual(var, g, at)),
-            None => Ok(Dual::constant(self.generate(g, at))),
+        if let Some(value) = self.value.get() {
+            value.bind(b);
         }
     }
 
     fn evaluate_leaves(&self) -> Result<()> {
-        if self.value.get::<T>().is_some() || self.value.matrix::<T>().is_some() {
+        if self.value.get().is_some() {
             return Ok(());
         }
         let (rows, cols) = self.shape()?.unwrap_or((0, 0));
-        if E::Dependence::VARIABLE {
-            let lse = RowwiseReduction(
-                &self.again,
-                PhantomData::<LogSumExpOp>,
-                Materialized::default(),
-            );
-            let composed = crate::functions::Exp(Sub(
-                &self.x,
-                ColwiseBroadcast {
-                    inner: Hoisted::new(lse),
-                    cols,
-                },
-            ));
-            composed.evaluate_leaves()?;
-            let var =
-                crate::rev::forward::record(&composed, crate::rev::forward::Root::Elementwise)?;
-            self.value.set(var);
-        } else {
-            let out = MatrixCl::<T>::uninitialized(rows, cols)?;
-            run_direct(&RowSoftmaxAssignment::new(&out, &self.x))?;
-            self.value.set_matrix(out);
-        }
+        let out = MatrixCl::<T>::uninitialized(rows, cols)?;
+        run_direct(&RowSoftmaxAssignment::new(&out, &self.x))?;
+        self.value.set_matrix(out);
         Ok(())
     }
 

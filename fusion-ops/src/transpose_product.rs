@@ -19,11 +19,9 @@ use crate::binder::{Binder, Identity};
 use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::launch_shape::LaunchShape;
-use crate::methods::ReductionMethods;
 use crate::operation::Operation;
 use crate::outputs::{Assignable, ColwiseAssignment, OutputList, Schedule};
 use crate::reductions::SumOp;
-use crate::rev::{Both, Dependence};
 use crate::templates::convert;
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
@@ -98,16 +96,6 @@ pub fn transpose_vector_multiply<X: IntoOperand, V: IntoOperand>(
     v: V,
 ) -> Expr<TransposeVectorMultiply<X::Operand, V::Operand>> {
     Expr(TransposeVectorMultiply(x.into_operand(), v.into_operand()))
-}
-
-/// `.eval()` gives a new `p x 1` matrix, or a variable when `x` or `v`
-/// depends on one (its own step, see [`crate::rev`]).
-impl<X: Operation, V: Operation> ReductionMethods for Expr<TransposeVectorMultiply<X, V>> {
-    type Scalar = X::Scalar;
-    type Output = <Both<X::Dependence, V::Dependence> as Dependence>::Evaluated<X::Scalar>;
-    fn eval(self) -> Result<Self::Output> {
-        <Both<X::Dependence, V::Dependence>>::eval_transpose_vector(self.0)
-    }
 }
 
 /// Evaluates `xᵀ·v` of constants into a new `p x 1` matrix.

@@ -5,8 +5,8 @@
 //! below it. `eval()` returns a `MatrixCl` for the first and a `Var` (with a
 //! recorded reverse step) for the second; see [`crate::rev`].
 
-use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp, SumOp};
+use crate::rev::Differentiable;
 use crate::rev::Var;
 use crate::transpose_product::TransposeVectorMultiply;
 use clfuse_core::{ClType, MatrixCl, Result};
@@ -28,13 +28,13 @@ pub trait Dependence: 'static {
     /// What `eval()` returns for element type `T`.
     type Evaluated<T: ClType>;
     /// Evaluates an element-wise expression.
-    fn eval<O: Operation>(op: O) -> Result<Self::Evaluated<O::Scalar>>;
+    fn eval<O: Differentiable>(op: O) -> Result<Self::Evaluated<O::Scalar>>;
     /// Evaluates a column-wise reduction (only sums have a derivative).
-    fn eval_colwise<R: ReduceOp, E: Operation>(
+    fn eval_colwise<R: ReduceOp, E: Differentiable>(
         r: ColwiseReduction<R, E>,
     ) -> Result<Self::Evaluated<E::Scalar>>;
     /// Evaluates `xᵀ·v`.
-    fn eval_transpose_vector<X: Operation, V: Operation>(
+    fn eval_transpose_vector<X: Differentiable, V: Differentiable>(
         t: TransposeVectorMultiply<X, V>,
     ) -> Result<Self::Evaluated<X::Scalar>>;
 }
@@ -51,15 +51,15 @@ impl Dependence for Constant {
     const VARIABLE: bool = false;
     type Or<B: Dependence> = B;
     type Evaluated<T: ClType> = MatrixCl<T>;
-    fn eval<O: Operation>(op: O) -> Result<MatrixCl<O::Scalar>> {
-        crate::driver::eval_operation(op)
+    fn eval<O: Differentiable>(op: O) -> Result<MatrixCl<O::Scalar>> {
+        crate::evaluate::eval_operation(op)
     }
-    fn eval_colwise<R: ReduceOp, E: Operation>(
+    fn eval_colwise<R: ReduceOp, E: Differentiable>(
         r: ColwiseReduction<R, E>,
     ) -> Result<MatrixCl<E::Scalar>> {
-        crate::driver::eval_colwise(r)
+        crate::evaluate::eval_colwise(r)
     }
-    fn eval_transpose_vector<X: Operation, V: Operation>(
+    fn eval_transpose_vector<X: Differentiable, V: Differentiable>(
         t: TransposeVectorMultiply<X, V>,
     ) -> Result<MatrixCl<X::Scalar>> {
         crate::transpose_product::eval_direct(t)
@@ -70,11 +70,11 @@ impl Dependence for Variable {
     const VARIABLE: bool = true;
     type Or<B: Dependence> = Variable;
     type Evaluated<T: ClType> = Var<T>;
-    fn eval<O: Operation>(op: O) -> Result<Var<O::Scalar>> {
+    fn eval<O: Differentiable>(op: O) -> Result<Var<O::Scalar>> {
         // A node recorded as a step of its own just now (a product, a
         // row-wise reduction) is the result: no copy of it is recorded.
         let mark = crate::rev::tape::mark()?;
-        op.evaluate_leaves()?;
+        op.record_leaves()?;
         if let Some(var) = op.variable()
             && var.0.step.get().is_some_and(|step| step > mark)
         {
@@ -82,7 +82,7 @@ impl Dependence for Variable {
         }
         crate::rev::forward::record(op, crate::rev::forward::Root::Elementwise)
     }
-    fn eval_colwise<R: ReduceOp, E: Operation>(
+    fn eval_colwise<R: ReduceOp, E: Differentiable>(
         r: ColwiseReduction<R, E>,
     ) -> Result<Var<E::Scalar>> {
         if std::any::TypeId::of::<R>() == std::any::TypeId::of::<SumOp>() {
@@ -94,7 +94,7 @@ impl Dependence for Variable {
             crate::structural::Transpose(&r.0),
             crate::rev::forward::Root::Elementwise,
         )?;
-        let reduced = crate::rev::nested::reduce_rows(
+        let reduced = crate::rev::row_steps::reduce_rows(
             R::NAME,
             &clfuse_core::IntoOperand::into_operand(&transposed),
         )?;
@@ -103,11 +103,11 @@ impl Dependence for Variable {
             crate::rev::forward::Root::Elementwise,
         )
     }
-    fn eval_transpose_vector<X: Operation, V: Operation>(
+    fn eval_transpose_vector<X: Differentiable, V: Differentiable>(
         t: TransposeVectorMultiply<X, V>,
     ) -> Result<Var<X::Scalar>> {
         let v = crate::logic::Cast::<X::Scalar, &V>(&t.1, std::marker::PhantomData);
-        crate::rev::nested::transpose_vector_multiply(&t.0, &v)
+        crate::rev::product_steps::transpose_vector_multiply(&t.0, &v)
     }
 }
 

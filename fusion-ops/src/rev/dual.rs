@@ -7,7 +7,7 @@
 //! for the reverse kernel (see `forward.rs`).
 
 use crate::generator::{Generator, Index};
-use crate::rev::var::Differentiable;
+use crate::rev::handle::VarHandle;
 use std::rc::Rc;
 
 /// One element of a variable a value depends on: which variable, read at
@@ -15,7 +15,7 @@ use std::rc::Rc;
 #[derive(Clone)]
 pub struct Occurrence {
     /// The variable.
-    pub var: Rc<dyn Differentiable>,
+    pub var: Rc<dyn VarHandle>,
     /// The parameter base name of its value buffer (`<base>_rows` is its row count).
     pub base: String,
     /// Where it is read.

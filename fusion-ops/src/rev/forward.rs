@@ -37,9 +37,10 @@ use crate::operation::{Operation, Shape};
 use crate::outputs::{Assignment, ColwiseAssignment, OutputList, Schedule};
 use crate::reductions::SumOp;
 use crate::rev::dual::Dual;
+use crate::rev::handle::VarHandle;
 use crate::rev::reverse::ElementwiseStep;
-use crate::rev::var::{Differentiable, Var};
-use crate::rev::{Constant, Depends, tape};
+use crate::rev::var::Var;
+use crate::rev::{Differentiable, tape};
 use crate::transpose_product::{TransposeProductAssignment, TransposeVectorMultiply};
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
@@ -91,7 +92,7 @@ impl Mode {
 /// One partial: its variable, how it is applied, which tangents of the
 /// expression's [`Dual`] it sums, and its buffers.
 pub(crate) struct PartialSpec<T: ClType> {
-    pub(crate) var: Rc<dyn Differentiable>,
+    pub(crate) var: Rc<dyn VarHandle>,
     pub(crate) mode: Mode,
     tangents: Vec<usize>,
     pub(crate) partial: Partial<T>,
@@ -114,7 +115,7 @@ pub(crate) enum Partial<T: ClType> {
 impl<T: ClType> PartialSpec<T> {
     /// A gradient computed before the reverse pass (`Summed`): `gradient`
     /// has `var`'s shape.
-    pub(crate) fn summed(var: Rc<dyn Differentiable>, gradient: MatrixCl<T>) -> Self {
+    pub(crate) fn summed(var: Rc<dyn VarHandle>, gradient: MatrixCl<T>) -> Self {
         PartialSpec {
             var,
             mode: Mode::Summed,
@@ -167,7 +168,7 @@ struct PlannedPartial {
 fn plan(
     dual: &Dual,
     grid: (usize, usize),
-    vars: &[Rc<dyn Differentiable>],
+    vars: &[Rc<dyn VarHandle>],
     products: &[u64],
 ) -> Result<Option<Vec<PlannedPartial>>> {
     let mut by_var: Vec<(usize, Option<u64>, Vec<usize>)> = Vec::new();
@@ -290,10 +291,10 @@ thread_local! {
 /// The plan of `op` on `grid`: looked up, or found once by generating the
 /// tangents into a scratch kernel. `products` are the buffer ids of the
 /// products read inline, in binding order.
-fn cached_plan<O: Operation>(
+fn cached_plan<O: Differentiable>(
     op: &O,
     grid: (usize, usize),
-    vars: &[Rc<dyn Differentiable>],
+    vars: &[Rc<dyn VarHandle>],
     products: &[u64],
     pattern: Vec<u32>,
 ) -> Result<CachedPlan> {
@@ -325,7 +326,7 @@ fn is_scalar(grid: (usize, usize)) -> bool {
 fn allocate<T: ClType>(
     planned: &[PlannedPartial],
     grid: (usize, usize),
-    vars: &[Rc<dyn Differentiable>],
+    vars: &[Rc<dyn VarHandle>],
 ) -> Result<Vec<PartialSpec<T>>> {
     planned
         .iter()
@@ -364,7 +365,7 @@ fn allocate<T: ClType>(
 
 /// Evaluates `op` on variables into a new [`Var`] with one kernel and
 /// records its reverse step.
-pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> {
+pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scalar>> {
     if O::Scalar::RANK == 0 {
         return Err(Error::InvalidArgument {
             function: "eval",
@@ -385,17 +386,17 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
     // below then sees their results as variables. A step with a 1 x 1
     // result reads its products inline where it can (see `rev::inline`);
     // the setting holds until the step's kernel has run, since the driver
-    // evaluates the leaves again (a no-op for nodes already evaluated).
+    // records the leaves again (a no-op for nodes already recorded).
     let scalar = root == Root::ColwiseSum && is_scalar(grid);
     let mut inline = crate::rev::inline::scope(scalar);
-    op.evaluate_leaves()?;
+    op.record_leaves()?;
     let (vars, products, planned) = match bind_and_plan(&op, grid)? {
         (vars, products, Some(planned)) => (vars, products, planned),
         _ => {
             // A product cannot be read inline here: each becomes a step.
             drop(inline);
             inline = crate::rev::inline::scope(false);
-            op.evaluate_leaves()?;
+            op.record_leaves()?;
             match bind_and_plan(&op, grid)? {
                 (vars, products, Some(planned)) => (vars, products, planned),
                 _ => return Err(internal_plan("a product stayed inline")),
@@ -461,11 +462,7 @@ struct Tangents<'s, E> {
 /// Marks the cache key of a step's forward kernel apart from a plain one.
 struct WithTangents<K>(K);
 
-impl<E: Depends> Depends for Tangents<'_, E> {
-    type Dependence = Constant;
-}
-
-impl<E: Operation> Operation for Tangents<'_, E> {
+impl<E: Differentiable> Operation for Tangents<'_, E> {
     type Scalar = E::Scalar;
     type Key = WithTangents<E::Key>;
 
@@ -491,7 +488,7 @@ impl<E: Operation> Operation for Tangents<'_, E> {
     }
 
     fn evaluate_leaves(&self) -> Result<()> {
-        self.expr.evaluate_leaves()
+        self.expr.record_leaves()
     }
 
     fn contains_reduction(&self) -> bool {
@@ -605,24 +602,20 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
 /// The matrices of a step's inline products, in binding order.
 type Products<'o, T> = Vec<&'o MatrixCl<T>>;
 
-/// Binds `op` (after `evaluate_leaves`) and finds its plan: its variables
+/// Binds `op` (after `record_leaves`) and finds its plan: its variables
 /// (each checked usable), the matrices of its inline products, and the
 /// plan, `None` when the products cannot be read inline.
 #[allow(clippy::type_complexity)]
-fn bind_and_plan<O: Operation>(
+fn bind_and_plan<O: Differentiable>(
     op: &O,
     grid: (usize, usize),
-) -> Result<(
-    Vec<Rc<dyn Differentiable>>,
-    Products<'_, O::Scalar>,
-    CachedPlan,
-)> {
+) -> Result<(Vec<Rc<dyn VarHandle>>, Products<'_, O::Scalar>, CachedPlan)> {
     let mut binder = Binder::new();
     op.bind(&mut binder);
-    let vars: Vec<Rc<dyn Differentiable>> = binder
+    let vars: Vec<Rc<dyn VarHandle>> = binder
         .annotations()
         .iter()
-        .filter_map(|a| a.downcast_ref::<Rc<dyn Differentiable>>().cloned())
+        .filter_map(|a| a.downcast_ref::<Rc<dyn VarHandle>>().cloned())
         .collect();
     for var in &vars {
         var.usable("eval")?;
@@ -654,10 +647,6 @@ struct StashedSum<'s, T> {
 /// The cache key of a [`StashedSum`] (which tangents it sums is bound as
 /// structure).
 struct StashedSumKey<T>(std::marker::PhantomData<T>);
-
-impl<T> Depends for StashedSum<'_, T> {
-    type Dependence = Constant;
-}
 
 impl<T: ClType> Operation for StashedSum<'_, T> {
     type Scalar = T;

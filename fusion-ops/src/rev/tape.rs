@@ -1,9 +1,9 @@
 //! The thread-local tape: the reverse steps recorded by evaluations of
 //! expressions on variables, and the variables alive on this thread.
 
+use crate::rev::handle::VarHandle;
 use crate::rev::kept::Unchanged;
-use crate::rev::var::{Differentiable, Var};
-use clfuse_core::{ClType, Error, Result};
+use clfuse_core::{Error, Result};
 use std::cell::RefCell;
 use std::rc::Weak;
 
@@ -20,7 +20,7 @@ pub(crate) trait Step {
 struct Tape {
     next_id: StepId,
     steps: Vec<(StepId, Box<dyn Step>)>,
-    vars: Vec<Weak<dyn Differentiable>>,
+    vars: Vec<Weak<dyn VarHandle>>,
     /// Constants the steps keep, each with the mark at which it was kept:
     /// it belongs to a step with a larger id.
     kept: Vec<(StepId, Weak<dyn Unchanged>)>,
@@ -58,8 +58,7 @@ pub(crate) fn push(step: Box<dyn Step>) -> Result<StepId> {
 }
 
 /// Notes a new variable, so that [`set_zero_all_adjoints`] reaches it.
-pub(crate) fn register<T: ClType>(var: &Var<T>) {
-    let weak: Weak<dyn Differentiable> = std::rc::Rc::downgrade(&var.0) as Weak<dyn Differentiable>;
+pub(crate) fn register(weak: Weak<dyn VarHandle>) {
     // A tape in use only happens inside a reverse step, which makes no
     // variables; the weak handle is an optimisation target, not a must.
     let _ = with_tape(|t| {

@@ -2,10 +2,10 @@
 //! inputs (any expressions) and named outputs (usable as expressions).
 
 use crate::binder::{Binder, Identity};
-use crate::dynamic::{DynOp, boxed};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
-use crate::rev::{Constant, Dependence, Depends, Dual};
+use crate::rev::boxed::{DynOp, boxed};
+use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
 /// A user snippet of OpenCL C. Inputs and outputs are named; in the code,
@@ -85,7 +85,7 @@ impl<'a, T: ClType, D: Dependence> CustomCode<'a, T, D> {
     ) -> CustomCode<'a, T, D::Or<<E::Operand as Depends>::Dependence>>
     where
         E: IntoOperand,
-        E::Operand: Operation<Scalar = T> + 'a,
+        E::Operand: Differentiable<Scalar = T> + 'a,
     {
         let mut inputs: Vec<(
             String,
@@ -239,6 +239,32 @@ impl<T: ClType, D: Dependence> Operation for CustomOutput<'_, '_, T, D> {
         names[self.index].clone()
     }
 
+    fn bind<'b>(&'b self, b: &mut Binder<'b>) {
+        b.structure(self.code.code_id);
+        b.structure(self.index as u32);
+        if b.first_use(Identity::Shared(self.base())) {
+            for (_, input) in &self.code.inputs {
+                input.bind(b);
+            }
+        }
+    }
+
+    fn evaluate_leaves(&self) -> Result<()> {
+        for (_, input) in &self.code.inputs {
+            input.evaluate_leaves()?;
+        }
+        Ok(())
+    }
+
+    fn contains_reduction(&self) -> bool {
+        self.code
+            .inputs
+            .iter()
+            .any(|(_, input)| input.contains_reduction())
+    }
+}
+
+impl<T: ClType, D: Dependence> Differentiable for CustomOutput<'_, '_, T, D> {
     /// The chain rule through the declared derivatives: `Σ_k d(out)/d(in_k)
     /// · tangent(in_k)` over the inputs that depend on a variable.
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
@@ -289,27 +315,10 @@ impl<T: ClType, D: Dependence> Operation for CustomOutput<'_, '_, T, D> {
         })
     }
 
-    fn bind<'b>(&'b self, b: &mut Binder<'b>) {
-        b.structure(self.code.code_id);
-        b.structure(self.index as u32);
-        if b.first_use(Identity::Shared(self.base())) {
-            for (_, input) in &self.code.inputs {
-                input.bind(b);
-            }
-        }
-    }
-
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn record_leaves(&self) -> Result<()> {
         for (_, input) in &self.code.inputs {
-            input.evaluate_leaves()?;
+            input.record_leaves()?;
         }
         Ok(())
-    }
-
-    fn contains_reduction(&self) -> bool {
-        self.code
-            .inputs
-            .iter()
-            .any(|(_, input)| input.contains_reduction())
     }
 }

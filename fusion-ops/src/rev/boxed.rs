@@ -8,8 +8,7 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use crate::rev::Depends;
-use crate::rev::{Constant, Dependence, Dual};
+use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 use std::any::TypeId;
 
@@ -20,10 +19,11 @@ trait ErasedOperation<T> {
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual>;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
     fn evaluate_leaves(&self) -> Result<()>;
+    fn record_leaves(&self) -> Result<()>;
     fn contains_reduction(&self) -> bool;
 }
 
-impl<O: Operation> ErasedOperation<O::Scalar> for O {
+impl<O: Differentiable> ErasedOperation<O::Scalar> for O {
     fn shape(&self) -> Result<Shape> {
         Operation::shape(self)
     }
@@ -34,13 +34,16 @@ impl<O: Operation> ErasedOperation<O::Scalar> for O {
         Operation::generate(self, g, at)
     }
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        Operation::generate_tangents(self, g, at)
+        Differentiable::generate_tangents(self, g, at)
     }
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         Operation::bind(self, b)
     }
     fn evaluate_leaves(&self) -> Result<()> {
         Operation::evaluate_leaves(self)
+    }
+    fn record_leaves(&self) -> Result<()> {
+        Differentiable::record_leaves(self)
     }
     fn contains_reduction(&self) -> bool {
         Operation::contains_reduction(self)
@@ -85,7 +88,7 @@ pub fn boxed<'a, E>(
 ) -> Expr<DynOp<'a, <E::Operand as Operation>::Scalar, <E::Operand as Depends>::Dependence>>
 where
     E: IntoOperand,
-    E::Operand: Operation + 'a,
+    E::Operand: Differentiable + 'a,
 {
     let op = expr.into_operand();
     Expr(DynOp {
@@ -115,10 +118,6 @@ impl<T: ClType, D: Dependence> Operation for DynOp<'_, T, D> {
     type Scalar = T;
     type Key = DynOp<'static, T, D>;
 
-    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
-        self.inner.generate_tangents(g, at)
-    }
-
     fn shape(&self) -> Result<Shape> {
         self.inner.shape()
     }
@@ -142,5 +141,15 @@ impl<T: ClType, D: Dependence> Operation for DynOp<'_, T, D> {
 
     fn contains_reduction(&self) -> bool {
         self.inner.contains_reduction()
+    }
+}
+
+impl<T: ClType, D: Dependence> Differentiable for DynOp<'_, T, D> {
+    fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        self.inner.generate_tangents(g, at)
+    }
+
+    fn record_leaves(&self) -> Result<()> {
+        self.inner.record_leaves()
     }
 }

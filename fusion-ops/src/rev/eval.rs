@@ -1,0 +1,81 @@
+//! `.eval()`: what an expression evaluates to is decided by its type. Of
+//! constants, a new `MatrixCl` (one kernel, by the engine); of variables, a
+//! new [`Var`](crate::rev::Var) and a recorded step (see [`crate::rev`]).
+
+use crate::operation::Operation;
+use crate::reductions::{ColwiseReduction, ReduceOp};
+use crate::rev::{Both, Dependence, Depends, Differentiable, Var};
+use crate::transpose_product::TransposeVectorMultiply;
+use clfuse_core::{ClType, Expr, IntoOperand, Result};
+
+/// `.eval()` of an expression.
+pub trait Eval: IntoOperand + Sized
+where
+    Self::Operand: Differentiable,
+{
+    /// Evaluates into a new matrix with one kernel.
+    ///
+    /// ```
+    /// use clfuse_ops::prelude::*;
+    /// let a = MatrixCl::from_slice(1, 2, &[1.0f32, 2.0])?;
+    /// assert_eq!((&a + &a).eval()?.to_vec()?, vec![2.0, 4.0]);
+    /// # Ok::<(), clfuse_ops::Error>(())
+    /// ```
+    ///
+    /// An expression that reads a [`Var`] evaluates to a new `Var`
+    /// instead, recording a reverse step (see [`crate::rev`]).
+    #[allow(clippy::type_complexity)]
+    fn eval(
+        self,
+    ) -> Result<
+        <<Self::Operand as Depends>::Dependence as Dependence>::Evaluated<
+            <Self::Operand as Operation>::Scalar,
+        >,
+    > {
+        <<Self::Operand as Depends>::Dependence as Dependence>::eval(self.into_operand())
+    }
+}
+
+impl<O: Differentiable> Eval for Expr<O> {}
+impl<O: Differentiable> Eval for &Expr<O> {}
+
+/// `.eval()` of a column-wise reduction or of `xᵀ·v` (a matrix, or a
+/// [`Var`] when the reduced expression depends on one).
+pub trait ReductionMethods {
+    /// Element type.
+    type Scalar: ClType;
+    /// What evaluating gives: `MatrixCl<Scalar>` or `Var<Scalar>`.
+    type Output;
+    /// Evaluates into a new `1 x cols` matrix.
+    ///
+    /// ```
+    /// use clfuse_ops::prelude::*;
+    /// let m = MatrixCl::from_slice(2, 2, &[1, 2, 3, 4])?;
+    /// assert_eq!(colwise_sum(&m).eval()?.to_vec()?, vec![3, 7]);
+    /// # Ok::<(), clfuse_ops::Error>(())
+    /// ```
+    fn eval(self) -> Result<Self::Output>;
+}
+
+impl<R: ReduceOp, E: Differentiable> ReductionMethods for Expr<ColwiseReduction<R, E>> {
+    type Scalar = E::Scalar;
+    type Output = <E::Dependence as Dependence>::Evaluated<E::Scalar>;
+    fn eval(self) -> Result<Self::Output> {
+        E::Dependence::eval_colwise(self.0)
+    }
+}
+
+/// `.eval()` gives a new `p x 1` matrix, or a variable when `x` or `v`
+/// depends on one (its own step).
+impl<X: Differentiable, V: Differentiable> ReductionMethods
+    for Expr<TransposeVectorMultiply<X, V>>
+{
+    type Scalar = X::Scalar;
+    type Output = <Both<X::Dependence, V::Dependence> as Dependence>::Evaluated<X::Scalar>;
+    fn eval(self) -> Result<Self::Output> {
+        <Both<X::Dependence, V::Dependence>>::eval_transpose_vector(self.0)
+    }
+}
+
+/// Element-wise product and quotient as methods of `&var`.
+impl<T: ClType> crate::methods::ElementwiseMethods for &Var<T> {}

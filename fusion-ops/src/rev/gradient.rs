@@ -1,0 +1,119 @@
+//! One gradient evaluation as a function call: zero the inputs' adjoints,
+//! record `f`, run its steps in reverse, read the result, drop the steps.
+
+use crate::rev::{Var, tape};
+use clfuse_core::{Error, MatrixCl, Result};
+
+/// The value of `f()` (a `1 x 1` result of `inputs`) and its gradient with
+/// respect to each input, like JAX's `value_and_grad`: the inputs'
+/// adjoints are zeroed, `f` runs, the steps it recorded run in reverse, and
+/// those steps are dropped again, so calling this in a loop keeps memory
+/// flat. The gradients are copies; the inputs' adjoints hold them too.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let x = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 3.0])?);
+/// let (value, grads) = rev::value_and_grad(&[&x], || colwise_sum(square(&x)).eval())?;
+/// assert_eq!(value, 10.0);
+/// assert_eq!(grads[0].to_vec()?, vec![2.0, 6.0]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn value_and_grad(
+    inputs: &[&Var<f64>],
+    f: impl FnOnce() -> Result<Var<f64>>,
+) -> Result<(f64, Vec<MatrixCl<f64>>)> {
+    differentiate("value_and_grad", inputs, f, |result| {
+        let grads = inputs
+            .iter()
+            .map(|input| input.adjoint().try_clone())
+            .collect::<Result<Vec<_>>>()?;
+        let value = result
+            .value()
+            .to_vec()?
+            .first()
+            .copied()
+            .unwrap_or(f64::NAN);
+        Ok((value, grads))
+    })
+}
+
+/// [`value_and_grad`] for a sampler: one column of parameters `theta`,
+/// whose gradient is written to `gradient`, and the value returned. The
+/// value and the gradient come to the host together, in one read of one
+/// buffer that one fused kernel fills (`append_row` of the two): a
+/// sampler pays one round trip per evaluation.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let theta = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 3.0])?);
+/// let mut gradient = [0.0; 2];
+/// let value = rev::value_and_grad_to_host(&theta, || colwise_sum(square(&theta)).eval(), &mut gradient)?;
+/// assert_eq!((value, gradient), (10.0, [2.0, 6.0]));
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn value_and_grad_to_host(
+    theta: &Var<f64>,
+    f: impl FnOnce() -> Result<Var<f64>>,
+    gradient: &mut [f64],
+) -> Result<f64> {
+    const F: &str = "value_and_grad_to_host";
+    if theta.cols() != 1 || theta.rows() != gradient.len() {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "gradient",
+            reason: format!(
+                "theta must be a column and gradient as long: theta is {} x {}, gradient has {}",
+                theta.rows(),
+                theta.cols(),
+                gradient.len()
+            ),
+        });
+    }
+    differentiate(F, &[theta], f, |result| {
+        let both = crate::structural::append_row(result.value(), theta.adjoint());
+        let host = crate::driver::eval_direct(both.0)?.to_vec()?;
+        let (value, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
+            function: F,
+            argument: "f",
+            reason: "returned an empty result".into(),
+        })?;
+        gradient.copy_from_slice(rest);
+        Ok(*value)
+    })
+}
+
+/// Zeroes the inputs' adjoints, records `f`, runs the reverse pass of the
+/// steps it recorded, hands the result to `read`, and drops those steps.
+fn differentiate<R>(
+    function: &'static str,
+    inputs: &[&Var<f64>],
+    f: impl FnOnce() -> Result<Var<f64>>,
+    read: impl FnOnce(&Var<f64>) -> Result<R>,
+) -> Result<R> {
+    let mark = tape::mark()?;
+    let outcome = (|| {
+        for input in inputs {
+            input.usable(function)?;
+            input.0.clear_adjoint();
+        }
+        let result = f()?;
+        if (result.rows(), result.cols()) != (1, 1) {
+            return Err(Error::InvalidArgument {
+                function,
+                argument: "f",
+                reason: format!(
+                    "f returned a {} x {} result; a gradient needs a 1 x 1 one",
+                    result.rows(),
+                    result.cols()
+                ),
+            });
+        }
+        result.0.seed()?;
+        tape::reverse_range(mark, result.0.step.get())?;
+        read(&result)
+    })();
+    tape::truncate(mark)?;
+    outcome
+}

@@ -148,6 +148,18 @@ impl Default for Lists {
     }
 }
 
+/// How a command uses a buffer: which of its pending events it waits for,
+/// and which list its own event joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads it: waits for its pending writes.
+    Read,
+    /// Only writes it: waits for its pending reads and writes.
+    Write,
+    /// Reads and writes it.
+    ReadWrite,
+}
+
 /// The pending read and write events of one buffer.
 ///
 /// ```

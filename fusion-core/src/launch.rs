@@ -1,22 +1,14 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
+use crate::cl_type::ClType;
 use crate::compile::count_launch;
+use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
-use crate::events::{ClEvent, EventLists, raw_handles};
+use crate::events::{Access, ClEvent, EventLists, raw_handles};
 use crate::kernel_cache::{ArgValue, CompiledKernel};
+use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
-
-/// How a kernel uses a buffer argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Only reads it: waits for its pending writes.
-    Read,
-    /// Only writes it: waits for its pending reads and writes.
-    Write,
-    /// Reads and writes it.
-    ReadWrite,
-}
 
 /// One argument of a kernel launch.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +52,7 @@ impl<'a> KernelArg<'a> {
     }
 
     /// A buffer argument for `matrix`.
-    pub fn buffer<T: crate::ClType>(matrix: &'a crate::MatrixCl<T>, access: Access) -> Self {
+    pub fn buffer<T: ClType>(matrix: &'a MatrixCl<T>, access: Access) -> Self {
         KernelArg::Buffer {
             mem: matrix.raw_mem(),
             id: matrix.buffer_id(),
@@ -220,7 +212,7 @@ pub fn enqueue(
             if let Some(home) = home
                 && home.slot() != rt.slot()
             {
-                return Err(crate::Device::mismatch(
+                return Err(Device::mismatch(
                     &format!("kernel `{}`", kernel.name()),
                     rt,
                     home,

@@ -78,13 +78,13 @@ pub use device::Device;
 pub use device_info::{DeviceInfo, list_devices};
 pub use diagnostics::BuildDiagnostics;
 pub use error::{Error, Result};
-pub use events::{ClEvent, EventLists, raw_handles};
+pub use events::{Access, ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
-pub use launch::{Access, KernelArg, NdRange, enqueue};
+pub use launch::{KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
 pub use profile::{

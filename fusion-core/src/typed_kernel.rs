@@ -7,9 +7,9 @@
 use crate::cl_type::ClType;
 use crate::compile::compile_kernel;
 use crate::error::Result;
-use crate::events::ClEvent;
+use crate::events::{Access, ClEvent};
 use crate::kernel_cache::CompiledKernel;
-use crate::launch::{Access, KernelArg, NdRange, enqueue};
+use crate::launch::{KernelArg, NdRange, enqueue};
 use crate::matrix::MatrixCl;
 use std::any::TypeId;
 use std::marker::PhantomData;

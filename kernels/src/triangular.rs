@@ -6,7 +6,7 @@ use crate::checks::{
     FiniteCheck, copy_checking_finite, enqueue_check_diagonal_zeros, first_flagged_all, not_finite,
     zero_on_diagonal,
 };
-use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into};
+use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
 use crate::launchers as cl;
 use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
@@ -212,7 +212,7 @@ pub(crate) fn solve_left<T: ClFloat>(
     let b_finite = FiniteCheck::start(function, "b", b)?;
     let inverse = checked_inverse(function, "a", a)?;
     b_finite.finish()?;
-    crate::multiply_transposed(&inverse, op, b, Op::N)
+    multiply_transposed(&inverse, op, b, Op::N)
 }
 
 /// Solves `a · x = I` for triangular `a`: the identity right-hand side is
@@ -256,5 +256,5 @@ pub fn mdivide_right_tri<T: ClFloat>(b: &MatrixCl<T>, a: &MatrixCl<T>) -> Result
     let b_finite = FiniteCheck::start("mdivide_right_tri", "b", b)?;
     let inverse = checked_inverse("mdivide_right_tri", "a", a)?;
     b_finite.finish()?;
-    crate::multiply(b, &inverse)
+    multiply(b, &inverse)
 }

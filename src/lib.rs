@@ -38,7 +38,7 @@ pub use clfuse_kernels;
 pub use clfuse_ops;
 
 pub use clfuse_core::{
-    BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmEpilogue, GemmTiling,
+    BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmConfig, GemmEpilogue,
     GlmOnePass, KernelCache, KernelStats, MatrixCl, PendingRead, Profile, ProfileScope,
     ProgramCacheSetting, ProgramCacheStats, QueueMode, Result, Runtime, RuntimeConfig,
     TimelineEntry, Tuning, View, cached_buffer_bytes, configure, kernel_stats, list_devices,

@@ -3,7 +3,7 @@
 //! and can be purged.
 
 use clfuse::prelude::*;
-use clfuse::{GemmEpilogue, GemmTiling, GlmOnePass, Result, Runtime, Tuning};
+use clfuse::{GemmConfig, GemmEpilogue, GlmOnePass, Result, Runtime, Tuning};
 use clfuse_core::TUNING_VARIABLES;
 
 fn only(name: &'static str, value: &'static str) -> Result<Tuning> {
@@ -51,7 +51,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         row_block_prefetch: Some(false),
         row_block_group_size: Some(64),
         row_block_groups_per_cu: Some(3),
-        gemm: Some(GemmTiling::Direct { rows: 16, cols: 8 }),
+        gemm: Some(GemmConfig::Direct { rows: 16, cols: 8 }),
         gemm_small_below: Some(40),
         row_vector_groups_per_cu: Some(5),
         row_vector_chunk: Some(16),

@@ -83,7 +83,12 @@ fn explicit_tilings() {
     );
     let direct =
         [(1, 1), (3, 5), (8, 4), (16, 8)].map(|(rows, cols)| GemmConfig::Direct { rows, cols });
-    for config in tiled.into_iter().chain(direct) {
+    // `Portable`: the device's own choice for the shape, without tensor cores.
+    for config in tiled
+        .into_iter()
+        .chain(direct)
+        .chain([GemmConfig::Portable])
+    {
         for splits in [None, Some(3)] {
             check_product(
                 67,

@@ -1,7 +1,7 @@
 //! Debugging aids for kernel builds: dumps, build logs, extra compiler
 //! options and hand-edited replacements, read from the environment.
 
-use crate::tuning::env_value;
+use crate::env::env_value;
 
 /// Debugging aids for kernel builds, part of [`RuntimeConfig`](crate::RuntimeConfig).
 ///

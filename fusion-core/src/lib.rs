@@ -49,11 +49,13 @@ mod compile;
 mod device;
 mod device_info;
 mod diagnostics;
+mod env;
 mod error;
 mod events;
 pub mod expr;
 #[cfg(feature = "faer")]
 mod faer_conv;
+mod gemm_config;
 mod kernel_cache;
 mod launch;
 mod matrix;
@@ -80,6 +82,7 @@ pub use diagnostics::BuildDiagnostics;
 pub use error::{Error, Result};
 pub use events::{Access, ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
+pub use gemm_config::GemmConfig;
 pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
@@ -94,7 +97,7 @@ pub use program_cache::{
     ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
-pub use tuning::{GemmEpilogue, GemmTiling, GlmOnePass, TUNING_VARIABLES, Tuning};
+pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;
 

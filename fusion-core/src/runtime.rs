@@ -9,10 +9,11 @@
 
 use crate::device_info::{DeviceInfo, Found, choose, discover};
 use crate::diagnostics::BuildDiagnostics;
+use crate::env::{env_value, invalid, parse_flag};
 use crate::error::{ClResultExt, Error, Result};
 use crate::kernel_cache::KernelCache;
 use crate::program_cache::{ProgramCache, ProgramCacheSetting};
-use crate::tuning::{Tuning, env_value, invalid, parse_flag};
+use crate::tuning::Tuning;
 use opencl3::command_queue::{
     CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_PROFILING_ENABLE, CommandQueue,
 };

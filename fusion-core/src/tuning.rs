@@ -5,92 +5,10 @@
 //! this device" (documented per field, and in the README's table); a value
 //! overrides it for every launch of the process.
 
-use crate::error::{Error, Result};
+use crate::env::{env_value, invalid, parse_count, parse_flag};
+use crate::error::Result;
+use crate::gemm_config::GemmConfig;
 use std::ops::RangeInclusive;
-
-/// How the GEMM kernel tiles its work (`FUSION_GEMM`).
-///
-/// ```
-/// use clfuse_core::GemmTiling;
-/// assert_eq!("64,4,16".parse::<GemmTiling>()?, GemmTiling::Tiled { thread_block_size: 64, work_per_thread: 4, tile_k: 16 });
-/// assert_eq!("direct,16,8".parse::<GemmTiling>()?, GemmTiling::Direct { rows: 16, cols: 8 });
-/// assert_eq!("portable".parse::<GemmTiling>()?, GemmTiling::Portable);
-/// assert_eq!("tensor,128,8,8".parse::<GemmTiling>()?, GemmTiling::TensorCores { thread_block_size: 128, work_per_thread: 8, tile_k: 8 });
-/// assert!("64,4".parse::<GemmTiling>().is_err());
-/// # Ok::<(), clfuse_core::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GemmTiling {
-    /// Square tiles of `thread_block_size` with `work_per_thread` results
-    /// per work item, stepping `tile_k` along the inner dimension.
-    Tiled {
-        /// Rows and columns of a tile.
-        thread_block_size: usize,
-        /// Results per work item.
-        work_per_thread: usize,
-        /// Inner-dimension step.
-        tile_k: usize,
-    },
-    /// The built-in portable tilings, without the FP64 tensor cores that
-    /// NVIDIA devices of compute capability 8.0 and 9.0+ use by default
-    /// (`portable`).
-    Portable,
-    /// FP64 tensor cores (`mma.m16n8k16` or `m16n8k4`) with these tiles: `tensor,TS,WPT,TILE_K`
-    /// (8 warps: `(TS / WPT)² = 256`, `TS` a multiple of 64, `TILE_K` of 4; slices of 16 take `m16n8k16`).
-    TensorCores {
-        /// Rows and columns of a tile.
-        thread_block_size: usize,
-        /// `TS / WPT` work items per tile edge.
-        work_per_thread: usize,
-        /// Inner-dimension step.
-        tile_k: usize,
-    },
-    /// One work item per result, in work-groups of `rows x cols`.
-    Direct {
-        /// Work-group rows.
-        rows: usize,
-        /// Work-group columns.
-        cols: usize,
-    },
-}
-
-impl std::str::FromStr for GemmTiling {
-    type Err = Error;
-
-    fn from_str(text: &str) -> Result<Self> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
-        match (parts.first().copied(), &numbers[..]) {
-            (Some("portable"), &[]) if parts.len() == 1 => Ok(GemmTiling::Portable),
-            (Some("tensor"), &[thread_block_size, work_per_thread, tile_k])
-                if numbers.iter().all(|n| *n > 0) =>
-            {
-                Ok(GemmTiling::TensorCores {
-                    thread_block_size,
-                    work_per_thread,
-                    tile_k,
-                })
-            }
-            (Some("direct"), &[rows, cols]) if rows > 0 && cols > 0 => {
-                Ok(GemmTiling::Direct { rows, cols })
-            }
-            (_, &[thread_block_size, work_per_thread, tile_k])
-                if numbers.len() == parts.len() && numbers.iter().all(|n| *n > 0) =>
-            {
-                Ok(GemmTiling::Tiled {
-                    thread_block_size,
-                    work_per_thread,
-                    tile_k,
-                })
-            }
-            _ => Err(invalid(
-                "FUSION_GEMM",
-                text,
-                "`portable`, `TS,WPT,TILE_K` (e.g. `64,4,16`), `tensor,TS,WPT,TILE_K` (e.g. `tensor,128,8,8`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), all positive",
-            )),
-        }
-    }
-}
 
 /// When the linear GLMs compute `xᵀ·d_eta` inside their own kernel
 /// (`FUSION_GLM_ONE_PASS`).
@@ -147,9 +65,11 @@ pub struct Tuning {
     /// Row-block work-groups per compute unit (`FUSION_ROW_BLOCK_GROUPS_PER_CU`,
     /// 1–64; default 2, or 4 with per-row work and no prefetch).
     pub row_block_groups_per_cu: Option<usize>,
-    /// The GEMM tiling (`FUSION_GEMM`; default tiled 128/8/8 on GPUs, direct
-    /// 16 x 8 on CPUs). Checked against the device at the first product.
-    pub gemm: Option<GemmTiling>,
+    /// The GEMM kernel and blocking (`FUSION_GEMM`; default tensor cores
+    /// 128/8/8 on NVIDIA devices that have FP64 ones, tiled 128/8/8 on other
+    /// GPUs, direct 16 x 8 on CPUs). Checked against the device at the
+    /// first product.
+    pub gemm: Option<GemmConfig>,
     /// On GPUs, products with fewer large tiles than this take 64 x 64 tiles
     /// (`FUSION_GEMM_SMALL_BELOW`, 1–1000000; default a quarter of the compute units).
     pub gemm_small_below: Option<usize>,
@@ -199,7 +119,8 @@ pub const TUNING_VARIABLES: [&str; 14] = [
 impl Tuning {
     /// The knobs set in the environment (unset or empty variables keep the
     /// built-in choice). A value outside its range is an
-    /// [`Error::InvalidArgument`] naming the variable and what it accepts.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+    /// variable and what it accepts.
     ///
     /// ```
     /// // Unset variables mean "the built-in choice".
@@ -331,7 +252,7 @@ impl Tuning {
             self.cholesky_leaf_groups_per_cu,
             1..=64,
         )?;
-        if let Some(GemmTiling::Tiled {
+        if let Some(GemmConfig::Tiled {
             thread_block_size,
             work_per_thread,
             tile_k,
@@ -341,40 +262,5 @@ impl Tuning {
             return Err(invalid("FUSION_GEMM", "0", "positive sizes"));
         }
         Ok(())
-    }
-}
-
-/// The value of environment variable `name`, when set and not empty.
-pub(crate) fn env_value(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// A whole number in `range`, from variable `name`.
-fn parse_count(name: &'static str, text: &str, range: RangeInclusive<usize>) -> Result<usize> {
-    match text.trim().parse::<usize>() {
-        Ok(v) if range.contains(&v) => Ok(v),
-        _ => Err(invalid(
-            name,
-            text,
-            &format!("a whole number {}–{}", range.start(), range.end()),
-        )),
-    }
-}
-
-/// `0`/`1` (or `false`/`true`), from variable `name`.
-pub(crate) fn parse_flag(name: &'static str, text: &str) -> Result<bool> {
-    match text.trim() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(invalid(name, text, "0 or 1")),
-    }
-}
-
-/// The error for a bad value of variable `name`.
-pub(crate) fn invalid(name: &'static str, value: &str, accepted: &str) -> Error {
-    Error::InvalidArgument {
-        function: "RuntimeConfig::from_env",
-        argument: name,
-        reason: format!("{name}={value:?} is not accepted; expected {accepted}"),
     }
 }

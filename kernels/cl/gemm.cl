@@ -27,7 +27,7 @@
 // of 64 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
 // so that profiles say which path ran.
 //
-// EPILOGUE (defined by a generated prelude, see `gemm_epilogue.rs`): a fused
+// EPILOGUE (defined by a generated prelude, see `src/gemm/epilogue.rs`): a fused
 // expression's element-wise tail takes each element of the product where the
 // kernel would store it, `epilogue(i, j, product, ...)`, and C is not
 // written. The prelude also defines EPILOGUE_PARAMS and EPILOGUE_ARGS, the

@@ -10,7 +10,6 @@ mod basic;
 mod checks;
 mod cholesky;
 mod gemm;
-mod gemm_epilogue;
 mod launchers;
 mod packed;
 mod substitution;
@@ -24,10 +23,9 @@ pub use basic::{
 pub use checks::{check_diagonal_zeros, check_finite, check_nan, check_symmetric};
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
 pub use gemm::{
-    GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply, multiply_transpose,
-    multiply_transposed, multiply_with, row_vector_matrix_multiply,
+    EpilogueGemm, GemmChoice, GemmConfig, MultiplyOptions, Op, matrix_vector_multiply, multiply,
+    multiply_transpose, multiply_transposed, multiply_with, row_vector_matrix_multiply,
 };
-pub use gemm_epilogue::EpilogueGemm;
 pub use packed::{PackedTransfer, packed_len};
 pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_prechecked};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
@@ -54,5 +52,5 @@ impl<T: clfuse_core::ClType> BasicConstructors<T> for clfuse_core::MatrixCl<T> {
 
 /// The hand-written kernels' extension traits.
 pub mod prelude {
-    pub use crate::{BasicConstructors, PackedTransfer};
+    pub use crate::{BasicConstructors, GemmChoice, PackedTransfer};
 }

@@ -139,6 +139,7 @@ pub fn gemm_sweep(ctx: &mut Ctx, n: usize, gpu: bool) -> Result<()> {
                 format!("tensor cores TS={thread_block_size} WPT={work_per_thread} TILE_K={tile_k}")
             }
             GemmConfig::Direct { rows, cols } => format!("direct {rows}x{cols}"),
+            GemmConfig::Portable => "portable".to_string(),
         };
         if config.validate::<f64>().is_err() {
             continue;

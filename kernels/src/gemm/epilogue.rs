@@ -7,11 +7,15 @@
 //! program is the generated prelude followed by the kernel's source, so
 //! each distinct epilogue is its own program (cached like any fused kernel).
 
-use crate::gemm::{GemmConfig, GemmSetup, MultiplyOptions, Operand, auto_splits};
-use clfuse_core::{Access, ClFloat, CompiledKernel, KernelArg, MatrixCl, NdRange, Result, enqueue};
+use super::choice::{GemmChoice, for_element};
+use super::launch::{GemmSetup, Kernel, MultiplyOptions, auto_splits};
+use super::operand::Operand;
+use clfuse_core::{
+    Access, ClFloat, CompiledKernel, GemmConfig, KernelArg, MatrixCl, NdRange, Result, enqueue,
+};
 
-const GEMM_SOURCE: &str = include_str!("../cl/gemm.cl");
-const GEMM_DIRECT_SOURCE: &str = include_str!("../cl/gemm_direct.cl");
+const GEMM_SOURCE: &str = include_str!("../../cl/gemm.cl");
+const GEMM_DIRECT_SOURCE: &str = include_str!("../../cl/gemm_direct.cl");
 
 /// The GEMM half of an epilogue-fused kernel for `a * b`: which kernel, its
 /// grid and build options, and its arguments (the expression's come after).
@@ -27,7 +31,9 @@ const GEMM_DIRECT_SOURCE: &str = include_str!("../cl/gemm_direct.cl");
 /// ```
 #[derive(Debug)]
 pub struct EpilogueGemm<'a> {
-    config: GemmConfig,
+    kernel: Kernel,
+    /// The kernel and its blocking as numbers (see [`structure`](Self::structure)).
+    structure: [u32; 4],
     range: NdRange,
     /// The blocking's build options (`T` is added when a program is built).
     build: String,
@@ -63,7 +69,8 @@ impl<'a> EpilogueGemm<'a> {
             return Ok(None);
         }
         let GemmSetup {
-            config,
+            kernel,
+            structure,
             range,
             build,
             dims,
@@ -90,7 +97,8 @@ impl<'a> EpilogueGemm<'a> {
             scalar(T::default()),
         ];
         Ok(Some(EpilogueGemm {
-            config,
+            kernel,
+            structure,
             range,
             build,
             element: T::CL_NAME,
@@ -112,50 +120,33 @@ impl<'a> EpilogueGemm<'a> {
         if !gemm_shaped(m, k, n) {
             return Ok(false);
         }
-        let config = GemmConfig::for_epilogue(m, n)?.for_element::<T>();
+        let config = for_element::<T>(GemmConfig::for_epilogue(m, n)?);
         Ok(auto_splits(m, n, k, &config) == 1)
     }
 
     /// What tells this kernel's programs apart besides the epilogue: the
     /// kernel and its blocking (a part of the fused kernel's cache key).
     pub fn structure(&self) -> [u32; 4] {
-        let (kind, block) = match self.config {
-            GemmConfig::Tiled {
-                thread_block_size,
-                work_per_thread,
-                tile_k,
-            } => (1, [thread_block_size, work_per_thread, tile_k]),
-            GemmConfig::TensorCores {
-                thread_block_size,
-                work_per_thread,
-                tile_k,
-            } => (2, [thread_block_size, work_per_thread, tile_k]),
-            GemmConfig::Direct { rows, cols } => (3, [rows, cols, 0]),
-        };
-        [kind, block[0] as u32, block[1] as u32, block[2] as u32]
+        self.structure
     }
 
     /// The entry point's name (`gemm`, `gemm_dmma` or `gemm_direct`: a
     /// profile says which path ran).
     pub fn kernel_name(&self) -> &'static str {
-        match self.config {
-            GemmConfig::Tiled { .. } => "gemm",
-            GemmConfig::TensorCores { .. } => "gemm_dmma",
-            GemmConfig::Direct { .. } => "gemm_direct",
-        }
+        self.kernel.name()
     }
 
     /// The program: `prelude` (which defines `epilogue`, `EPILOGUE_PARAMS`
     /// and `EPILOGUE_ARGS`), then the kernel's source built with `EPILOGUE`.
     pub fn source(&self, prelude: &str) -> String {
-        let (kernel, order) = match self.config {
-            GemmConfig::Direct { .. } => (GEMM_DIRECT_SOURCE, ""),
+        let (kernel, order) = match self.kernel {
+            Kernel::Direct => (GEMM_DIRECT_SOURCE, ""),
             // Bands of 8 tile rows: a tall product's column tiles of one
             // band run together, so its rows of A are read from memory
             // once instead of once per column of tiles (`inv_logit(x * b +
             // 1)`, x 1e6 x 100, on an H200: 1.287 -> 1.211 ms; square
             // products gained nothing, BENCHMARKS.md).
-            GemmConfig::Tiled { .. } | GemmConfig::TensorCores { .. } => {
+            Kernel::Tiled | Kernel::TensorCores => {
                 (GEMM_SOURCE, "#ifndef SWIZZLE\n#define SWIZZLE 8\n#endif\n")
             }
         };

@@ -443,7 +443,8 @@ pub fn ordered_logistic_glm<'a>(
 /// read inline, see `clfuse_ops::rev`), like the hand-fused leaves above.
 /// The leaves stay the default: they also check their inputs (outcomes in
 /// range, finite intercept and linear predictor), which costs one wait for
-/// the kernel's flags per call; BENCHMARKS.md has both forms' figures.
+/// the kernel's flags per call; BENCHMARKS.md ("Reverse-mode autodiff") has
+/// both forms' figures.
 pub mod composed {
     use super::*;
 

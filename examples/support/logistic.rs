@@ -43,7 +43,8 @@ pub fn synthetic(n: usize, k: usize) -> Data {
 pub fn device_model(x: &MatrixCl<f64>, sign: &MatrixCl<f64>, theta: &Var) -> Result<Var> {
     let (n, k) = (x.rows(), x.cols());
     // α as its own 1 x 1 variable: its adjoint is then a work-group sum,
-    // not n atomic adds to one element of θ (see BENCHMARKS.md).
+    // not n atomic adds to one element of θ (measured in
+    // docs/benchmarks/HISTORY.md).
     let alpha = block(theta, 0, 0, 1, 1).eval()?;
     let beta = block(theta, 1, 0, k, 1);
     let eta = matrix_vector_multiply(x, beta) + optional_broadcast(&alpha, n, 1);

@@ -11,7 +11,7 @@
 //! computes (`RowBlockKind`): alone, up to 16 elements per work item in
 //! groups of 256; beside per-row work such as a GLM's terms and checks, up
 //! to 32 in groups of 128, so that fewer work items repeat each row's work.
-//! Measured on an H200 (BENCHMARKS.md), a GLM reading `x` once this way is
+//! Measured on an H200 (docs/benchmarks/HISTORY.md), a GLM reading `x` once this way is
 //! faster than two passes up to 8 work items per row (256 columns), so the
 //! GLMs put `xᵀ·d` in their kernel there.
 

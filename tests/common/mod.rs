@@ -50,6 +50,7 @@ pub fn dependent_chain() -> Result<()> {
 }
 
 pub mod linalg;
+pub mod process;
 pub mod reference;
 pub mod soak;
 

@@ -2,6 +2,10 @@
 //! every time (a fixed seed per test); soak runs (`FUSION_PROPTEST_CASES`
 //! set) draw new ones, or replay the seed a failure printed with
 //! `FUSION_PROPTEST_SEED`.
+//!
+//! `FUSION_SOAK=1` runs the cases too slow for CI (over a minute on a
+//! 2-core machine with PoCL and cold kernel caches) at their full size;
+//! without it they run smaller and say so.
 #![allow(dead_code)]
 
 use proptest::test_runner::RngSeed;
@@ -29,5 +33,21 @@ pub fn seed(fixed: u64) -> RngSeed {
             RngSeed::Fixed(s)
         }
         None => RngSeed::Fixed(fixed),
+    }
+}
+
+/// Whether `FUSION_SOAK` is set (to anything but `0`).
+pub fn soak() -> bool {
+    std::env::var("FUSION_SOAK").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `full` in soak runs (`FUSION_SOAK=1`); else `ci`, with a note naming
+/// what runs smaller.
+pub fn full_or<T: std::fmt::Display>(what: &str, ci: T, full: T) -> T {
+    if soak() {
+        full
+    } else {
+        eprintln!("{what}: {ci} (FUSION_SOAK=1 runs {full})");
+        ci
     }
 }

@@ -20,7 +20,6 @@ mod params;
 mod source;
 mod staging;
 
-pub use source::kernel_header;
 pub use staging::{StageLayout, StagedMatrix};
 
 use crate::binder::Identity;
@@ -61,7 +60,8 @@ pub struct InsertionPoint {
 /// Where statements go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
-    /// Before the bounds guard (every work item runs it).
+    /// Before the bounds guard (every work item runs it); in a kernel of
+    /// its own ([`Generator::named`]), all of its statements.
     Before,
     /// Row-block kernels only: at the start of each block of rows (every
     /// work item, no synchronisation after it; staged matrices move here).
@@ -86,6 +86,12 @@ pub enum Section {
 /// The source of a kernel under construction.
 #[derive(Debug)]
 pub struct Generator {
+    /// The kernel's name.
+    name: String,
+    /// Whether the kernel computes the element grid `(i, j) < (rows, cols)`
+    /// (a fused kernel: a bounds guard, row blocks or a reduction's loop
+    /// around the statements); otherwise its statements run as written.
+    element_grid: bool,
     params: Vec<Param>,
     sections: [Vec<String>; 7],
     section: Section,
@@ -102,6 +108,8 @@ pub struct Generator {
     reads: Vec<(Identity, Index)>,
     stores: Vec<(Identity, Index)>,
     uses_fp64: bool,
+    /// OpenCL extensions enabled besides `cl_khr_fp64` (which `double` enables).
+    extensions: Vec<&'static str>,
     needs_local_size: bool,
     declared: Vec<String>,
     recordings: Vec<Vec<String>>,
@@ -133,9 +141,30 @@ fn section_index(s: Section) -> usize {
 }
 
 impl Generator {
-    /// An empty kernel.
+    /// An empty fused kernel, `calculate`: its statements compute one
+    /// element of the grid `(i, j) < (rows, cols)`, and the helper
+    /// `in_view` comes first.
     pub fn new() -> Self {
+        let mut g = Self::empty("calculate", true);
+        g.helper(source::IN_VIEW.to_string());
+        g
+    }
+
+    /// An empty kernel named `name` with a grid of its own (a reverse-mode
+    /// adjoint kernel): no element guard and no helper until one is added;
+    /// its statements, all in [`Section::Before`], run as written, and its
+    /// parameters are only those declared (see
+    /// [`grid_params`](Self::grid_params)).
+    pub fn named(name: &str) -> Self {
+        let mut g = Self::empty(name, false);
+        g.section = Section::Before;
+        g
+    }
+
+    fn empty(name: &str, element_grid: bool) -> Self {
         Generator {
+            name: name.to_string(),
+            element_grid,
             params: Vec::new(),
             sections: Default::default(),
             section: Section::Body,
@@ -151,6 +180,7 @@ impl Generator {
             reads: Vec::new(),
             stores: Vec::new(),
             uses_fp64: false,
+            extensions: Vec::new(),
             needs_local_size: false,
             declared: Vec::new(),
             recordings: Vec::new(),
@@ -216,6 +246,15 @@ impl Generator {
         }
     }
 
+    /// Appends each line of `lines` as a [`statement`](Self::statement),
+    /// its own indentation dropped (the generator indents), blank lines
+    /// skipped: a block of OpenCL C written out as it reads.
+    pub fn statements(&mut self, lines: &str) {
+        for line in lines.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            self.statement(line);
+        }
+    }
+
     /// Opens `for (int k = 0; k < count; k++) {`, unrolled: a loop over the
     /// elements each work item holds of a staged row. The caller closes it
     /// with a `}` statement.
@@ -247,6 +286,14 @@ impl Generator {
     pub fn helper(&mut self, source: String) {
         if !self.helpers.contains(&source) {
             self.helpers.push(source);
+        }
+    }
+
+    /// Enables the OpenCL extension `name` (`cl_khr_int64_base_atomics`)
+    /// with a pragma before the helpers.
+    pub fn enable_extension(&mut self, name: &'static str) {
+        if !self.extensions.contains(&name) {
+            self.extensions.push(name);
         }
     }
 

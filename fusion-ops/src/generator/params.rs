@@ -4,6 +4,7 @@
 
 use super::{Generator, Index};
 use crate::binder::Identity;
+use clfuse_core::Access;
 
 /// A parameter of the kernel, in declaration order.
 #[derive(Debug)]
@@ -22,6 +23,13 @@ pub(super) enum Param {
         name: String,
         cl_type: &'static str,
     },
+    /// A parameter its caller named (see [`Generator::global_param`]).
+    Named {
+        declaration: String,
+        name: String,
+    },
+    /// The grid's `rows` and `cols`, declared here instead of last.
+    Grid,
 }
 
 impl Generator {
@@ -181,8 +189,49 @@ impl Generator {
         })
     }
 
-    /// The kernel's parameters, each declared and named, ending with the
-    /// element grid's `rows` and `cols`.
+    /// Declares the buffer parameter `name` of `cl_type` elements: read
+    /// (`__global const T* restrict name`) or written (`__global T* name`,
+    /// without `restrict`: several written parameters may be one buffer,
+    /// the adjoint of a variable that a kernel reaches several ways).
+    /// Parameters a caller names are for kernels of their own
+    /// ([`Generator::named`]).
+    pub fn global_param(&mut self, name: &str, cl_type: &'static str, access: Access) {
+        self.note_type(cl_type);
+        let declaration = match access {
+            Access::Read => format!("__global const {cl_type}* restrict {name}"),
+            Access::Write | Access::ReadWrite => format!("__global {cl_type}* {name}"),
+        };
+        self.named_param(declaration, name);
+    }
+
+    /// Declares the scalar parameter `cl_type name`.
+    pub fn scalar_param(&mut self, name: &str, cl_type: &'static str) {
+        self.note_type(cl_type);
+        self.named_param(format!("{cl_type} {name}"), name);
+    }
+
+    /// Declares the local-memory parameter `__local cl_type* name`.
+    pub fn local_array_param(&mut self, name: &str, cl_type: &'static str) {
+        self.note_type(cl_type);
+        self.named_param(format!("__local {cl_type}* {name}"), name);
+    }
+
+    fn named_param(&mut self, declaration: String, name: &str) {
+        self.params.push(Param::Named {
+            declaration,
+            name: name.to_string(),
+        });
+    }
+
+    /// Declares the grid's `int rows` and `int cols` here, between the
+    /// parameters declared before and after, instead of last.
+    pub fn grid_params(&mut self) {
+        self.params.push(Param::Grid);
+    }
+
+    /// The kernel's parameters, each declared and named, with the grid's
+    /// `rows` and `cols` last unless [`grid_params`](Self::grid_params)
+    /// placed them.
     pub(super) fn parameters(&self) -> Vec<(String, String)> {
         let mut params = Vec::new();
         for p in &self.params {
@@ -209,10 +258,21 @@ impl Generator {
                 Param::Local { name, cl_type } => {
                     params.push((format!("__local {cl_type}* {name}"), name.clone()))
                 }
+                Param::Named { declaration, name } => {
+                    params.push((declaration.clone(), name.clone()))
+                }
+                Param::Grid => grid(&mut params),
             }
         }
-        params.push(("int rows".into(), "rows".into()));
-        params.push(("int cols".into(), "cols".into()));
+        if !self.params.iter().any(|p| matches!(p, Param::Grid)) {
+            grid(&mut params);
+        }
         params
     }
+}
+
+/// The grid's `int rows` and `int cols`, declared and named.
+fn grid(params: &mut Vec<(String, String)>) {
+    params.push(("int rows".into(), "rows".into()));
+    params.push(("int cols".into(), "cols".into()));
 }

@@ -4,24 +4,27 @@
 
 use super::Generator;
 
-const IN_VIEW: &str = "\
+pub(super) const IN_VIEW: &str = "\
 // Whether element (i, j) lies in a triangular view: bit 0 = lower part, bit 1 = upper part.
 inline bool in_view(int i, int j, int view) {
   return i == j || ((i > j ? view & 1 : view & 2) != 0);
 }";
 
 /// `__kernel void name(` with one parameter per line, then `) {`.
-pub fn kernel_header(name: &str, params: &[String]) -> String {
+fn kernel_header(name: &str, params: &[String]) -> String {
     let params: Vec<String> = params.iter().map(|p| format!("    {p}")).collect();
     format!("__kernel void {name}(\n{}) {{\n", params.join(",\n"))
 }
 
 impl Generator {
-    /// The finished kernel `calculate` over `(i, j) < (rows, cols)`: the
-    /// signature, then the body of a row-block kernel or of an element-grid one.
+    /// The finished kernel: the signature, then the body of a row-block
+    /// kernel or of an element-grid one over `(i, j) < (rows, cols)`, or
+    /// the statements of a kernel of its own ([`Generator::named`]).
     pub fn kernel_source(&self) -> String {
         let mut out = self.signature();
-        if self.row_blocks {
+        if !self.element_grid {
+            self.own_grid_body(&mut out);
+        } else if self.row_blocks {
             self.row_block_body(&mut out);
         } else {
             self.element_grid_body(&mut out);
@@ -30,7 +33,7 @@ impl Generator {
         out
     }
 
-    /// The fp64 pragma, the helpers and `__kernel void calculate(...) {`.
+    /// The pragmas, the helpers and `__kernel void name(...) {`.
     fn signature(&self) -> String {
         let mut out = String::new();
         self.preamble(&mut out, false);
@@ -38,19 +41,25 @@ impl Generator {
         if self.row_blocks {
             params.push("int block_rows".into());
         }
-        out.push_str(&kernel_header("calculate", &params));
+        out.push_str(&kernel_header(&self.name, &params));
         out
     }
 
-    /// The pragma (when the kernel uses `double`, or `fp64` says a part
-    /// it does not generate does), `in_view` and the helpers every kernel
-    /// starts with.
+    /// The pragmas (`cl_khr_fp64` when the kernel uses `double`, or `fp64`
+    /// says a part it does not generate does; the extensions enabled) and
+    /// the helpers (a fused kernel's first is `in_view`).
     fn preamble(&self, out: &mut String, fp64: bool) {
-        if self.uses_fp64 || fp64 {
-            out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n");
+        let fp64 = (self.uses_fp64 || fp64).then_some("cl_khr_fp64");
+        let extensions: Vec<&str> = fp64
+            .into_iter()
+            .chain(self.extensions.iter().copied())
+            .collect();
+        for extension in &extensions {
+            out.push_str(&format!("#pragma OPENCL EXTENSION {extension} : enable\n"));
         }
-        out.push_str(IN_VIEW);
-        out.push_str("\n\n");
+        if !extensions.is_empty() {
+            out.push('\n');
+        }
         for h in &self.helpers {
             out.push_str(h.trim());
             out.push_str("\n\n");
@@ -70,6 +79,7 @@ impl Generator {
     pub fn epilogue_prelude(&self, product: &str, product_type: &'static str) -> Option<String> {
         let [before, prologue, prepare, body, outputs, epilogue, after] = &self.sections;
         let per_element = !self.epilogue_refused
+            && self.element_grid
             && !self.row_blocks
             && !self.needs_local_size
             && [before, prologue, prepare, epilogue, after]
@@ -161,6 +171,23 @@ impl Generator {
         }
         out.push_str("  }\n");
         push_lines(out, after, "");
+    }
+
+    /// A kernel of its own: `lid` and `lsize` when it uses them, then its
+    /// statements as written.
+    fn own_grid_body(&self, out: &mut String) {
+        debug_assert!(
+            self.sections[1..].iter().all(Vec::is_empty),
+            "a kernel of its own has no guard to put statements around"
+        );
+        if self.needs_local_size {
+            out.push_str("  const int lid = get_local_id(0);\n");
+            out.push_str("  const int lsize = get_local_size(0);\n");
+        }
+        for line in &self.sections[0] {
+            out.push_str(line);
+            out.push('\n');
+        }
     }
 
     /// One work item per element, or (reductions) per column and stride of rows.

@@ -120,6 +120,9 @@ pub struct Generator {
     /// mode's tangents), scoped like `values`; the engine never reads them.
     memos: Vec<((Identity, Index), std::rc::Rc<dyn std::any::Any>, usize)>,
     epilogue_refused: bool,
+    /// The product node whose element a GEMM hands to these statements
+    /// (see [`for_epilogue`](Self::for_epilogue)).
+    epilogue_product: Option<usize>,
 }
 
 impl Default for Generator {
@@ -189,7 +192,25 @@ impl Generator {
             keyed_params: Vec::new(),
             memos: Vec::new(),
             epilogue_refused: false,
+            epilogue_product: None,
         }
+    }
+
+    /// An empty fused kernel whose statements are to be the epilogue of the
+    /// GEMM computing the product node `node` (see `crate::epilogue` and
+    /// [`epilogue_prelude`](Self::epilogue_prelude)): that node generates
+    /// the GEMM's element instead of reading a matrix.
+    pub fn for_epilogue(node: usize) -> Self {
+        Generator {
+            epilogue_product: Some(node),
+            ..Self::new()
+        }
+    }
+
+    /// Whether `node` is the product whose element the GEMM hands to these
+    /// statements.
+    pub fn is_epilogue_product(&self, node: usize) -> bool {
+        self.epilogue_product == Some(node)
     }
 
     fn note_type(&mut self, cl_type: &str) {

@@ -22,6 +22,21 @@ pub enum Identity {
     Tile(u64),
 }
 
+/// A node that a kernel reads inline and that the kernel's caller may
+/// instead have computed by a kernel of its own (a product read inline by a
+/// scalar step, which another step computes apart: see `rev::inline`).
+pub trait ComputeApart {
+    /// Computes the node by a kernel of its own; binding it again reads the
+    /// result. Nothing when it was computed already.
+    fn compute_apart(&self) -> clfuse_core::Result<()>;
+}
+
+impl std::fmt::Debug for dyn ComputeApart + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ComputeApart")
+    }
+}
+
 /// Walks an expression collecting kernel arguments in parameter order.
 ///
 /// Every leaf reports its identity; the sequence of "first seen at" indices is
@@ -39,6 +54,8 @@ pub struct Binder<'a> {
     /// The constant matrices of products read inline by a scalar step,
     /// each once, in binding order, by buffer id (see `rev::inline`).
     inline_products: Vec<(u64, &'a dyn std::any::Any)>,
+    /// Every product read inline, in binding order.
+    computable_apart: Vec<&'a dyn ComputeApart>,
     /// The product node whose element a GEMM hands to the kernel (epilogue
     /// fusion, see [`for_epilogue`](Self::for_epilogue)).
     epilogue_product: Option<usize>,
@@ -54,6 +71,7 @@ impl<'a> Binder<'a> {
             unevaluated: None,
             annotations: Vec::new(),
             inline_products: Vec::new(),
+            computable_apart: Vec::new(),
             epilogue_product: None,
         }
     }
@@ -79,9 +97,11 @@ impl<'a> Binder<'a> {
         takes
     }
 
-    /// Records the constant matrix `x` of a product `x · v` read inline by
-    /// a scalar step (on its first use).
-    pub fn inline_product<T: ClType>(&mut self, x: &'a MatrixCl<T>) {
+    /// Records a product `x · v` read inline by a scalar step: its constant
+    /// matrix `x` (on its first use), and the product, which the step
+    /// computes apart if it cannot read it inline after all.
+    pub fn inline_product<T: ClType>(&mut self, x: &'a MatrixCl<T>, product: &'a dyn ComputeApart) {
+        self.computable_apart.push(product);
         let id = x.buffer_id();
         if self.inline_products.iter().all(|(seen, _)| *seen != id) {
             self.inline_products.push((id, x));
@@ -91,6 +111,11 @@ impl<'a> Binder<'a> {
     /// The matrices of products read inline, by buffer id, in binding order.
     pub fn inline_products(&self) -> &[(u64, &'a dyn std::any::Any)] {
         &self.inline_products
+    }
+
+    /// The products read inline, in binding order.
+    pub fn computable_apart(&self) -> &[&'a dyn ComputeApart] {
+        &self.computable_apart
     }
 
     /// Attaches `annotation` to the leaf being bound, for the layer above

@@ -7,7 +7,7 @@
 //! computes one element, work-groups combine them in local memory, and a
 //! tiny second step combines the work-groups' partial results.
 
-use crate::binder::{Binder, Identity};
+use crate::binder::{Binder, ComputeApart, Identity};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::operation::{Operation, Shape};
 use crate::rev::Depends;
@@ -403,7 +403,7 @@ where
                 b.int(cols as i32);
                 self.0.bind(b);
                 crate::rev::var::bind_var(v, b);
-                b.inline_product(x);
+                b.inline_product(x, self);
             }
             _ => {
                 b.int(cols as i32);
@@ -469,6 +469,22 @@ where
     }
 }
 
+impl<X: Operation, V: Operation> ComputeApart for MatrixVectorMultiply<X, V>
+where
+    X::Scalar: Promote<V::Scalar>,
+{
+    /// A product read inline becomes a step of its own, its vector operand
+    /// the variable prepared for reading it inline.
+    fn compute_apart(&self) -> Result<()> {
+        let Some(v) = self.2.inline_operand::<X::Scalar>() else {
+            return Ok(()); // computed apart already
+        };
+        let var = crate::rev::nested::matrix_vector_multiply(&self.0, &crate::rev::VarLoad(v))?;
+        self.2.set(var);
+        Ok(())
+    }
+}
+
 /// The binding marker of a product read inline by a scalar step.
 const INLINE_PRODUCT: u32 = 0x1A1E_0001;
 
@@ -476,11 +492,12 @@ impl<X: Operation, V: Operation> MatrixVectorMultiply<X, V>
 where
     X::Scalar: Promote<V::Scalar>,
 {
-    /// Whether a scalar step being recorded reads this product inline (see
-    /// `rev::inline`): `x` a constant matrix seen whole, and one pass over
-    /// `x` worthwhile on the device.
+    /// Whether a step may read this product inline (see `rev::inline`): `x`
+    /// a constant matrix seen whole, and one pass over `x` worthwhile on
+    /// the device. A step that cannot (its result is not `1 x 1`) computes
+    /// it apart ([`ComputeApart`]).
     fn inline_allowed(&self) -> Result<bool> {
-        if !crate::rev::inline::allowed() || <X as Depends>::Dependence::VARIABLE {
+        if <X as Depends>::Dependence::VARIABLE {
             return Ok(false);
         }
         match self.0.matrix() {

@@ -74,7 +74,7 @@ impl Dependence for Variable {
         // A node recorded as a step of its own just now (a product, a
         // row-wise reduction) is the result: no copy of it is recorded.
         let mark = crate::rev::tape::mark()?;
-        op.evaluate_leaves()?;
+        crate::rev::inline::evaluate_apart(&op)?;
         if let Some(var) = op.variable()
             && var.0.step.get().is_some_and(|step| step > mark)
         {

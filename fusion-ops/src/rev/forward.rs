@@ -383,20 +383,15 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
     };
     // Nested steps (products, row-wise reductions) run first; the probe
     // below then sees their results as variables. A step with a 1 x 1
-    // result reads its products inline where it can (see `rev::inline`);
-    // the setting holds until the step's kernel has run, since the driver
-    // evaluates the leaves again (a no-op for nodes already evaluated).
+    // result reads its products inline where it can (see `rev::inline`).
     let scalar = root == Root::ColwiseSum && is_scalar(grid);
-    let mut inline = crate::rev::inline::scope(scalar);
     op.evaluate_leaves()?;
-    let (vars, products, planned) = match bind_and_plan(&op, grid)? {
+    let (vars, products, planned) = match bind_and_plan(&op, grid, scalar)? {
         (vars, products, Some(planned)) => (vars, products, planned),
         _ => {
             // A product cannot be read inline here: each becomes a step.
-            drop(inline);
-            inline = crate::rev::inline::scope(false);
-            op.evaluate_leaves()?;
-            match bind_and_plan(&op, grid)? {
+            crate::rev::inline::compute_apart(&op)?;
+            match bind_and_plan(&op, grid, scalar)? {
                 (vars, products, Some(planned)) => (vars, products, planned),
                 _ => return Err(internal_plan("a product stayed inline")),
             }
@@ -431,7 +426,6 @@ pub(crate) fn record<O: Operation>(op: O, root: Root) -> Result<Var<O::Scalar>> 
             out
         }
     };
-    drop(inline);
     if let Some(Err(e)) = stash.into_inner() {
         return Err(e);
     }
@@ -607,11 +601,13 @@ type Products<'o, T> = Vec<&'o MatrixCl<T>>;
 
 /// Binds `op` (after `evaluate_leaves`) and finds its plan: its variables
 /// (each checked usable), the matrices of its inline products, and the
-/// plan, `None` when the products cannot be read inline.
+/// plan, `None` when the products cannot be read inline (only a `scalar`
+/// step, one with a `1 x 1` result, reads them inline).
 #[allow(clippy::type_complexity)]
 fn bind_and_plan<O: Operation>(
     op: &O,
     grid: (usize, usize),
+    scalar: bool,
 ) -> Result<(
     Vec<Rc<dyn Differentiable>>,
     Products<'_, O::Scalar>,
@@ -633,8 +629,9 @@ fn bind_and_plan<O: Operation>(
         .iter()
         .map(|(_, x)| x.downcast_ref::<MatrixCl<O::Scalar>>())
         .collect();
-    let Some(products) = products else {
-        // A product of another element type than the step's: not inline.
+    let Some(products) = products.filter(|p| scalar || p.is_empty()) else {
+        // A step with a larger result, or a product of another element
+        // type than the step's: not inline.
         return Ok((vars, Vec::new(), None));
     };
     let planned = cached_plan(op, grid, &vars, &ids, binder.pattern().to_vec())?;

@@ -14,35 +14,35 @@
 //! element, a variable also scattered into by the same step), or when one
 //! pass does not pay off on the device ([`crate::one_pass_worthwhile`]),
 //! the product is a step of its own and the reverse pass reads `x` again.
+//!
+//! The step decides explicitly: `evaluate_leaves` prepares every product
+//! that could be read inline (its vector operand as a variable), the step
+//! binds its expression, and a step that cannot read the products inline
+//! computes each of them apart ([`compute_apart`]) before binding again.
+//! Which products a kernel reads inline is part of its binding (a structure
+//! code of the alias pattern), so the forward kernels and the plans of the
+//! two cases are cached apart.
 
-use std::cell::Cell;
+use crate::binder::Binder;
+use crate::operation::Operation;
+use clfuse_core::Result;
 
-thread_local! {
-    /// Whether the step being recorded on this thread reads products inline.
-    static ALLOWED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// While alive, sets whether products evaluated on this thread may be read
-/// inline; restores the previous setting when dropped (nested steps set
-/// their own).
-pub(crate) struct Scope {
-    previous: bool,
-}
-
-/// Allows (or forbids) inline products until the returned scope drops.
-pub(crate) fn scope(allowed: bool) -> Scope {
-    Scope {
-        previous: ALLOWED.with(|a| a.replace(allowed)),
+/// Computes every product that `op` reads inline by a kernel of its own,
+/// each recorded as a step, so that binding `op` again reads their
+/// results: for a step that cannot read them inline.
+pub(crate) fn compute_apart<O: Operation>(op: &O) -> Result<()> {
+    let mut binder = Binder::new();
+    op.bind(&mut binder);
+    for product in binder.computable_apart() {
+        product.compute_apart()?;
     }
+    Ok(())
 }
 
-impl Drop for Scope {
-    fn drop(&mut self) {
-        ALLOWED.with(|a| a.set(self.previous));
-    }
-}
-
-/// Whether the step being recorded reads products inline.
-pub(crate) fn allowed() -> bool {
-    ALLOWED.with(Cell::get)
+/// Evaluates `op`'s leaves for a step that reads no product inline (an
+/// element-wise step, the operand of a nested one): the products it could
+/// read inline are computed apart.
+pub(crate) fn evaluate_apart<O: Operation>(op: &O) -> Result<()> {
+    op.evaluate_leaves()?;
+    compute_apart(op)
 }

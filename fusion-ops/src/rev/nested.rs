@@ -5,7 +5,6 @@
 //! with [`leaf`].
 
 use crate::operation::Operation;
-use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
 use crate::rev::var::{Var, VarData};
 use crate::rev::{Dependence, Kept};
@@ -120,7 +119,7 @@ pub(crate) fn operand<O: Operation>(op: &O) -> Result<Operand<O::Scalar>> {
         return Ok(Operand::Variable(var.clone()));
     }
     if O::Dependence::VARIABLE {
-        return Ok(Operand::Variable(record(op, Root::Elementwise)?));
+        return Ok(Operand::Variable(crate::rev::Variable::eval(op)?));
     }
     if let Some(matrix) = op.matrix() {
         return Ok(Operand::Constant(Kept::new(matrix)));

@@ -44,5 +44,9 @@ pub(crate) fn compute_apart<O: Operation>(op: &O) -> Result<()> {
 /// read inline are computed apart.
 pub(crate) fn evaluate_apart<O: Operation>(op: &O) -> Result<()> {
     op.evaluate_leaves()?;
-    compute_apart(op)
+    // Such a product counts as a reduction: other trees bind none.
+    if op.contains_reduction() {
+        compute_apart(op)?;
+    }
+    Ok(())
 }

@@ -156,8 +156,11 @@ impl KernelPartial {
     }
 }
 
+/// The reverse kernel's name.
+const KERNEL: &str = "adjoint";
+
 /// The OpenCL C of the reverse kernel for a root and its partials: the
-/// kernel `adjoint`, built by a [`Generator`] of its own.
+/// kernel [`KERNEL`], built by a [`Generator`] of its own.
 pub(crate) fn reverse_source(
     cl_type: &'static str,
     root: Root,
@@ -168,7 +171,7 @@ pub(crate) fn reverse_source(
     let reduces = modes.contains(&Mode::Reduce);
     let scatters = modes.contains(&Mode::Scatter);
     let locals = modes.contains(&Mode::ScatterLocal);
-    let mut g = Generator::named("adjoint");
+    let mut g = Generator::named(KERNEL);
     if modes.iter().any(|m| scattered(*m)) {
         if cl_type == "double" && atomics == Atomics::CompareAndSwap {
             g.enable_extension("cl_khr_int64_base_atomics");
@@ -549,7 +552,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                         .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
                         .collect::<String>()
                 );
-                let compiled = compile_kernel("adjoint", &source, "", &name)?;
+                let compiled = compile_kernel(KERNEL, &source, "", &name)?;
                 Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
                     compiled, source,
                 ))))

@@ -49,19 +49,6 @@ __kernel void adjoint(
       pending2 += seed * partial2[element];
     }
   }
-  // The work-group's sum for the 1 x 1 variable, kept for the last group.
-  scratch[lid] = sum1;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int step = lsize / 2; step > 0; step /= 2) {
-    if (lid < step) {
-      scratch[lid] += scratch[lid + step];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid == 0) {
-    group_sums[0 * get_num_groups(0) + get_group_id(0)] = scratch[0];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
   // Work items whose pending target is work item 0's add through
   // local memory, once per group; the others add their own.
   targets[lid] = pending_target2;
@@ -83,6 +70,19 @@ __kernel void adjoint(
     atomic_add_double(&adjoint2[shared_target2], scratch[0]);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
+  // The work-group's sums of its 1 x 1 variables, kept for the last group.
+  scratch[lid] = sum1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = lsize / 2; step > 0; step /= 2) {
+    if (lid < step) {
+      scratch[lid] += scratch[lid + step];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) {
+    group_sums[get_group_id(0)] = scratch[0];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
   // The last group to finish adds every group's sums: their writes are
   // made visible before each group counts itself done.
   if (lid == 0) {
@@ -96,11 +96,11 @@ __kernel void adjoint(
     // Read past any cache that may hold stale sums.
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     volatile __global const double* sums = group_sums;
-    double total1 = 0;
+    double total = 0;
     for (int g = lid; g < get_num_groups(0); g += lsize) {
-      total1 += sums[0 * get_num_groups(0) + g];
+      total += sums[g];
     }
-    scratch[lid] = total1;
+    scratch[lid] = total;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = lsize / 2; step > 0; step /= 2) {
       if (lid < step) {
@@ -110,9 +110,6 @@ __kernel void adjoint(
     }
     if (lid == 0) {
       adjoint1[0] = scratch[0];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
       *groups_done = 0;
     }
   }

@@ -65,7 +65,7 @@ __kernel void adjoint(
       atomic_add_float(&adjoint1[e], local_adjoint1[e]);
     }
   }
-  // The work-group's sum for the 1 x 1 variable, kept for the last group.
+  // The work-group's sums of its 1 x 1 variables, kept for the last group.
   scratch[lid] = sum3;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = lsize / 2; step > 0; step /= 2) {
@@ -75,7 +75,7 @@ __kernel void adjoint(
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0) {
-    group_sums[0 * get_num_groups(0) + get_group_id(0)] = scratch[0];
+    group_sums[get_group_id(0)] = scratch[0];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   // The last group to finish adds every group's sums: their writes are
@@ -91,11 +91,11 @@ __kernel void adjoint(
     // Read past any cache that may hold stale sums.
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     volatile __global const float* sums = group_sums;
-    float total3 = 0;
+    float total = 0;
     for (int g = lid; g < get_num_groups(0); g += lsize) {
-      total3 += sums[0 * get_num_groups(0) + g];
+      total += sums[g];
     }
-    scratch[lid] = total3;
+    scratch[lid] = total;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = lsize / 2; step > 0; step /= 2) {
       if (lid < step) {
@@ -105,9 +105,6 @@ __kernel void adjoint(
     }
     if (lid == 0) {
       adjoint3[0] += scratch[0];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
       *groups_done = 0;
     }
   }

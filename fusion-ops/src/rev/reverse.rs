@@ -221,12 +221,15 @@ pub(crate) fn reverse_source(
         match mode {
             Mode::Scatter => shared_target_adds(&mut g, cl_type, k),
             Mode::ScatterLocal => local_copy_adds(&mut g, cl_type, k),
-            Mode::Reduce => kept_group_sum(&mut g, k, reduce_slot(&modes, k)),
-            Mode::Identity | Mode::Summed => {}
+            Mode::Reduce | Mode::Identity | Mode::Summed => {}
         }
     }
+    let reduced: Vec<usize> = (0..modes.len())
+        .filter(|&k| modes[k] == Mode::Reduce)
+        .collect();
     if reduces {
-        last_group_adds(&mut g, cl_type, partials);
+        kept_group_sums(&mut g, &reduced);
+        last_group_adds(&mut g, cl_type, partials, &reduced);
     }
     g.kernel_source()
 }
@@ -386,38 +389,70 @@ fn summed_adds(g: &mut Generator, cl_type: &str, partials: &[KernelPartial]) {
     }
 }
 
-/// After the loop, a `1 x 1` variable's sum: the work-group's total, kept
-/// in slot `slot` of the group sums for the last group to finish.
-fn kept_group_sum(g: &mut Generator, k: usize, slot: usize) {
-    g.statements(&format!(
-        "// The work-group's sum for the 1 x 1 variable, kept for the last group.
-         scratch[lid] = sum{k};
-         barrier(CLK_LOCAL_MEM_FENCE);"
-    ));
-    group_tree(g);
-    g.statements(&format!(
-        "if (lid == 0) {{
-           group_sums[{slot} * get_num_groups(0) + get_group_id(0)] = scratch[0];
-         }}
-         barrier(CLK_LOCAL_MEM_FENCE);"
-    ));
+/// Where slot `slot` of the work-group's `1 x 1` sums keeps the work item's
+/// value in `scratch` (one row of `lsize` per variable).
+fn scratch_slot(slot: usize) -> String {
+    match slot {
+        0 => "lid".to_string(),
+        1 => "lsize + lid".to_string(),
+        _ => format!("{slot} * lsize + lid"),
+    }
+}
+
+/// After the loop, the work-group's totals of its `1 x 1` variables (the
+/// partials `reduced`), each kept in its slot of the group sums for the
+/// last group to finish. All of them go through one tree, whose barriers do
+/// not multiply with the variables (a tree each made PoCL's compile time
+/// grow steeply with their number: minutes for four).
+fn kept_group_sums(g: &mut Generator, reduced: &[usize]) {
+    g.statement("// The work-group's sums of its 1 x 1 variables, kept for the last group.");
+    for (slot, k) in reduced.iter().enumerate() {
+        g.statement(&format!("scratch[{}] = sum{k};", scratch_slot(slot)));
+    }
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    group_trees(g, reduced.len());
+    if reduced.len() == 1 {
+        g.statements(
+            "if (lid == 0) {
+               group_sums[get_group_id(0)] = scratch[0];
+             }",
+        );
+    } else {
+        g.statements(&format!(
+            "for (int slot = lid; slot < {count}; slot += lsize) {{
+               group_sums[slot * get_num_groups(0) + get_group_id(0)] = scratch[slot * lsize];
+             }}",
+            count = reduced.len()
+        ));
+    }
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
 /// Sums `scratch[0..lsize]` into `scratch[0]` (a power-of-two group).
 fn group_tree(g: &mut Generator) {
-    g.statements(
-        "for (int step = lsize / 2; step > 0; step /= 2) {
-           if (lid < step) {
-             scratch[lid] += scratch[lid + step];
-           }
-           barrier(CLK_LOCAL_MEM_FENCE);
-         }",
-    );
+    group_trees(g, 1);
 }
 
-/// Which of the kernel's `1 x 1` variables the `k`-th partial is.
-fn reduce_slot(modes: &[Mode], k: usize) -> usize {
-    modes[..k].iter().filter(|m| **m == Mode::Reduce).count()
+/// Sums each of the `count` rows of `lsize` values in `scratch` into its
+/// first element, all rows in one tree (a power-of-two group).
+fn group_trees(g: &mut Generator, count: usize) {
+    let add = if count == 1 {
+        "scratch[lid] += scratch[lid + step];".to_string()
+    } else {
+        format!(
+            "for (int slot = 0; slot < {count}; slot++) {{
+               scratch[slot * lsize + lid] += scratch[slot * lsize + lid + step];
+             }}"
+        )
+    };
+    g.statements(&format!(
+        "for (int step = lsize / 2; step > 0; step /= 2) {{
+           if (lid < step) {{
+             {add}
+           }}
+           barrier(CLK_LOCAL_MEM_FENCE);
+         }}"
+    ));
 }
 
 /// The end of a kernel with `1 x 1` variables: the last work-group to
@@ -426,8 +461,12 @@ fn reduce_slot(modes: &[Mode], k: usize) -> usize {
 /// One atomic increment per group instead of one contended floating-point
 /// compare-and-swap per group per variable, which serialised a thousand
 /// groups on one address (0.49 ms of a 1e6-element step on an H200).
-fn last_group_adds(g: &mut Generator, cl_type: &str, partials: &[KernelPartial]) {
-    let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
+fn last_group_adds(
+    g: &mut Generator,
+    cl_type: &str,
+    partials: &[KernelPartial],
+    reduced: &[usize],
+) {
     g.statements(&format!(
         "// The last group to finish adds every group's sums: their writes are
          // made visible before each group counts itself done.
@@ -443,31 +482,42 @@ fn last_group_adds(g: &mut Generator, cl_type: &str, partials: &[KernelPartial])
            mem_fence(CLK_GLOBAL_MEM_FENCE);
            volatile __global const {cl_type}* sums = group_sums;"
     ));
-    for (k, partial) in partials.iter().enumerate() {
-        if partial.mode != Mode::Reduce {
-            continue;
-        }
+    if reduced.len() == 1 {
         g.statements(&format!(
-            "{cl_type} total{k} = 0;
+            "{cl_type} total = 0;
              for (int g = lid; g < get_num_groups(0); g += lsize) {{
-               total{k} += sums[{slot} * get_num_groups(0) + g];
+               total += sums[g];
              }}
-             scratch[lid] = total{k};
-             barrier(CLK_LOCAL_MEM_FENCE);",
-            slot = reduce_slot(&modes, k),
+             scratch[lid] = total;"
         ));
-        group_tree(g);
+    } else {
         g.statements(&format!(
-            "if (lid == 0) {{
-               adjoint{k}[0] {add} scratch[0];
-             }}
-             barrier(CLK_LOCAL_MEM_FENCE);",
-            add = partial.add(),
+            "for (int slot = 0; slot < {count}; slot++) {{
+               {cl_type} total = 0;
+               for (int g = lid; g < get_num_groups(0); g += lsize) {{
+                 total += sums[slot * get_num_groups(0) + g];
+               }}
+               scratch[slot * lsize + lid] = total;
+             }}",
+            count = reduced.len()
+        ));
+    }
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    group_trees(g, reduced.len());
+    g.statement("if (lid == 0) {");
+    for (slot, &k) in reduced.iter().enumerate() {
+        g.statement(&format!(
+            "adjoint{k}[0] {} scratch[{}];",
+            partials[k].add(),
+            if slot == 0 {
+                "0".to_string()
+            } else {
+                format!("{slot} * lsize")
+            }
         ));
     }
     g.statements(
-        "if (lid == 0) {
-           *groups_done = 0;
+        "*groups_done = 0;
          }",
     );
     g.statement("}");
@@ -576,7 +626,14 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         }
         args.push(KernelArg::Int(rows as i32));
         args.push(KernelArg::Int(cols as i32));
-        let group = work_group_size(info.max_work_group_size);
+        // One row of `scratch` per 1 x 1 variable: groups small enough that
+        // the rows fit in half the local memory.
+        let reduces = self.specs.iter().filter(|s| s.mode == Mode::Reduce).count();
+        let scratch_budget = info.local_mem_bytes as usize / 2;
+        let mut group = work_group_size(info.max_work_group_size);
+        while group > 1 && reduces.max(1) * group * std::mem::size_of::<T>() > scratch_budget {
+            group /= 2;
+        }
         // The grid's elements, or only the summed variables' when nothing
         // else is left to do.
         let summed = self
@@ -600,7 +657,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .div_ceil(group)
             .min(8 * info.compute_units.max(1) as usize);
         let scatters = modes.contains(&Mode::Scatter);
-        let reduces = modes.iter().filter(|m| **m == Mode::Reduce).count();
         // Only kernels with 1 x 1 variables take the group sums and counter.
         let reduction = if reduces > 0 {
             Some((
@@ -615,7 +671,8 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             args.push(KernelArg::buffer(counter, Access::ReadWrite));
         }
         if reduces > 0 || scatters {
-            args.push(KernelArg::Local(group * std::mem::size_of::<T>()));
+            let rows = reduces.max(1);
+            args.push(KernelArg::Local(rows * group * std::mem::size_of::<T>()));
         }
         if scatters {
             args.push(KernelArg::Local(group * std::mem::size_of::<i32>()));
@@ -796,7 +853,47 @@ mod tests {
         assert!(!source.contains("atom_cmpxchg"), "{source}");
         assert!(source.contains("atomic_inc(groups_done)"), "{source}");
         assert!(source.contains("adjoint1[0] += scratch[0];"), "{source}");
-        assert!(source.contains("group_sums[0 * get_num_groups(0) + get_group_id(0)]"));
+        assert!(
+            source.contains("group_sums[get_group_id(0)] = scratch[0];"),
+            "{source}"
+        );
+    }
+
+    /// The reverse kernel of a step with `count` `1 x 1` variables beside
+    /// an element-wise one.
+    fn with_scalars(count: usize) -> String {
+        let mut partials = vec![partial(Mode::Identity, None)];
+        partials.extend((0..count).map(|_| partial(Mode::Reduce, None)));
+        reverse_source("double", Root::ColwiseSum, &partials, Atomics::NvidiaReduce)
+    }
+
+    /// However many `1 x 1` variables a step reads, their adjoints go
+    /// through one tree in each work-group and one in the last group: the
+    /// barriers (what PoCL's compile time grew with) do not multiply, and
+    /// the source grows by a few lines per variable.
+    #[test]
+    fn one_by_one_variables_share_one_reduction() {
+        let barriers = |source: &str| source.matches("barrier(").count();
+        let (one, four, twelve) = (with_scalars(1), with_scalars(4), with_scalars(12));
+        assert_eq!(barriers(&one), barriers(&twelve), "{twelve}");
+        for k in 1..=12 {
+            assert!(
+                twelve.contains(&format!("adjoint{k}[0] += scratch[")),
+                "{twelve}"
+            );
+        }
+        assert!(
+            twelve.contains("scratch[11 * lsize + lid] = sum12;"),
+            "{twelve}"
+        );
+        let per_variable = (twelve.len() - four.len()) / 8;
+        assert!(per_variable < 300, "{per_variable} bytes per variable");
+        eprintln!(
+            "reverse kernel source: {} / {} / {} bytes for 1 / 4 / 12 variables",
+            one.len(),
+            four.len(),
+            twelve.len()
+        );
     }
 
     #[test]

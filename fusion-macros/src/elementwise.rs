@@ -278,8 +278,8 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             }
             impl<A: #k::rev::Differentiable> #k::rev::Differentiable for #struct_path<A> #bound {
                 #tangents
-                fn record_leaves(&self) -> #k::Result<()> {
-                    self.0.record_leaves()
+                fn record_leaves(&self, reads: #k::rev::ProductReads) -> #k::Result<()> {
+                    self.0.record_leaves(reads)
                 }
             }
             impl<A: #k::Operation> #k::Operation for #struct_path<A> #bound {
@@ -366,9 +366,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             }
             impl<A: #k::rev::Differentiable, B: #k::rev::Differentiable> #k::rev::Differentiable for #struct_path<A, B> #bound {
                 #tangents
-                fn record_leaves(&self) -> #k::Result<()> {
-                    self.0.record_leaves()?;
-                    self.1.record_leaves()
+                fn record_leaves(&self, reads: #k::rev::ProductReads) -> #k::Result<()> {
+                    self.0.record_leaves(reads)?;
+                    self.1.record_leaves(reads)
                 }
             }
             impl<A: #k::Operation, B: #k::Operation> #k::Operation for #struct_path<A, B> #bound {

@@ -39,6 +39,9 @@ pub struct Binder<'a> {
     /// The constant matrices of products read inline by a scalar step,
     /// each once, in binding order, by buffer id (reverse mode's inline products).
     inline_products: Vec<(u64, &'a dyn std::any::Any)>,
+    /// The product node whose element a GEMM hands to the kernel (epilogue
+    /// fusion, see [`for_epilogue`](Self::for_epilogue)).
+    epilogue_product: Option<usize>,
 }
 
 impl<'a> Binder<'a> {
@@ -51,7 +54,29 @@ impl<'a> Binder<'a> {
             unevaluated: None,
             annotations: Vec::new(),
             inline_products: Vec::new(),
+            epilogue_product: None,
         }
+    }
+
+    /// An empty binder for the epilogue of the GEMM computing the product
+    /// node `node` (see `crate::epilogue`): that node binds nothing.
+    pub fn for_epilogue(node: usize) -> Self {
+        Binder {
+            epilogue_product: Some(node),
+            ..Binder::new()
+        }
+    }
+
+    /// Whether `node` is the product whose element the GEMM hands to the
+    /// epilogue being bound; if so, its place is recorded in the alias
+    /// pattern (the kernel cache key: which product the epilogue takes
+    /// decides the code), and it binds nothing else.
+    pub fn bind_epilogue_product(&mut self, node: usize) -> bool {
+        let takes = self.epilogue_product == Some(node);
+        if takes {
+            self.structure(EPILOGUE_PRODUCT);
+        }
+        takes
     }
 
     /// Records the constant matrix `x` of a product `x · v` read inline by
@@ -193,6 +218,9 @@ impl<'a> Binder<'a> {
         Ok((self.args, self.pattern))
     }
 }
+
+/// The structure code marking the product that a GEMM's epilogue takes.
+const EPILOGUE_PRODUCT: u32 = 0xE916_0001;
 
 /// The kernel argument carrying `value` with its C type.
 pub fn scalar_arg<'a, T: ClType>(value: T) -> KernelArg<'a> {

@@ -84,7 +84,7 @@ type Then<'f> = &'f mut dyn FnMut() -> Result<()>;
 /// Checks, binds, looks up or builds the kernel, and runs it, unless the
 /// structure needs temporaries.
 fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
-    let _no_epilogue = crate::epilogue::Activation::none();
+    let _no_epilogue = crate::epilogue::Hold::none();
     let mut grid = None;
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));

@@ -6,13 +6,16 @@
 //! The driver asks the outputs for such a product
 //! ([`Operation::epilogue_product`](crate::Operation::epilogue_product):
 //! only element-wise nodes pass the question on, so the product is read at
-//! the work item's own element only). While the epilogue kernel is bound
-//! and generated, that product node is *active*: it binds nothing,
-//! evaluates nothing and generates the name of the GEMM's element
-//! (`product`). The rest of the expression generates as usual, into the
-//! function `epilogue` that `clfuse_kernels::EpilogueGemm` compiles in
-//! front of the GEMM kernel. The kernel is cached like any fused kernel, by
-//! the expression's type, its alias pattern and the GEMM's blocking.
+//! the work item's own element only). The epilogue kernel is generated and
+//! bound by a [`Generator`] and a [`Binder`] made for it
+//! ([`Generator::for_epilogue`], [`Binder::for_epilogue`]), which name that
+//! product node: it generates the name of the GEMM's element (`product`)
+//! and binds nothing but its place in the alias pattern; while the other
+//! leaves are evaluated it is *held* and evaluates nothing. The rest of the
+//! expression generates as usual, into the function `epilogue` that
+//! `clfuse_kernels::EpilogueGemm` compiles in front of the GEMM kernel. The
+//! kernel is cached like any fused kernel, by the expression's type, its
+//! alias pattern (with the product's place) and the GEMM's blocking.
 //!
 //! A product stays a separate GEMM when it is a vector (matrix-vector
 //! kernels), when split-k would share its elements among parts, when the
@@ -37,29 +40,35 @@ use std::sync::Arc;
 pub(crate) const PRODUCT: &str = "product";
 
 thread_local! {
-    /// The address of the product node whose epilogue kernel this thread
-    /// is binding and generating (0: none).
-    static ACTIVE: Cell<usize> = const { Cell::new(0) };
+    /// The address of the product node whose GEMM this thread has planned
+    /// with an epilogue while the expression's other leaves are evaluated
+    /// (0: none). Leaf evaluation only: generating and binding the kernel
+    /// name the product explicitly ([`Generator::for_epilogue`],
+    /// [`Binder::for_epilogue`]).
+    static HELD: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Whether the product node at `node` is the active one (see the module docs).
-pub(crate) fn is_active(node: usize) -> bool {
-    ACTIVE.with(|active| active.get() == node)
+/// Whether the product node at `node` is held: its GEMM is the one planned
+/// with an epilogue, so evaluating the leaves runs no GEMM for it. A
+/// leaf's own kernel that reads the same node (a reduction under a
+/// broadcast) evaluates its leaves under [`Hold::none`] and computes it.
+pub(crate) fn is_held(node: usize) -> bool {
+    HELD.with(|held| held.get() == node)
 }
 
-/// Marks a product node active until dropped, restoring the previous one.
-pub(crate) struct Activation {
+/// Holds a product node until dropped, restoring the previous one.
+pub(crate) struct Hold {
     previous: usize,
 }
 
-impl Activation {
+impl Hold {
     fn new(node: usize) -> Self {
-        Activation {
-            previous: ACTIVE.with(|active| active.replace(node)),
+        Hold {
+            previous: HELD.with(|held| held.replace(node)),
         }
     }
 
-    /// No product active: every launch starts so, since the leaves an
+    /// No product held: every launch starts so, since the leaves an
     /// epilogue kernel evaluates first (a reduction under a broadcast) may
     /// run kernels of their own that read the same product node.
     pub(crate) fn none() -> Self {
@@ -67,9 +76,9 @@ impl Activation {
     }
 }
 
-impl Drop for Activation {
+impl Drop for Hold {
     fn drop(&mut self) {
-        ACTIVE.with(|active| active.set(self.previous));
+        HELD.with(|held| held.set(self.previous));
     }
 }
 
@@ -98,14 +107,14 @@ pub trait EpilogueProduct {
     ) -> Result<bool>;
 }
 
-/// The program of `list`'s epilogue kernel, while `product` is active;
-/// `None` when the expression needs more than the element it computes.
+/// The program of `list`'s epilogue kernel, `product` taking the GEMM's
+/// element; `None` when the expression needs more than the element it computes.
 fn program<L: OutputList>(
     list: &L,
     product: &dyn EpilogueProduct,
     gemm: &EpilogueGemm<'_>,
 ) -> Option<String> {
-    let mut g = Generator::new();
+    let mut g = Generator::for_epilogue(product.node());
     let mut values = Vec::new();
     list.generate_exprs(&mut g, &mut values);
     g.set_section(Section::Outputs);
@@ -114,9 +123,9 @@ fn program<L: OutputList>(
     (!g.reads_target_elsewhere()).then(|| gemm.source(&prelude))
 }
 
-/// Plans the GEMM of `product` for `list`'s epilogue and calls `run` with
-/// it while the product is active and the expression's other leaves are
-/// evaluated. `Ok(false)` without calling it when the product cannot take
+/// Plans the GEMM of `product` for `list`'s epilogue, evaluates the
+/// expression's other leaves while the product is held, and calls `run`
+/// with it. `Ok(false)` without calling it when the product cannot take
 /// the epilogue: fusion turned off, outputs that are not one element-wise
 /// store, a shape that does not fit, a target that is an operand, or a
 /// product that a leaf's own kernel computed after all.
@@ -132,7 +141,7 @@ fn with_planned_gemm<L: OutputList>(
     let mut targets = Vec::new();
     list.target_ids(&mut targets);
     product.with_gemm(&targets, &mut |gemm| {
-        let _active = Activation::new(product.node());
+        let _held = Hold::new(product.node());
         list.evaluate_leaves()?;
         if product.computed() {
             return Ok(false);
@@ -172,7 +181,7 @@ pub(crate) fn launch<L: OutputList>(
     with_planned_gemm(list, product, &mut |gemm| {
         let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
         list.prepare(&launch)?;
-        let mut binder = Binder::new();
+        let mut binder = Binder::for_epilogue(product.node());
         for code in gemm.structure() {
             binder.structure(code);
         }

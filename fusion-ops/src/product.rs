@@ -80,7 +80,7 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn generate(&self, g: &mut Generator, at: &Index) -> String {
-        if in_epilogue(self) {
+        if g.is_epilogue_product(self.node()) {
             // The GEMM holds the product at the work item's element only; a
             // shared product also read elsewhere (under a reduction) cannot
             // be an epilogue's.
@@ -97,7 +97,7 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
-        if in_epilogue(self) {
+        if b.bind_epilogue_product(self.node()) {
             // The GEMM binds the operands.
             return;
         }
@@ -108,7 +108,7 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
     }
 
     fn evaluate_leaves(&self) -> Result<()> {
-        if self.result.get().is_some() || in_epilogue(self) {
+        if self.result.get().is_some() || crate::epilogue::is_held(self.node()) {
             return Ok(());
         }
         product_shape(self)?;
@@ -132,11 +132,6 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
             .is_none()
             .then_some(self as &dyn EpilogueProduct)
     }
-}
-
-/// Whether `p` is the product of the epilogue kernel being built.
-fn in_epilogue<L, R>(p: &MatrixProduct<L, R>) -> bool {
-    crate::epilogue::is_active(p as *const MatrixProduct<L, R> as usize)
 }
 
 impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpilogueProduct

@@ -229,3 +229,29 @@ fn a_refused_epilogue_evaluates_its_operands_once() -> Result<()> {
     assert_eq!(used, 4, "{used} kernels");
     Ok(())
 }
+
+/// Which product takes the epilogue is part of the kernel's cache key: with
+/// the first product computed already (a row-wise sum read it), the second
+/// takes it, and the kernel cached for the first taking it is not reused.
+#[test]
+fn the_product_taking_the_epilogue_is_part_of_the_cache_key() -> Result<()> {
+    let mut rng = Rng::new(13);
+    let (a, b, c, e) = (
+        rng.matrix(20, 20),
+        rng.matrix(20, 20),
+        rng.matrix(20, 20),
+        rng.matrix(20, 20),
+    );
+    let (da, db, dc, de) = (to_device(&a), to_device(&b), to_device(&c), to_device(&e));
+    let want = &map(&(&a * &b), f64::exp) + &(&c * &e);
+    let d = MatrixCl::<f64>::zeros(20, 20)?;
+    let (p1, p2) = (&da * &db, &dc * &de);
+    d.assign(exp(&p1) + &p2)?;
+    assert_relative("exp(ab) + ce", &to_host(&d), &want, TOL);
+    let (p1, p2) = (&da * &db, &dc * &de);
+    rowwise_sum(&p1).eval()?;
+    let d = MatrixCl::<f64>::zeros(20, 20)?;
+    d.assign(exp(&p1) + &p2)?;
+    assert_relative("exp(ab) + ce, ab computed", &to_host(&d), &want, TOL);
+    Ok(())
+}

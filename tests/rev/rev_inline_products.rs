@@ -147,6 +147,67 @@ fn a_product_read_away_from_its_row_is_a_step_of_its_own() -> Result<()> {
     rev::clear()
 }
 
+/// Outside a `1 x 1` step a product is computed apart as its own step: one
+/// step for the product alone, two with an element-wise step on it, and a
+/// product whose vector is another product reads that product's step
+/// without a copy, in a larger step as in a likelihood.
+#[test]
+fn products_outside_a_likelihood_are_steps_without_copies() -> Result<()> {
+    let (n, p, q) = (9, 4, 3);
+    let (xs, ys) = (values(n * p, 8.5), values(p * q, 9.5));
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let y = MatrixCl::from_slice(p, q, &ys)?;
+    let bs = values(q, 10.5);
+    let beta = Var::new(MatrixCl::from_slice(q, 1, &bs)?);
+    let yb = product(&ys, p, &bs);
+    rev::clear()?;
+    let alone = matrix_vector_multiply(&y, &beta).eval()?;
+    assert_eq!(rev::steps_recorded(), 1, "the product alone");
+    close("y·β", &alone.value().to_vec()?, &yb, 1e-12);
+
+    rev::clear()?;
+    let doubled = (matrix_vector_multiply(&y, &beta) * 2.0).eval()?;
+    assert_eq!(rev::steps_recorded(), 2, "the product, then the doubling");
+    colwise_sum(&doubled).eval()?.grad()?;
+    let twos = transpose_product(&ys, p, q, &vec![2.0; p]);
+    close("d_beta, doubled", &beta.adjoint().to_vec()?, &twos, 1e-10);
+
+    rev::clear()?;
+    rev::set_zero_all_adjoints()?;
+    let nested = matrix_vector_multiply(&x, matrix_vector_multiply(&y, &beta)).eval()?;
+    assert_eq!(rev::steps_recorded(), 2, "two products, no copy");
+    close(
+        "x·(y·β)",
+        &nested.value().to_vec()?,
+        &product(&xs, n, &yb),
+        1e-10,
+    );
+
+    // In a likelihood the outer product is read inline, the inner one is a step.
+    rev::clear()?;
+    let lp = colwise_sum(matrix_vector_multiply(
+        &x,
+        matrix_vector_multiply(&y, &beta),
+    ))
+    .eval()?;
+    assert_eq!(
+        rev::steps_recorded(),
+        2,
+        "the inner product, then the likelihood"
+    );
+    lp.grad()?;
+    let xt_ones = transpose_product(&xs, n, p, &vec![1.0; n]);
+    let want = transpose_product(&ys, p, q, &xt_ones);
+    close(
+        "d_beta, likelihood",
+        &beta.adjoint().to_vec()?,
+        &want,
+        1e-10,
+    );
+    rev::clear()?;
+    rev::set_zero_all_adjoints()
+}
+
 #[test]
 fn a_coefficient_also_scattered_into_keeps_the_product_a_step() -> Result<()> {
     let (n, p) = (37, 4);

@@ -8,7 +8,7 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape};
-use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual};
+use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual, ProductReads};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 use std::any::TypeId;
 
@@ -19,7 +19,7 @@ trait ErasedOperation<T> {
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual>;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
     fn evaluate_leaves(&self) -> Result<()>;
-    fn record_leaves(&self) -> Result<()>;
+    fn record_leaves(&self, reads: ProductReads) -> Result<()>;
     fn contains_reduction(&self) -> bool;
 }
 
@@ -42,8 +42,8 @@ impl<O: Differentiable> ErasedOperation<O::Scalar> for O {
     fn evaluate_leaves(&self) -> Result<()> {
         Operation::evaluate_leaves(self)
     }
-    fn record_leaves(&self) -> Result<()> {
-        Differentiable::record_leaves(self)
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        Differentiable::record_leaves(self, reads)
     }
     fn contains_reduction(&self) -> bool {
         Operation::contains_reduction(self)
@@ -149,7 +149,7 @@ impl<T: ClType, D: Dependence> Differentiable for DynOp<'_, T, D> {
         self.inner.generate_tangents(g, at)
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.inner.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.inner.record_leaves(reads)
     }
 }

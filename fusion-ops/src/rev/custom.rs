@@ -5,7 +5,7 @@ use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
 use crate::operation::{Operation, Shape, combine_shapes};
 use crate::rev::boxed::{DynOp, boxed};
-use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual};
+use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual, ProductReads};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
 /// A user snippet of OpenCL C. Inputs and outputs are named; in the code,
@@ -315,9 +315,9 @@ impl<T: ClType, D: Dependence> Differentiable for CustomOutput<'_, '_, T, D> {
         })
     }
 
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         for (_, input) in &self.code.inputs {
-            input.record_leaves()?;
+            input.record_leaves(reads)?;
         }
         Ok(())
     }

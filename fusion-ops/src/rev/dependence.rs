@@ -6,8 +6,8 @@
 //! recorded reverse step) for the second; see [`crate::rev`].
 
 use crate::reductions::{ColwiseReduction, ReduceOp, SumOp};
-use crate::rev::Differentiable;
 use crate::rev::Var;
+use crate::rev::{Differentiable, ProductReads};
 use crate::transpose_product::TransposeVectorMultiply;
 use clfuse_core::{ClType, MatrixCl, Result};
 
@@ -74,7 +74,7 @@ impl Dependence for Variable {
         // A node recorded as a step of its own just now (a product, a
         // row-wise reduction) is the result: no copy of it is recorded.
         let mark = crate::rev::tape::mark()?;
-        op.record_leaves()?;
+        op.record_leaves(ProductReads::Apart)?;
         if let Some(var) = op.variable()
             && var.0.step.get().is_some_and(|step| step > mark)
         {

@@ -8,7 +8,7 @@
 
 use crate::generator::{Generator, Index};
 use crate::operation::Operation;
-use crate::rev::{Dependence, Depends, Dual, Var};
+use crate::rev::{Dependence, Depends, Dual, ProductReads, Var};
 use clfuse_core::Result;
 
 /// An operation with a derivative, usable in a recorded step.
@@ -29,9 +29,12 @@ pub trait Differentiable: Operation + Depends {
     /// What [`Operation::evaluate_leaves`] is for a step being recorded: the
     /// non-fusable nodes below that depend on a variable (products,
     /// row-wise reductions, softmax) become steps of their own, the
-    /// constant ones are evaluated as usual. Leaves and constants keep the
-    /// default; every node with operands forwards to them.
-    fn record_leaves(&self) -> Result<()> {
+    /// constant ones are evaluated as usual; `reads` says whether the step
+    /// reads the products `x · v` inside it inline (see `rev::inline`).
+    /// Leaves and constants keep the default; every node with operands
+    /// forwards to them.
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        let _ = reads;
         self.evaluate_leaves()
     }
 
@@ -52,8 +55,8 @@ impl<O: Differentiable + ?Sized> Differentiable for &O {
         (**self).generate_tangents(g, at)
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        (**self).record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        (**self).record_leaves(reads)
     }
 
     fn variable(&self) -> Option<&Var<Self::Scalar>> {

@@ -40,7 +40,7 @@ use crate::rev::dual::Dual;
 use crate::rev::handle::VarHandle;
 use crate::rev::reverse::ElementwiseStep;
 use crate::rev::var::Var;
-use crate::rev::{Differentiable, tape};
+use crate::rev::{Differentiable, ProductReads, tape};
 use crate::transpose_product::{TransposeProductAssignment, TransposeVectorMultiply};
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
@@ -384,20 +384,21 @@ pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scal
     };
     // Nested steps (products, row-wise reductions) run first; the probe
     // below then sees their results as variables. A step with a 1 x 1
-    // result reads its products inline where it can (see `rev::inline`);
-    // the setting holds until the step's kernel has run, since the driver
-    // records the leaves again (a no-op for nodes already recorded).
+    // result reads its products inline where it can (see `rev::inline`).
     let scalar = root == Root::ColwiseSum && is_scalar(grid);
-    let mut inline = crate::rev::inline::scope(scalar);
-    op.record_leaves()?;
-    let (vars, products, planned) = match bind_and_plan(&op, grid)? {
+    let mut reads = if scalar {
+        ProductReads::Inline
+    } else {
+        ProductReads::Apart
+    };
+    op.record_leaves(reads)?;
+    let (vars, products, planned) = match bind_and_plan(&op, grid, scalar)? {
         (vars, products, Some(planned)) => (vars, products, planned),
         _ => {
             // A product cannot be read inline here: each becomes a step.
-            drop(inline);
-            inline = crate::rev::inline::scope(false);
-            op.record_leaves()?;
-            match bind_and_plan(&op, grid)? {
+            reads = ProductReads::Apart;
+            op.record_leaves(reads)?;
+            match bind_and_plan(&op, grid, scalar)? {
                 (vars, products, Some(planned)) => (vars, products, planned),
                 _ => return Err(internal_plan("a product stayed inline")),
             }
@@ -408,6 +409,7 @@ pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scal
     let tangents = Tangents {
         expr: &op,
         stash: &stash,
+        reads,
     };
     let stores = PartialStores {
         grid,
@@ -432,7 +434,6 @@ pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scal
             out
         }
     };
-    drop(inline);
     if let Some(Err(e)) = stash.into_inner() {
         return Err(e);
     }
@@ -457,6 +458,9 @@ type Stash = RefCell<Option<Result<Dual>>>;
 struct Tangents<'s, E> {
     expr: &'s E,
     stash: &'s Stash,
+    /// How the step reads its products (the driver records the leaves
+    /// again before the launch: a no-op for nodes already recorded).
+    reads: ProductReads,
 }
 
 /// Marks the cache key of a step's forward kernel apart from a plain one.
@@ -488,7 +492,7 @@ impl<E: Differentiable> Operation for Tangents<'_, E> {
     }
 
     fn evaluate_leaves(&self) -> Result<()> {
-        self.expr.record_leaves()
+        self.expr.record_leaves(self.reads)
     }
 
     fn contains_reduction(&self) -> bool {
@@ -604,11 +608,13 @@ type Products<'o, T> = Vec<&'o MatrixCl<T>>;
 
 /// Binds `op` (after `record_leaves`) and finds its plan: its variables
 /// (each checked usable), the matrices of its inline products, and the
-/// plan, `None` when the products cannot be read inline.
+/// plan, `None` when the products cannot be read inline (only a `scalar`
+/// step, one with a `1 x 1` result, reads them inline).
 #[allow(clippy::type_complexity)]
 fn bind_and_plan<O: Differentiable>(
     op: &O,
     grid: (usize, usize),
+    scalar: bool,
 ) -> Result<(Vec<Rc<dyn VarHandle>>, Products<'_, O::Scalar>, CachedPlan)> {
     let mut binder = Binder::new();
     op.bind(&mut binder);
@@ -626,8 +632,9 @@ fn bind_and_plan<O: Differentiable>(
         .iter()
         .map(|(_, x)| x.downcast_ref::<MatrixCl<O::Scalar>>())
         .collect();
-    let Some(products) = products else {
-        // A product of another element type than the step's: not inline.
+    let Some(products) = products.filter(|p| scalar || p.is_empty()) else {
+        // A step with a larger result, or a product of another element
+        // type than the step's: not inline.
         return Ok((vars, Vec::new(), None));
     };
     let planned = cached_plan(op, grid, &vars, &ids, binder.pattern().to_vec())?;

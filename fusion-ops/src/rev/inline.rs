@@ -14,35 +14,36 @@
 //! element, a variable also scattered into by the same step), or when one
 //! pass does not pay off on the device ([`crate::one_pass_worthwhile`]),
 //! the product is a step of its own and the reverse pass reads `x` again.
+//!
+//! The step decides explicitly, by the [`ProductReads`] it passes to
+//! `record_leaves`: a scalar step prepares every product it could read
+//! inline (its vector operand as a variable) and binds its expression; if
+//! the plan then fails, it records the leaves again with
+//! [`ProductReads::Apart`], which computes each prepared product as a step
+//! of its own. Which products a kernel reads inline is part of its binding
+//! (a structure code of the alias pattern), so the forward kernels and the
+//! plans of the two cases are cached apart.
 
-use std::cell::Cell;
+use crate::rev::{Dependence, Differentiable};
+use clfuse_core::{Result, View};
 
-thread_local! {
-    /// Whether the step being recorded on this thread reads products inline.
-    static ALLOWED: Cell<bool> = const { Cell::new(false) };
+/// How the step being recorded reads the products `x · v` inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProductReads {
+    /// Where it can, inline (a step with a `1 x 1` result).
+    Inline,
+    /// Each as a step of its own.
+    Apart,
 }
 
-/// While alive, sets whether products evaluated on this thread may be read
-/// inline; restores the previous setting when dropped (nested steps set
-/// their own).
-pub(crate) struct Scope {
-    previous: bool,
-}
-
-/// Allows (or forbids) inline products until the returned scope drops.
-pub(crate) fn scope(allowed: bool) -> Scope {
-    Scope {
-        previous: ALLOWED.with(|a| a.replace(allowed)),
+/// Whether a step may read the product `x · v` inline: `x` a constant
+/// matrix seen whole, and one pass over `x` worthwhile on the device.
+pub(crate) fn allowed<X: Differentiable>(x: &X) -> Result<bool> {
+    if X::Dependence::VARIABLE {
+        return Ok(false);
     }
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        ALLOWED.with(|a| a.set(self.previous));
+    match x.matrix() {
+        Some(m) if m.view() == View::Entire => crate::one_pass_worthwhile(m),
+        _ => Ok(false),
     }
-}
-
-/// Whether the step being recorded reads products inline.
-pub(crate) fn allowed() -> bool {
-    ALLOWED.with(Cell::get)
 }

@@ -2,7 +2,6 @@
 //! closure of the result's adjoint ([`leaf`], [`scalar_leaf`]: hand-written
 //! kernels as differentiable leaves), and the operands of such steps.
 
-use crate::rev::forward::{Root, record};
 use crate::rev::tape::{self, Step};
 use crate::rev::var::{Var, VarData};
 use crate::rev::{Dependence, Differentiable, Kept};
@@ -40,7 +39,7 @@ pub(crate) fn operand<O: Differentiable>(op: &O) -> Result<Operand<O::Scalar>> {
         return Ok(Operand::Variable(var.clone()));
     }
     if O::Dependence::VARIABLE {
-        return Ok(Operand::Variable(record(op, Root::Elementwise)?));
+        return Ok(Operand::Variable(crate::rev::Variable::eval(op)?));
     }
     if let Some(matrix) = op.matrix() {
         return Ok(Operand::Constant(Kept::new(matrix)));

@@ -74,6 +74,7 @@ pub use dual::{Dual, Occurrence};
 pub use eval::{Eval, ReductionMethods};
 pub use gradient::{value_and_grad, value_and_grad_to_host};
 pub use handle::VarHandle;
+pub use inline::ProductReads;
 pub use kept::Kept;
 pub use leaf::{leaf, scalar_leaf};
 pub use operators::VarScalar;

@@ -3,6 +3,7 @@
 //! the work item's grid element went into. Sums the forward kernel already
 //! made (`Mode::Summed`) are scaled by the `1 x 1` result's seed.
 
+use crate::generator::Generator;
 use crate::rev::forward::{Mode, Partial, PartialSpec, Root};
 use crate::rev::tape::Step;
 use crate::rev::var::VarData;
@@ -155,88 +156,45 @@ impl KernelPartial {
     }
 }
 
-/// The OpenCL C of the reverse kernel for a root and its partials.
+/// The reverse kernel's name.
+const KERNEL: &str = "adjoint";
+
+/// The OpenCL C of the reverse kernel for a root and its partials: the
+/// kernel [`KERNEL`], built by a [`Generator`] of its own.
 pub(crate) fn reverse_source(
-    cl_type: &str,
+    cl_type: &'static str,
     root: Root,
     partials: &[KernelPartial],
     atomics: Atomics,
 ) -> String {
     let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
-    let modes = &modes[..];
-    let mut out = String::new();
-    if cl_type == "double" {
-        out.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-    }
-    let atomics_needed = modes.iter().any(|m| scattered(*m));
-    if atomics_needed && cl_type == "double" && atomics == Atomics::CompareAndSwap {
-        out.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
-    }
-    out.push('\n');
     let reduces = modes.contains(&Mode::Reduce);
     let scatters = modes.contains(&Mode::Scatter);
     let locals = modes.contains(&Mode::ScatterLocal);
-    let per_element = modes.iter().any(|m| *m != Mode::Summed);
-    if atomics_needed {
-        out.push_str(&atomic_add_helper(cl_type, "global", atomics));
-        out.push_str("\n\n");
+    let mut g = Generator::named(KERNEL);
+    if modes.iter().any(|m| scattered(*m)) {
+        if cl_type == "double" && atomics == Atomics::CompareAndSwap {
+            g.enable_extension("cl_khr_int64_base_atomics");
+        }
+        g.helper(atomic_add_helper(cl_type, "global", atomics));
     }
     if locals {
-        out.push_str(&atomic_add_helper(cl_type, "local", atomics));
-        out.push_str("\n\n");
+        g.helper(atomic_add_helper(cl_type, "local", atomics));
     }
-    let mut params = vec![format!("__global const {cl_type}* restrict result_adjoint")];
-    for (k, mode) in modes.iter().enumerate() {
-        if partials[k].constant.is_none() && partials[k].same_as.is_none() {
-            params.push(format!("__global const {cl_type}* restrict partial{k}"));
-        }
-        params.push(format!("__global {cl_type}* adjoint{k}"));
-        if scattered(*mode) {
-            params.push(format!("__global const int* restrict index{k}"));
-        }
-        if matches!(mode, Mode::ScatterLocal | Mode::Summed) {
-            params.push(format!("int length{k}"));
-        }
-    }
-    params.push("int rows".into());
-    params.push("int cols".into());
-    if reduces {
-        params.push(format!("__global {cl_type}* group_sums"));
-        params.push("__global uint* groups_done".into());
-    }
-    if reduces || scatters {
-        params.push(format!("__local {cl_type}* scratch"));
-    }
-    if scatters {
-        params.push("__local int* targets".into());
-    }
-    for (k, mode) in modes.iter().enumerate() {
-        if *mode == Mode::ScatterLocal {
-            params.push(format!("__local {cl_type}* local_adjoint{k}"));
-        }
-    }
-    out.push_str(&crate::generator::kernel_header("adjoint", &params));
-    let seed_at = match root {
-        Root::Elementwise => "element",
-        Root::ColwiseSum => "element / rows",
-    };
+    declare_params(&mut g, cl_type, partials);
     if reduces || scatters || locals {
-        out.push_str(
-            "  const int lid = get_local_id(0);\n  const int lsize = get_local_size(0);\n",
-        );
+        g.use_local_ids();
     }
     if locals {
-        out.push_str(
-            "  // The work-group's copies of the small scattered adjoints start at zero.\n",
-        );
-        for (k, mode) in modes.iter().enumerate() {
-            if *mode == Mode::ScatterLocal {
-                out.push_str(&format!(
-                    "  for (int e = lid; e < length{k}; e += lsize) {{\n    local_adjoint{k}[e] = 0;\n  }}\n"
-                ));
-            }
+        g.statement("// The work-group's copies of the small scattered adjoints start at zero.");
+        for k in (0..modes.len()).filter(|&k| modes[k] == Mode::ScatterLocal) {
+            g.statements(&format!(
+                "for (int e = lid; e < length{k}; e += lsize) {{
+                   local_adjoint{k}[e] = 0;
+                 }}"
+            ));
         }
-        out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
+        g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
     }
     // A grid-stride loop over a bounded number of work-groups: partials of
     // 1 x 1 variables are summed per work item, then per group, so the
@@ -247,161 +205,254 @@ pub(crate) fn reverse_source(
     // the work-group's local copy when the variable is small.
     for (k, mode) in modes.iter().enumerate() {
         match mode {
-            Mode::Reduce => out.push_str(&format!("  {cl_type} sum{k} = 0;\n")),
-            Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
-                "  int pending_target{k} = -1;\n  {cl_type} pending{k} = 0;\n"
+            Mode::Reduce => g.statement(&format!("{cl_type} sum{k} = 0;")),
+            Mode::Scatter | Mode::ScatterLocal => g.statements(&format!(
+                "int pending_target{k} = -1;
+                 {cl_type} pending{k} = 0;"
             )),
             Mode::Identity | Mode::Summed => {}
         }
     }
-    if per_element {
-        out.push_str(&format!(
-            "  for (int element = get_global_id(0); element < rows * cols; element += get_global_size(0)) {{
-    const {cl_type} seed = result_adjoint[{seed_at}];
-"
-        ));
+    if modes.iter().any(|m| *m != Mode::Summed) {
+        grid_loop(&mut g, cl_type, root, partials);
     }
-    let add_pending = |k: usize, mode: Mode| match mode {
+    summed_adds(&mut g, cl_type, partials);
+    for (k, mode) in modes.iter().enumerate() {
+        match mode {
+            Mode::Scatter => shared_target_adds(&mut g, cl_type, k),
+            Mode::ScatterLocal => local_copy_adds(&mut g, cl_type, k),
+            Mode::Reduce | Mode::Identity | Mode::Summed => {}
+        }
+    }
+    let reduced: Vec<usize> = (0..modes.len())
+        .filter(|&k| modes[k] == Mode::Reduce)
+        .collect();
+    if reduces {
+        kept_group_sums(&mut g, &reduced);
+        last_group_adds(&mut g, cl_type, partials, &reduced);
+    }
+    g.kernel_source()
+}
+
+/// The reverse kernel's parameters, in the order `ElementwiseStep::reverse`
+/// binds them: the result's adjoint; per partial its values (unless a
+/// number or an earlier partial's), its variable's adjoint, its indices
+/// and its variable's length; the grid; then the buffers and local memory
+/// of the group sums and scatters.
+fn declare_params(g: &mut Generator, cl_type: &'static str, partials: &[KernelPartial]) {
+    let has = |mode| partials.iter().any(|p| p.mode == mode);
+    g.global_param("result_adjoint", cl_type, Access::Read);
+    for (k, partial) in partials.iter().enumerate() {
+        if partial.constant.is_none() && partial.same_as.is_none() {
+            g.global_param(&format!("partial{k}"), cl_type, Access::Read);
+        }
+        g.global_param(&format!("adjoint{k}"), cl_type, Access::Write);
+        if scattered(partial.mode) {
+            g.global_param(&format!("index{k}"), "int", Access::Read);
+        }
+        if matches!(partial.mode, Mode::ScatterLocal | Mode::Summed) {
+            g.scalar_param(&format!("length{k}"), "int");
+        }
+    }
+    g.grid_params();
+    if has(Mode::Reduce) {
+        g.global_param("group_sums", cl_type, Access::Write);
+        g.global_param("groups_done", "uint", Access::ReadWrite);
+    }
+    if has(Mode::Reduce) || has(Mode::Scatter) {
+        g.local_array_param("scratch", cl_type);
+    }
+    if has(Mode::Scatter) {
+        g.local_array_param("targets", "int");
+    }
+    for (k, partial) in partials.iter().enumerate() {
+        if partial.mode == Mode::ScatterLocal {
+            g.local_array_param(&format!("local_adjoint{k}"), cl_type);
+        }
+    }
+}
+
+/// The loop over the grid's elements: each partial times the seed, added
+/// to its adjoint, its pending scattered sum or its 1 x 1 sum.
+fn grid_loop(g: &mut Generator, cl_type: &str, root: Root, partials: &[KernelPartial]) {
+    let seed_at = match root {
+        Root::Elementwise => "element",
+        Root::ColwiseSum => "element / rows",
+    };
+    g.statements(&format!(
+        "for (int element = get_global_id(0); element < rows * cols; element += get_global_size(0)) {{
+           const {cl_type} seed = result_adjoint[{seed_at}];"
+    ));
+    for (k, partial) in partials.iter().enumerate() {
+        let scaled = scaled_partial(cl_type, k, partial);
+        match partial.mode {
+            Mode::Identity => {
+                g.statement(&format!("adjoint{k}[element] {} {scaled};", partial.add()))
+            }
+            Mode::Scatter | Mode::ScatterLocal => g.statements(&format!(
+                "const int target{k} = index{k}[element];
+                 if (target{k} >= 0) {{
+                   if (target{k} != pending_target{k}) {{
+                     if (pending_target{k} >= 0) {{
+                       {add}
+                     }}
+                     pending_target{k} = target{k};
+                     pending{k} = 0;
+                   }}
+                   pending{k} += {scaled};
+                 }}",
+                add = add_pending(cl_type, k, partial.mode),
+            )),
+            Mode::Reduce => g.statement(&format!("sum{k} += {scaled};")),
+            Mode::Summed => {}
+        }
+    }
+    g.statement("}");
+}
+
+/// Adds the `k`-th partial's pending sum to its target: in the work-group's
+/// local copy of a small variable, else in the adjoint.
+fn add_pending(cl_type: &str, k: usize, mode: Mode) -> String {
+    match mode {
         Mode::ScatterLocal => {
             format!("local_atomic_add_{cl_type}(&local_adjoint{k}[pending_target{k}], pending{k});")
         }
         _ => format!("atomic_add_{cl_type}(&adjoint{k}[pending_target{k}], pending{k});"),
-    };
-    for (k, mode) in modes.iter().enumerate() {
-        match mode {
-            Mode::Identity => out.push_str(&format!(
-                "    adjoint{k}[element] {} {};\n",
-                partials[k].add(),
-                scaled_partial(cl_type, k, &partials[k])
-            )),
-            Mode::Scatter | Mode::ScatterLocal => out.push_str(&format!(
-                "    const int target{k} = index{k}[element];
-    if (target{k} >= 0) {{
-      if (target{k} != pending_target{k}) {{
-        if (pending_target{k} >= 0) {{
-          {}
-        }}
-        pending_target{k} = target{k};
-        pending{k} = 0;
-      }}
-      pending{k} += {};
-    }}
-",
-                add_pending(k, *mode),
-                scaled_partial(cl_type, k, &partials[k])
-            )),
-            Mode::Reduce => out.push_str(&format!(
-                "    sum{k} += {};\n",
-                scaled_partial(cl_type, k, &partials[k])
-            )),
-            Mode::Summed => {}
-        }
     }
-    if per_element {
-        out.push_str("  }\n");
-    }
-    out.push_str(&summed_adds(cl_type, partials));
-    for (k, mode) in modes.iter().enumerate() {
-        match mode {
-            Mode::Scatter => out.push_str(&format!(
-                "  // Work items whose pending target is work item 0's add through
-  // local memory, once per group; the others add their own.
-  targets[lid] = pending_target{k};
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const int shared_target{k} = targets[0];
-  const bool shares{k} = pending_target{k} == shared_target{k};
-  scratch[lid] = shares{k} ? pending{k} : 0;
-  if (!shares{k} && pending_target{k} >= 0) {{
-    atomic_add_{cl_type}(&adjoint{k}[pending_target{k}], pending{k});
-  }}
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int step = lsize / 2; step > 0; step /= 2) {{
-    if (lid < step) {{
-      scratch[lid] += scratch[lid + step];
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }}
-  if (lid == 0 && shared_target{k} >= 0) {{
-    atomic_add_{cl_type}(&adjoint{k}[shared_target{k}], scratch[0]);
-  }}
-  barrier(CLK_LOCAL_MEM_FENCE);
-"
-            )),
-            Mode::ScatterLocal => out.push_str(&format!(
-                "  // The work-group adds its copy of the small adjoint once.
-  if (pending_target{k} >= 0) {{
-    {}
-  }}
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int e = lid; e < length{k}; e += lsize) {{
-    if (local_adjoint{k}[e] != 0) {{
-      atomic_add_{cl_type}(&adjoint{k}[e], local_adjoint{k}[e]);
-    }}
-  }}
-",
-                add_pending(k, *mode)
-            )),
-            Mode::Reduce => out.push_str(&format!(
-                "  // The work-group's sum for the 1 x 1 variable, kept for the last group.
-  scratch[lid] = sum{k};
-  barrier(CLK_LOCAL_MEM_FENCE);
-{tree}  if (lid == 0) {{
-    group_sums[{slot} * get_num_groups(0) + get_group_id(0)] = scratch[0];
-  }}
-  barrier(CLK_LOCAL_MEM_FENCE);
-",
-                tree = GROUP_TREE,
-                slot = reduce_slot(modes, k),
-            )),
-            Mode::Identity | Mode::Summed => {}
-        }
-    }
-    if reduces {
-        out.push_str(&last_group_adds(cl_type, partials));
-    }
-    out.push_str("}\n");
-    out
+}
+
+/// After the loop, a scattered variable's pending sums: those for work item
+/// 0's target are added up in local memory and added once per group.
+fn shared_target_adds(g: &mut Generator, cl_type: &str, k: usize) {
+    g.statements(&format!(
+        "// Work items whose pending target is work item 0's add through
+         // local memory, once per group; the others add their own.
+         targets[lid] = pending_target{k};
+         barrier(CLK_LOCAL_MEM_FENCE);
+         const int shared_target{k} = targets[0];
+         const bool shares{k} = pending_target{k} == shared_target{k};
+         scratch[lid] = shares{k} ? pending{k} : 0;
+         if (!shares{k} && pending_target{k} >= 0) {{
+           atomic_add_{cl_type}(&adjoint{k}[pending_target{k}], pending{k});
+         }}
+         barrier(CLK_LOCAL_MEM_FENCE);"
+    ));
+    group_tree(g);
+    g.statements(&format!(
+        "if (lid == 0 && shared_target{k} >= 0) {{
+           atomic_add_{cl_type}(&adjoint{k}[shared_target{k}], scratch[0]);
+         }}
+         barrier(CLK_LOCAL_MEM_FENCE);"
+    ));
+}
+
+/// After the loop, a small scattered variable: the last pending sum goes
+/// into the work-group's copy, which is then added to the adjoint.
+fn local_copy_adds(g: &mut Generator, cl_type: &str, k: usize) {
+    g.statements(&format!(
+        "// The work-group adds its copy of the small adjoint once.
+         if (pending_target{k} >= 0) {{
+           {add}
+         }}
+         barrier(CLK_LOCAL_MEM_FENCE);
+         for (int e = lid; e < length{k}; e += lsize) {{
+           if (local_adjoint{k}[e] != 0) {{
+             atomic_add_{cl_type}(&adjoint{k}[e], local_adjoint{k}[e]);
+           }}
+         }}",
+        add = add_pending(cl_type, k, Mode::ScatterLocal),
+    ));
 }
 
 /// The `Summed` partials' adds: each element of such a variable gets the
 /// forward kernel's sum for it times the `1 x 1` result's seed. Each element
 /// has one writer, the same work item for every partial of one variable.
-fn summed_adds(cl_type: &str, partials: &[KernelPartial]) -> String {
-    let mut out = String::new();
+fn summed_adds(g: &mut Generator, cl_type: &str, partials: &[KernelPartial]) {
+    let mut seeded = false;
     for (k, partial) in partials.iter().enumerate() {
         if partial.mode != Mode::Summed {
             continue;
         }
-        if out.is_empty() {
-            out.push_str(&format!(
-                "  // The forward kernel summed these over the grid: scale by the seed.
-  const {cl_type} result_seed = result_adjoint[0];
-"
+        if !seeded {
+            g.statements(&format!(
+                "// The forward kernel summed these over the grid: scale by the seed.
+                 const {cl_type} result_seed = result_adjoint[0];"
             ));
+            seeded = true;
         }
-        out.push_str(&format!(
-            "  for (int e = get_global_id(0); e < length{k}; e += get_global_size(0)) {{
-    adjoint{k}[e] {} result_seed * partial{k}[e];
-  }}
-",
-            partial.add()
+        g.statements(&format!(
+            "for (int e = get_global_id(0); e < length{k}; e += get_global_size(0)) {{
+               adjoint{k}[e] {add} result_seed * partial{k}[e];
+             }}",
+            add = partial.add(),
         ));
     }
-    out
+}
+
+/// Where slot `slot` of the work-group's `1 x 1` sums keeps the work item's
+/// value in `scratch` (one row of `lsize` per variable).
+fn scratch_slot(slot: usize) -> String {
+    match slot {
+        0 => "lid".to_string(),
+        1 => "lsize + lid".to_string(),
+        _ => format!("{slot} * lsize + lid"),
+    }
+}
+
+/// After the loop, the work-group's totals of its `1 x 1` variables (the
+/// partials `reduced`), each kept in its slot of the group sums for the
+/// last group to finish. All of them go through one tree, whose barriers do
+/// not multiply with the variables (a tree each made PoCL's compile time
+/// grow steeply with their number: minutes for four).
+fn kept_group_sums(g: &mut Generator, reduced: &[usize]) {
+    g.statement("// The work-group's sums of its 1 x 1 variables, kept for the last group.");
+    for (slot, k) in reduced.iter().enumerate() {
+        g.statement(&format!("scratch[{}] = sum{k};", scratch_slot(slot)));
+    }
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    group_trees(g, reduced.len());
+    if reduced.len() == 1 {
+        g.statements(
+            "if (lid == 0) {
+               group_sums[get_group_id(0)] = scratch[0];
+             }",
+        );
+    } else {
+        g.statements(&format!(
+            "for (int slot = lid; slot < {count}; slot += lsize) {{
+               group_sums[slot * get_num_groups(0) + get_group_id(0)] = scratch[slot * lsize];
+             }}",
+            count = reduced.len()
+        ));
+    }
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
 /// Sums `scratch[0..lsize]` into `scratch[0]` (a power-of-two group).
-const GROUP_TREE: &str = "  for (int step = lsize / 2; step > 0; step /= 2) {
-    if (lid < step) {
-      scratch[lid] += scratch[lid + step];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-";
+fn group_tree(g: &mut Generator) {
+    group_trees(g, 1);
+}
 
-/// Which of the kernel's `1 x 1` variables the `k`-th partial is.
-fn reduce_slot(modes: &[Mode], k: usize) -> usize {
-    modes[..k].iter().filter(|m| **m == Mode::Reduce).count()
+/// Sums each of the `count` rows of `lsize` values in `scratch` into its
+/// first element, all rows in one tree (a power-of-two group).
+fn group_trees(g: &mut Generator, count: usize) {
+    let add = if count == 1 {
+        "scratch[lid] += scratch[lid + step];".to_string()
+    } else {
+        format!(
+            "for (int slot = 0; slot < {count}; slot++) {{
+               scratch[slot * lsize + lid] += scratch[slot * lsize + lid + step];
+             }}"
+        )
+    };
+    g.statements(&format!(
+        "for (int step = lsize / 2; step > 0; step /= 2) {{
+           if (lid < step) {{
+             {add}
+           }}
+           barrier(CLK_LOCAL_MEM_FENCE);
+         }}"
+    ));
 }
 
 /// The end of a kernel with `1 x 1` variables: the last work-group to
@@ -410,50 +461,66 @@ fn reduce_slot(modes: &[Mode], k: usize) -> usize {
 /// One atomic increment per group instead of one contended floating-point
 /// compare-and-swap per group per variable, which serialised a thousand
 /// groups on one address (0.49 ms of a 1e6-element step on an H200).
-fn last_group_adds(cl_type: &str, partials: &[KernelPartial]) -> String {
-    let modes: Vec<Mode> = partials.iter().map(|p| p.mode).collect();
-    let modes = &modes[..];
-    let mut out = format!(
-        "  // The last group to finish adds every group's sums: their writes are
-  // made visible before each group counts itself done.
-  if (lid == 0) {{
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    scratch[0] = atomic_inc(groups_done) == get_num_groups(0) - 1;
-  }}
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const bool last_group = scratch[0] != 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (last_group) {{
-    // Read past any cache that may hold stale sums.
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    volatile __global const {cl_type}* sums = group_sums;
-"
-    );
-    for (k, mode) in modes.iter().enumerate() {
-        if *mode != Mode::Reduce {
-            continue;
-        }
-        let slot = reduce_slot(modes, k);
-        out.push_str(&format!(
-            "    {cl_type} total{k} = 0;
-    for (int g = lid; g < get_num_groups(0); g += lsize) {{
-      total{k} += sums[{slot} * get_num_groups(0) + g];
-    }}
-    scratch[lid] = total{k};
-    barrier(CLK_LOCAL_MEM_FENCE);
-{tree}    if (lid == 0) {{
-      adjoint{k}[0] {add} scratch[0];
-    }}
-    barrier(CLK_LOCAL_MEM_FENCE);
-",
-            tree = GROUP_TREE
-                .replace("\n  ", "\n    ")
-                .replacen("  ", "    ", 1),
-            add = partials[k].add(),
+fn last_group_adds(
+    g: &mut Generator,
+    cl_type: &str,
+    partials: &[KernelPartial],
+    reduced: &[usize],
+) {
+    g.statements(&format!(
+        "// The last group to finish adds every group's sums: their writes are
+         // made visible before each group counts itself done.
+         if (lid == 0) {{
+           mem_fence(CLK_GLOBAL_MEM_FENCE);
+           scratch[0] = atomic_inc(groups_done) == get_num_groups(0) - 1;
+         }}
+         barrier(CLK_LOCAL_MEM_FENCE);
+         const bool last_group = scratch[0] != 0;
+         barrier(CLK_LOCAL_MEM_FENCE);
+         if (last_group) {{
+           // Read past any cache that may hold stale sums.
+           mem_fence(CLK_GLOBAL_MEM_FENCE);
+           volatile __global const {cl_type}* sums = group_sums;"
+    ));
+    if reduced.len() == 1 {
+        g.statements(&format!(
+            "{cl_type} total = 0;
+             for (int g = lid; g < get_num_groups(0); g += lsize) {{
+               total += sums[g];
+             }}
+             scratch[lid] = total;"
+        ));
+    } else {
+        g.statements(&format!(
+            "for (int slot = 0; slot < {count}; slot++) {{
+               {cl_type} total = 0;
+               for (int g = lid; g < get_num_groups(0); g += lsize) {{
+                 total += sums[slot * get_num_groups(0) + g];
+               }}
+               scratch[slot * lsize + lid] = total;
+             }}",
+            count = reduced.len()
         ));
     }
-    out.push_str("    if (lid == 0) {\n      *groups_done = 0;\n    }\n  }\n");
-    out
+    g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
+    group_trees(g, reduced.len());
+    g.statement("if (lid == 0) {");
+    for (slot, &k) in reduced.iter().enumerate() {
+        g.statement(&format!(
+            "adjoint{k}[0] {} scratch[{}];",
+            partials[k].add(),
+            if slot == 0 {
+                "0".to_string()
+            } else {
+                format!("{slot} * lsize")
+            }
+        ));
+    }
+    g.statements(
+        "*groups_done = 0;
+         }",
+    );
+    g.statement("}");
 }
 
 /// Largest scattered variable (elements) that is summed per work-group in
@@ -535,7 +602,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                         .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
                         .collect::<String>()
                 );
-                let compiled = compile_kernel("adjoint", &source, "", &name)?;
+                let compiled = compile_kernel(KERNEL, &source, "", &name)?;
                 Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
                     compiled, source,
                 ))))
@@ -559,7 +626,14 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         }
         args.push(KernelArg::Int(rows as i32));
         args.push(KernelArg::Int(cols as i32));
-        let group = work_group_size(info.max_work_group_size);
+        // One row of `scratch` per 1 x 1 variable: groups small enough that
+        // the rows fit in half the local memory.
+        let reduces = self.specs.iter().filter(|s| s.mode == Mode::Reduce).count();
+        let scratch_budget = info.local_mem_bytes as usize / 2;
+        let mut group = work_group_size(info.max_work_group_size);
+        while group > 1 && reduces.max(1) * group * std::mem::size_of::<T>() > scratch_budget {
+            group /= 2;
+        }
         // The grid's elements, or only the summed variables' when nothing
         // else is left to do.
         let summed = self
@@ -583,7 +657,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .div_ceil(group)
             .min(8 * info.compute_units.max(1) as usize);
         let scatters = modes.contains(&Mode::Scatter);
-        let reduces = modes.iter().filter(|m| **m == Mode::Reduce).count();
         // Only kernels with 1 x 1 variables take the group sums and counter.
         let reduction = if reduces > 0 {
             Some((
@@ -598,7 +671,8 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             args.push(KernelArg::buffer(counter, Access::ReadWrite));
         }
         if reduces > 0 || scatters {
-            args.push(KernelArg::Local(group * std::mem::size_of::<T>()));
+            let rows = reduces.max(1);
+            args.push(KernelArg::Local(rows * group * std::mem::size_of::<T>()));
         }
         if scatters {
             args.push(KernelArg::Local(group * std::mem::size_of::<i32>()));
@@ -705,6 +779,61 @@ mod tests {
         assert!(!source.contains("adjoint1[0] +="), "{source}");
     }
 
+    /// The generated source is `tests/golden/{name}.cl`; regenerate on
+    /// purpose with `FUSION_BLESS=1 cargo test -p clfuse-ops --lib golden`.
+    fn check_golden(name: &str, source: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/golden")
+            .join(format!("{name}.cl"));
+        if std::env::var_os("FUSION_BLESS").is_some() {
+            std::fs::write(&path, source).expect("write golden file");
+            return;
+        }
+        let golden = std::fs::read_to_string(&path)
+            .unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+        assert_eq!(source, golden, "generated source for {name} changed");
+    }
+
+    /// Every mode in two kernels: written and added adjoints, numbers and
+    /// shared buffers for partials, both kinds of atomics.
+    #[test]
+    fn golden_reverse_kernels() {
+        let written = |mode, constant| KernelPartial {
+            overwrite: true,
+            ..partial(mode, constant)
+        };
+        check_golden(
+            "adjoint_identity_reduce_scatter",
+            &reverse_source(
+                "double",
+                Root::ColwiseSum,
+                &[
+                    written(Mode::Identity, None),
+                    written(Mode::Reduce, None),
+                    partial(Mode::Scatter, None),
+                ],
+                Atomics::CompareAndSwap,
+            ),
+        );
+        check_golden(
+            "adjoint_local_summed_float",
+            &reverse_source(
+                "float",
+                Root::Elementwise,
+                &[
+                    written(Mode::Identity, Some(1.0)),
+                    partial(Mode::ScatterLocal, Some(-2.0)),
+                    partial(Mode::Summed, None),
+                    KernelPartial {
+                        same_as: Some(2),
+                        ..partial(Mode::Reduce, None)
+                    },
+                ],
+                Atomics::NvidiaReduce,
+            ),
+        );
+    }
+
     #[test]
     fn work_groups_are_powers_of_two_within_the_device_limit() {
         assert_eq!(work_group_size(1024), 256);
@@ -724,7 +853,47 @@ mod tests {
         assert!(!source.contains("atom_cmpxchg"), "{source}");
         assert!(source.contains("atomic_inc(groups_done)"), "{source}");
         assert!(source.contains("adjoint1[0] += scratch[0];"), "{source}");
-        assert!(source.contains("group_sums[0 * get_num_groups(0) + get_group_id(0)]"));
+        assert!(
+            source.contains("group_sums[get_group_id(0)] = scratch[0];"),
+            "{source}"
+        );
+    }
+
+    /// The reverse kernel of a step with `count` `1 x 1` variables beside
+    /// an element-wise one.
+    fn with_scalars(count: usize) -> String {
+        let mut partials = vec![partial(Mode::Identity, None)];
+        partials.extend((0..count).map(|_| partial(Mode::Reduce, None)));
+        reverse_source("double", Root::ColwiseSum, &partials, Atomics::NvidiaReduce)
+    }
+
+    /// However many `1 x 1` variables a step reads, their adjoints go
+    /// through one tree in each work-group and one in the last group: the
+    /// barriers (what PoCL's compile time grew with) do not multiply, and
+    /// the source grows by a few lines per variable.
+    #[test]
+    fn one_by_one_variables_share_one_reduction() {
+        let barriers = |source: &str| source.matches("barrier(").count();
+        let (one, four, twelve) = (with_scalars(1), with_scalars(4), with_scalars(12));
+        assert_eq!(barriers(&one), barriers(&twelve), "{twelve}");
+        for k in 1..=12 {
+            assert!(
+                twelve.contains(&format!("adjoint{k}[0] += scratch[")),
+                "{twelve}"
+            );
+        }
+        assert!(
+            twelve.contains("scratch[11 * lsize + lid] = sum12;"),
+            "{twelve}"
+        );
+        let per_variable = (twelve.len() - four.len()) / 8;
+        assert!(per_variable < 300, "{per_variable} bytes per variable");
+        eprintln!(
+            "reverse kernel source: {} / {} / {} bytes for 1 / 4 / 12 variables",
+            one.len(),
+            four.len(),
+            twelve.len()
+        );
     }
 
     #[test]

@@ -10,13 +10,15 @@ use crate::precomputed::Materialized;
 use crate::product::{store_product, stored_product};
 use crate::reductions::{LogSumExpOp, MatrixVectorMultiply, RowReduce, RowwiseReduction};
 use crate::rev::forward::{Root, record};
+use crate::rev::inline::{ProductReads, allowed};
+use crate::rev::var_load::VarLoad;
 use crate::rev::var_load::{generate_dual, product_dual};
 use crate::rev::{Both, Dependence, Depends, Differentiable, Dual, Var};
 use crate::softmax::RowwiseSoftmax;
 use crate::structural::ColwiseBroadcast;
 use crate::templates::RealOf;
 use clfuse_core::expr::{MatrixProduct, Sub};
-use clfuse_core::{ClFloat, ClType, Error, Promote, Result, View};
+use clfuse_core::{ClFloat, ClType, Error, Promote, Result};
 use std::any::TypeId;
 use std::marker::PhantomData;
 
@@ -52,11 +54,11 @@ impl<E: Differentiable> Differentiable for Hoisted<E> {
         }
     }
 
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
             return self.evaluate_leaves();
         }
-        self.inner.record_leaves()?;
+        self.inner.record_leaves(reads)?;
         if self.inner.contains_reduction() && self.value.get().is_none() {
             self.value
                 .set(Box::new(record(&self.inner, Root::Elementwise)?));
@@ -84,7 +86,7 @@ where
         evaluated_tangents(self, self.variable(), g, at)
     }
 
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !Self::Dependence::VARIABLE {
             return self.evaluate_leaves();
         }
@@ -93,8 +95,8 @@ where
         }
         self.shape()?;
         // A product of variables is its own step; the kernel reads its result.
-        self.lhs.record_leaves()?;
-        self.rhs.record_leaves()?;
+        self.lhs.record_leaves(reads)?;
+        self.rhs.record_leaves(reads)?;
         let var = crate::rev::product_steps::multiply(&self.lhs, &self.rhs)?;
         store_product(self, Box::new(var));
         Ok(())
@@ -115,11 +117,11 @@ impl<R: RowReduce, E: Differentiable> Differentiable for RowwiseReduction<R, E> 
         evaluated_tangents(self, self.variable(), g, at)
     }
 
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
             return self.evaluate_leaves();
         }
-        self.0.record_leaves()?;
+        self.0.record_leaves(reads)?;
         if self.2.get().is_none() {
             self.2.set(Box::new(crate::rev::row_steps::reduce_rows(
                 R::NAME,
@@ -157,12 +159,12 @@ where
         evaluated_tangents(self, None, g, at)
     }
 
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !Self::Dependence::VARIABLE {
             return self.evaluate_leaves();
         }
-        self.0.record_leaves()?;
-        self.1.record_leaves()?;
+        self.0.record_leaves(reads)?;
+        self.1.record_leaves(reads)?;
         if self.2.get().is_some() {
             return Ok(());
         }
@@ -173,15 +175,27 @@ where
                 reason: "a product of variables needs x of the result's element type".into(),
             });
         }
-        let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
-        if inline_allowed(&self.0)? {
-            if self.2.inline_operand().is_none() {
+        // Prepared for reading inline by an earlier pass: its vector is a
+        // variable already, which the product's own step reads as it is.
+        let prepared = self
+            .2
+            .inline_operand()
+            .and_then(|v| v.as_any().downcast_ref::<Var<X::Scalar>>());
+        if reads == ProductReads::Inline && allowed(&self.0)? {
+            if prepared.is_none() {
+                let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
                 let var = crate::rev::leaf::variable_operand(&v, "matrix_vector_multiply")?;
                 self.2.set_inline_operand(Box::new(var));
             }
             return Ok(());
         }
-        let var = crate::rev::product_steps::matrix_vector_multiply(&self.0, &v)?;
+        let var = match prepared {
+            Some(v) => crate::rev::product_steps::matrix_vector_multiply(&self.0, &VarLoad(v))?,
+            None => {
+                let v = crate::logic::Cast::<X::Scalar, &V>(&self.1, PhantomData);
+                crate::rev::product_steps::matrix_vector_multiply(&self.0, &v)?
+            }
+        };
         self.2.set(Box::new(var));
         Ok(())
     }
@@ -189,19 +203,6 @@ where
     /// The variable this node was recorded into as a step of its own.
     fn variable(&self) -> Option<&Var<Self::Scalar>> {
         recorded(&self.2)
-    }
-}
-
-/// Whether a scalar step being recorded reads the product `x · v` inline
-/// (see `rev::inline`): `x` a constant matrix seen whole, and one pass over
-/// `x` worthwhile on the device.
-fn inline_allowed<X: Differentiable>(x: &X) -> Result<bool> {
-    if !crate::rev::inline::allowed() || X::Dependence::VARIABLE {
-        return Ok(false);
-    }
-    match x.matrix() {
-        Some(m) if m.view() == View::Entire => crate::one_pass_worthwhile(m),
-        _ => Ok(false),
     }
 }
 
@@ -219,7 +220,7 @@ impl<T: ClFloat + RealOf, E: Differentiable + Operation<Scalar = T>> Differentia
     /// Of variables, the composed form `exp(x - log_sum_exp(row))`: a
     /// row-wise log-sum-exp step and one element-wise step, whose
     /// derivatives the tape already knows.
-    fn record_leaves(&self) -> Result<()> {
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
             return self.evaluate_leaves();
         }
@@ -233,7 +234,7 @@ impl<T: ClFloat + RealOf, E: Differentiable + Operation<Scalar = T>> Differentia
             Materialized::default(),
         );
         let composed = crate::functions::Exp(Sub(&self.x, ColwiseBroadcast::new(lse, cols)));
-        composed.record_leaves()?;
+        composed.record_leaves(reads)?;
         self.value
             .set(Box::new(record(&composed, Root::Elementwise)?));
         Ok(())

@@ -5,7 +5,7 @@ use crate::binder::Identity;
 use crate::generator::{Generator, Index};
 use crate::leaves::{ColIndex, Constant, RowIndex, ScalarOrColumn};
 use crate::logic::{Cast, Select};
-use crate::rev::{Both, Constant as Const, Depends, Differentiable, Dual, Var};
+use crate::rev::{Both, Constant as Const, Depends, Differentiable, Dual, ProductReads, Var};
 use crate::templates::convert;
 use clfuse_core::expr::{Load, Scalar, Shared};
 use clfuse_core::{ClType, Promote, Result};
@@ -52,8 +52,8 @@ impl<O: Differentiable> Differentiable for Shared<'_, O> {
         Ok(dual)
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)
     }
 
     fn variable(&self) -> Option<&Var<O::Scalar>> {
@@ -83,10 +83,10 @@ where
         Ok(Dual { value, tangents })
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()?;
-        self.1.record_leaves()?;
-        self.2.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)?;
+        self.1.record_leaves(reads)?;
+        self.2.record_leaves(reads)
     }
 }
 
@@ -111,8 +111,8 @@ impl<T: ClType, A: Differentiable> Differentiable for Cast<T, A> {
         Ok(Dual { value, tangents })
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)
     }
 
     /// A cast to the variable's own type is that variable (a product step

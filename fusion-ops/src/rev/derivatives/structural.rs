@@ -4,7 +4,7 @@
 
 use crate::generator::{Generator, Index};
 use crate::operation::Operation;
-use crate::rev::{Both, Depends, Differentiable, Dual, hoist};
+use crate::rev::{Both, Depends, Differentiable, Dual, ProductReads, hoist};
 use crate::structural::{
     AppendCol, AppendRow, Block, Broadcast, BroadcastAxis, Diagonal, Indexing, OptionalBroadcast,
     Transpose,
@@ -25,8 +25,8 @@ impl<E: Differentiable> Differentiable for Block<E> {
         )
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.inner.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.inner.record_leaves(reads)
     }
 }
 
@@ -40,8 +40,8 @@ impl<E: Differentiable> Differentiable for Transpose<E> {
             .generate_tangents(g, &Index::new(at.j.clone(), at.i.clone()))
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)
     }
 }
 
@@ -55,8 +55,8 @@ impl<E: Differentiable> Differentiable for Diagonal<E> {
             .generate_tangents(g, &Index::new(at.i.clone(), at.i.clone()))
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)
     }
 }
 
@@ -69,8 +69,8 @@ impl<E: Differentiable, A: BroadcastAxis> Differentiable for Broadcast<E, A> {
         self.inner.generate_tangents(g, &A::operand_index(at))
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.inner.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.inner.record_leaves(reads)
     }
 }
 
@@ -91,8 +91,8 @@ impl<E: Differentiable> Differentiable for OptionalBroadcast<E> {
         )
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.inner.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.inner.record_leaves(reads)
     }
 }
 
@@ -146,9 +146,9 @@ where
         )
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()?;
-        self.1.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)?;
+        self.1.record_leaves(reads)
     }
 }
 
@@ -171,9 +171,9 @@ where
         )
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.0.record_leaves()?;
-        self.1.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.0.record_leaves(reads)?;
+        self.1.record_leaves(reads)
     }
 }
 
@@ -209,9 +209,9 @@ where
         })
     }
 
-    fn record_leaves(&self) -> Result<()> {
-        self.row_index.record_leaves()?;
-        self.col_index.record_leaves()?;
-        self.matrix.record_leaves()
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.row_index.record_leaves(reads)?;
+        self.col_index.record_leaves(reads)?;
+        self.matrix.record_leaves(reads)
     }
 }

@@ -17,4 +17,5 @@ mod rev_leaves;
 mod rev_memory;
 mod rev_nested;
 mod rev_proptest;
+mod rev_scalar_variables;
 mod rev_structure;

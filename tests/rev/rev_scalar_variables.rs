@@ -3,10 +3,9 @@
 //! through one work-group tree, so its compile time does not grow steeply
 //! with their number (PoCL took minutes for four trees).
 
+use clfuse::Result;
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
-
-type Result<T> = std::result::Result<T, clfuse::Error>;
 
 /// `lp = Σ_i log1p_exp(Σ_k s_k x_ki)` with twelve `1 x 1` variables `s_k`:
 /// value and every gradient against a CPU loop, at a size that is not a

@@ -18,6 +18,7 @@
 //! - Linear algebra on the device: [`linalg`] (GEMM, triangular inverse and
 //!   solves, Cholesky, their adjoints).
 //! - Likelihoods with gradients: [`glm`].
+//! - Stan's probability densities and masses, fused and differentiable: [`dist`].
 //! - The runtime (device choice, [`Tuning`], the [`KernelCache`]): the items
 //!   re-exported at the crate root.
 //!
@@ -27,6 +28,7 @@
 //! (hand-written kernels).
 
 pub mod data_parallel;
+pub mod dist;
 pub mod glm;
 
 #[cfg(feature = "nuts")]

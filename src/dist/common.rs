@@ -1,0 +1,655 @@
+//! What every density shares: its arguments' shapes and broadcasting, its
+//! argument checks, and the evaluation of the summed log density
+//! ([`checked_eval`]). A density file states its checks and its element-wise
+//! log density; everything else is here.
+
+use clfuse_core::{Error, Expr, MatrixCl, Result};
+use clfuse_ops::prelude::*;
+use clfuse_ops::rev::{Both, Constant, Dependence, Differentiable, Var, Variable};
+use clfuse_ops::{Check, DynOp, boxed};
+
+/// `log(sqrt(2π))`.
+pub(crate) const LOG_SQRT_TWO_PI: f64 = 0.918_938_533_204_672_8;
+/// `log(π)`.
+pub(crate) const LOG_PI: f64 = 1.144_729_885_849_400_2;
+/// `log(2)`.
+pub(crate) const LOG_TWO: f64 = std::f64::consts::LN_2;
+
+/// One argument of a density as its expression reads it: broadcast to the
+/// density's length `n` (`n x 1`), its type erased so that every kind of
+/// argument (number, matrix, variable, expression) gives the same node type
+/// for a given dependence.
+#[doc(hidden)]
+pub type Leaf<'s, D> = Expr<DynOp<'s, f64, D>>;
+
+/// An integer argument as its expression reads it (see [`Leaf`]).
+#[doc(hidden)]
+pub type IntLeaf<'s> = Expr<DynOp<'s, i32, Constant>>;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+    impl Sealed for &clfuse_core::MatrixCl<f64> {}
+    impl Sealed for &clfuse_core::MatrixCl<i32> {}
+    impl Sealed for &clfuse_ops::rev::Var {}
+    impl<O> Sealed for clfuse_core::Expr<O> {}
+}
+
+/// What an argument's values are checked on.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum Checked<'s, T: clfuse_core::ClType> {
+    /// A number, checked on the host.
+    Number(T),
+    /// A matrix (or a variable's value), checked on the device.
+    Device(&'s MatrixCl<T>),
+    /// An expression: not checked (its values exist only inside the
+    /// density's own kernel).
+    Unchecked,
+}
+
+/// Any argument of a density: whether it depends on a variable (the
+/// density then evaluates to a [`Var`], else to a `MatrixCl<f64>`).
+pub trait Argument: sealed::Sealed {
+    /// [`Constant`] or [`Variable`].
+    type Dependence: Dependence;
+}
+
+/// A real argument of a density: a number (`f64`, or an `i32` read as a
+/// real), a column vector or `1 x 1` matrix (`&MatrixCl<f64>`), a variable
+/// (`&Var`, `n x 1` or `1 x 1`), or a matrix expression (an `n x 1` or `1 x 1`
+/// [`Expr`], such as `matrix_vector_multiply(&x, &beta) + 0.25`). Numbers and
+/// `1 x 1` arguments broadcast against the vectors, as in Stan's vectorised
+/// signatures.
+pub trait Real: Argument {
+    /// Its shape: `None` for a number.
+    #[doc(hidden)]
+    fn shape(&self) -> Result<Option<(usize, usize)>>;
+    /// Its leaf in a density of length `n`.
+    #[doc(hidden)]
+    fn leaf(&self, n: usize) -> Leaf<'_, Self::Dependence>;
+    /// What its checks read.
+    #[doc(hidden)]
+    fn checked(&self) -> Checked<'_, f64>;
+}
+
+/// An integer argument of a probability mass function (outcomes, counts,
+/// trials): a number (`i32`) or a column vector or `1 x 1` matrix
+/// (`&MatrixCl<i32>`).
+pub trait Int: Argument<Dependence = Constant> {
+    /// Its shape: `None` for a number.
+    #[doc(hidden)]
+    fn shape(&self) -> Result<Option<(usize, usize)>>;
+    /// Its leaf in a density of length `n`.
+    #[doc(hidden)]
+    fn leaf(&self, n: usize) -> IntLeaf<'_>;
+    /// What its checks read.
+    #[doc(hidden)]
+    fn checked(&self) -> Checked<'_, i32>;
+}
+
+/// `m` read as an `n x 1` vector: itself when it has `n` rows, else
+/// broadcast (a `1 x 1` matrix, or a number).
+fn spread<'s, A>(
+    a: A,
+    rows: Option<usize>,
+    n: usize,
+) -> Expr<
+    DynOp<
+        's,
+        <A::Operand as clfuse_ops::Operation>::Scalar,
+        <A::Operand as clfuse_ops::rev::Depends>::Dependence,
+    >,
+>
+where
+    A: clfuse_core::IntoOperand,
+    A::Operand: Differentiable + 's,
+{
+    if rows == Some(n) {
+        boxed(a)
+    } else {
+        boxed(optional_broadcast(a, n, 1))
+    }
+}
+
+impl Argument for f64 {
+    type Dependence = Constant;
+}
+impl Real for f64 {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(None)
+    }
+    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
+        spread(*self, None, n)
+    }
+    fn checked(&self) -> Checked<'_, f64> {
+        Checked::Number(*self)
+    }
+}
+
+impl Argument for i32 {
+    type Dependence = Constant;
+}
+impl Real for i32 {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(None)
+    }
+    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
+        spread(f64::from(*self), None, n)
+    }
+    fn checked(&self) -> Checked<'_, f64> {
+        Checked::Number(f64::from(*self))
+    }
+}
+impl Int for i32 {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(None)
+    }
+    fn leaf(&self, n: usize) -> IntLeaf<'_> {
+        spread(*self, None, n)
+    }
+    fn checked(&self) -> Checked<'_, i32> {
+        Checked::Number(*self)
+    }
+}
+
+impl Argument for &MatrixCl<f64> {
+    type Dependence = Constant;
+}
+impl Real for &MatrixCl<f64> {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(Some((self.rows(), self.cols())))
+    }
+    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
+        spread(*self, Some(self.rows()), n)
+    }
+    fn checked(&self) -> Checked<'_, f64> {
+        Checked::Device(self)
+    }
+}
+
+impl Argument for &MatrixCl<i32> {
+    type Dependence = Constant;
+}
+impl Int for &MatrixCl<i32> {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(Some((self.rows(), self.cols())))
+    }
+    fn leaf(&self, n: usize) -> IntLeaf<'_> {
+        spread(*self, Some(self.rows()), n)
+    }
+    fn checked(&self) -> Checked<'_, i32> {
+        Checked::Device(self)
+    }
+}
+
+impl Argument for &Var {
+    type Dependence = Variable;
+}
+impl Real for &Var {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        Ok(Some((self.rows(), self.cols())))
+    }
+    fn leaf(&self, n: usize) -> Leaf<'_, Variable> {
+        spread(*self, Some(self.rows()), n)
+    }
+    fn checked(&self) -> Checked<'_, f64> {
+        Checked::Device(self.value())
+    }
+}
+
+impl<O: Differentiable<Scalar = f64>> Argument for Expr<O> {
+    type Dependence = O::Dependence;
+}
+impl<O: Differentiable<Scalar = f64>> Real for Expr<O> {
+    fn shape(&self) -> Result<Option<(usize, usize)>> {
+        clfuse_ops::Operation::shape(&self.0)
+    }
+    fn leaf(&self, n: usize) -> Leaf<'_, O::Dependence> {
+        let rows = self.shape().ok().flatten().map(|(r, _)| r);
+        spread(self, rows, n)
+    }
+    fn checked(&self) -> Checked<'_, f64> {
+        Checked::Unchecked
+    }
+}
+
+/// The arguments of a density, as a tuple: whether any depends on a variable.
+pub trait Args {
+    /// [`Variable`] if any argument is one, else [`Constant`].
+    type Dependence: Dependence;
+}
+
+impl<A: Argument> Args for (A,) {
+    type Dependence = A::Dependence;
+}
+impl<A: Argument, B: Argument> Args for (A, B) {
+    type Dependence = Both<A::Dependence, B::Dependence>;
+}
+impl<A: Argument, B: Argument, C: Argument> Args for (A, B, C) {
+    type Dependence = Both<A::Dependence, Both<B::Dependence, C::Dependence>>;
+}
+impl<A: Argument, B: Argument, C: Argument, D: Argument> Args for (A, B, C, D) {
+    type Dependence = Both<A::Dependence, Both<B::Dependence, Both<C::Dependence, D::Dependence>>>;
+}
+impl<A: Argument, B: Argument, C: Argument, D: Argument, E: Argument> Args for (A, B, C, D, E) {
+    type Dependence = Both<
+        A::Dependence,
+        Both<B::Dependence, Both<C::Dependence, Both<D::Dependence, E::Dependence>>>,
+    >;
+}
+
+/// What a density with arguments `A` (a tuple of their types) evaluates
+/// to: a `1 x 1` [`Var`] when any argument is a variable, else a `1 x 1`
+/// `MatrixCl<f64>`.
+pub type Lp<A> = <<A as Args>::Dependence as Dependence>::Evaluated<f64>;
+
+/// A summed log density, computed by [`eval`](Density::eval). Every
+/// function of [`crate::dist`] returns one.
+#[must_use = "a density computes nothing until `.eval()`"]
+pub struct Density<F>(F);
+
+impl<F> Density<F> {
+    pub(crate) fn new(compute: F) -> Self {
+        Density(compute)
+    }
+}
+
+impl<T, F: FnOnce() -> Result<T>> Density<F> {
+    /// Checks the arguments, then evaluates the summed log density: a `1 x 1`
+    /// [`Var`] (a recorded step of the tape) when any argument is a
+    /// variable, else a `1 x 1` `MatrixCl<f64>`. A failed check is an `Err`
+    /// naming the function, the argument, the first bad element and its
+    /// value; nothing is then recorded.
+    pub fn eval(self) -> Result<T> {
+        (self.0)()
+    }
+}
+
+impl<F> std::fmt::Debug for Density<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Density")
+    }
+}
+
+/// The smallest positive double: `x > 0` is `x >= TINY`.
+const TINY: f64 = f64::from_bits(1);
+
+/// A requirement on the elements of a real argument (Stan's argument
+/// checks). Each is an interval `[lo, hi]` (an open end is its neighbouring
+/// double), so that every check has one predicate, `lo <= x && x <= hi`
+/// with the bounds as kernel arguments: the fused check kernel of a density
+/// depends only on how many arguments it checks, and densities share it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Req {
+    /// Only its shape counts.
+    Any,
+    NotNan,
+    Finite,
+    Positive,
+    PositiveFinite,
+    NonNegative,
+    /// In `[0, 1]`.
+    Unit,
+    /// In `(0, 1)`.
+    OpenUnit,
+}
+
+impl Req {
+    /// The interval, and the words after "must be".
+    fn bounds(self) -> (f64, f64, &'static str) {
+        let inf = f64::INFINITY;
+        match self {
+            Req::Any | Req::NotNan => (-inf, inf, "not NaN"),
+            Req::Finite => (-f64::MAX, f64::MAX, "finite"),
+            Req::Positive => (TINY, inf, "positive"),
+            Req::PositiveFinite => (TINY, f64::MAX, "positive and finite"),
+            Req::NonNegative => (0.0, inf, "non-negative"),
+            Req::Unit => (0.0, 1.0, "in [0, 1]"),
+            Req::OpenUnit => (TINY, 1.0f64.next_down(), "in (0, 1)"),
+        }
+    }
+}
+
+/// A requirement on the elements of an integer argument: `[lo, hi]`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IntReq {
+    /// Only its shape counts.
+    Any,
+    NonNegative,
+    /// 0 or 1.
+    Binary,
+}
+
+impl IntReq {
+    fn bounds(self) -> (i32, i32, String) {
+        match self {
+            IntReq::Any => (i32::MIN, i32::MAX, "anything".into()),
+            IntReq::NonNegative => (0, i32::MAX, "non-negative".into()),
+            IntReq::Binary => (0, 1, "0 or 1".into()),
+        }
+    }
+}
+
+/// How one argument must compare with another, element by element: their
+/// difference lies in an interval.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Order {
+    Greater,
+    GreaterEq,
+    LessEq,
+}
+
+impl Order {
+    fn text(self) -> &'static str {
+        match self {
+            Order::Greater => "greater than",
+            Order::GreaterEq => "greater than or equal to",
+            Order::LessEq => "less than or equal to",
+        }
+    }
+}
+
+/// The element types of checked arguments.
+pub(crate) trait Checkable: clfuse_core::expr::ScalarOperand + Into<f64> {
+    /// The interval `a - b` lies in when `a` is `order` `b`.
+    fn difference(order: Order) -> (Self, Self);
+    fn minus(a: Self, b: Self) -> Self;
+}
+
+impl Checkable for f64 {
+    fn difference(order: Order) -> (f64, f64) {
+        match order {
+            Order::Greater => (TINY, f64::INFINITY),
+            Order::GreaterEq => (0.0, f64::INFINITY),
+            Order::LessEq => (f64::NEG_INFINITY, 0.0),
+        }
+    }
+    fn minus(a: f64, b: f64) -> f64 {
+        a - b
+    }
+}
+
+impl Checkable for i32 {
+    fn difference(order: Order) -> (i32, i32) {
+        match order {
+            Order::Greater => (1, i32::MAX),
+            Order::GreaterEq => (0, i32::MAX),
+            Order::LessEq => (i32::MIN, 0),
+        }
+    }
+    fn minus(a: i32, b: i32) -> i32 {
+        a.saturating_sub(b)
+    }
+}
+
+/// `lo <= x && x <= hi` (false for NaN): the one predicate of every check.
+fn within<'s, T: Checkable, E: Differentiable<Scalar = T> + 's>(
+    x: impl Fn() -> Expr<E>,
+    lo: T,
+    hi: T,
+) -> Expr<DynOp<'s, i32, Constant>> {
+    boxed(ge(x(), lo).and(le(x(), hi)))
+}
+
+/// A device check of one argument: its values (for the message) and the
+/// predicate, both `n x 1`.
+type DeviceCheck<'s> = Check<DynOp<'s, f64, Constant>, DynOp<'s, i32, Constant>>;
+
+/// A check of one argument, made once the density's length is known: an
+/// error found on the host, or a check for the device kernel.
+type Deferred<'s> = Box<dyn FnOnce(usize) -> Result<Option<DeviceCheck<'s>>> + 's>;
+
+/// The checks of one density's arguments, and their shapes (see
+/// [`Checks::length`]). Built in argument order; run by [`checked_eval`].
+pub(crate) struct Checks<'s> {
+    function: &'static str,
+    shapes: Vec<(&'static str, Option<(usize, usize)>)>,
+    /// The first argument whose shape could not be known.
+    unshaped: Option<Error>,
+    checks: Vec<Deferred<'s>>,
+}
+
+impl<'s> Checks<'s> {
+    pub(crate) fn new(function: &'static str) -> Self {
+        Checks {
+            function,
+            shapes: Vec::new(),
+            unshaped: None,
+            checks: Vec::new(),
+        }
+    }
+
+    fn shape(&mut self, name: &'static str, shape: Result<Option<(usize, usize)>>) {
+        match shape {
+            Ok(shape) => self.shapes.push((name, shape)),
+            Err(e) => {
+                self.unshaped.get_or_insert(e);
+            }
+        }
+    }
+
+    /// A check of argument `name` whose values are `values`: `host` says
+    /// whether it holds when it reads numbers only; else `predicate` (at
+    /// length `n`) is checked on the device and `values` reported where it
+    /// fails.
+    fn push<T: Checkable>(
+        &mut self,
+        name: &'static str,
+        values: Checked<'s, T>,
+        requirement: String,
+        host: Option<bool>,
+        predicate: impl FnOnce(usize) -> Expr<DynOp<'s, i32, Constant>> + 's,
+    ) {
+        let function = self.function;
+        let deferred: Deferred<'s> = match (values, host) {
+            (Checked::Unchecked, _) | (_, Some(true)) => return,
+            (Checked::Number(x), Some(false)) => {
+                let failure = Error::CheckFailed {
+                    function: function.to_string(),
+                    argument: name.to_string(),
+                    row: 0,
+                    col: 0,
+                    value: x.into(),
+                    requirement,
+                };
+                Box::new(move |_| Err(failure))
+            }
+            _ => Box::new(move |n| {
+                let values = boxed(values.leaf(n).cast::<f64>());
+                let check = check(values, function, name, predicate(n));
+                Ok(Some(check.requiring(&requirement)))
+            }),
+        };
+        self.checks.push(deferred);
+    }
+
+    /// Real argument `name` must satisfy `req` at every element.
+    pub(crate) fn real<A: Real>(mut self, name: &'static str, arg: &'s A, req: Req) -> Self {
+        self.shape(name, arg.shape());
+        if !matches!(req, Req::Any) {
+            let (lo, hi, text) = req.bounds();
+            let values = arg.checked();
+            let host = values.number().map(|x| lo <= x && x <= hi);
+            self.push(name, values, text.into(), host, move |n| {
+                within(|| values.leaf(n), lo, hi)
+            });
+        }
+        self
+    }
+
+    /// Integer argument `name` must satisfy `req` at every element.
+    pub(crate) fn int<A: Int>(mut self, name: &'static str, arg: &'s A, req: IntReq) -> Self {
+        self.shape(name, arg.shape());
+        if matches!(req, IntReq::Any) {
+            return self;
+        }
+        let (lo, hi, text) = req.bounds();
+        let values = arg.checked();
+        let host = values.number().map(|x| lo <= x && x <= hi);
+        self.push(name, values, text, host, move |n| {
+            within(|| values.leaf(n), lo, hi)
+        });
+        self
+    }
+
+    /// Real argument `a` (named `a_name`) must be `order` real argument `b`
+    /// (`beta > alpha`). Add both with [`real`](Self::real) too (their own
+    /// requirement, or `Req::Any`, gives their shapes).
+    pub(crate) fn relation<A: Real, B: Real>(
+        mut self,
+        a_name: &'static str,
+        a: &'s A,
+        order: Order,
+        b_name: &'static str,
+        b: &'s B,
+    ) -> Self {
+        self.related(a_name, a.checked(), order, b_name, b.checked());
+        self
+    }
+
+    /// Integer argument `a` must be `order` integer argument `b` (`n ≤ N`).
+    pub(crate) fn int_relation<A: Int, B: Int>(
+        mut self,
+        a_name: &'static str,
+        a: &'s A,
+        order: Order,
+        b_name: &'static str,
+        b: &'s B,
+    ) -> Self {
+        self.related(a_name, a.checked(), order, b_name, b.checked());
+        self
+    }
+
+    fn related<T: Checkable>(
+        &mut self,
+        a_name: &'static str,
+        a: Checked<'s, T>,
+        order: Order,
+        b_name: &'static str,
+        b: Checked<'s, T>,
+    ) {
+        let (lo, hi) = T::difference(order);
+        let requirement = format!("{} {b_name}", order.text());
+        let host = match (a.number(), b.number()) {
+            (Some(x), Some(y)) => {
+                let d = T::minus(x, y);
+                Some(lo <= d && d <= hi)
+            }
+            _ if matches!(b, Checked::Unchecked) => Some(true),
+            _ => None,
+        };
+        let predicate = move |n| within(|| a.leaf(n) - b.leaf(n), lo, hi);
+        self.push(a_name, a, requirement, host, predicate);
+    }
+
+    /// The density's length: that of its vector arguments (`1` if all are
+    /// numbers or `1 x 1`). A matrix that is not a column vector, and
+    /// vectors of different lengths, are errors naming the arguments.
+    pub(crate) fn length(&mut self) -> Result<usize> {
+        if let Some(e) = self.unshaped.take() {
+            return Err(e);
+        }
+        let mut first: Option<(&'static str, usize)> = None;
+        for &(name, shape) in &self.shapes {
+            let rows = match shape {
+                None | Some((1, 1)) => continue,
+                Some((r, c)) if r == 0 || c == 0 => 0,
+                Some((r, 1)) => r,
+                Some((r, c)) => {
+                    return Err(Error::InvalidArgument {
+                        function: self.function,
+                        argument: name,
+                        reason: format!("must be a column vector or 1 x 1, is {r} x {c}"),
+                    });
+                }
+            };
+            match first {
+                None => first = Some((name, rows)),
+                Some((other, m)) if m != rows => {
+                    return Err(Error::InvalidArgument {
+                        function: self.function,
+                        argument: name,
+                        reason: format!(
+                            "has {rows} elements, but `{other}` has {m}: vector arguments must have the same length"
+                        ),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(first.map_or(1, |(_, n)| n))
+    }
+
+    /// Runs the checks: a failure found on the host first, then every
+    /// device check in one kernel.
+    fn run(self, n: usize) -> Result<()> {
+        let mut device = Vec::new();
+        for deferred in self.checks {
+            if let Some(c) = deferred(n)? {
+                device.push(c);
+            }
+        }
+        if n > 0 && !device.is_empty() {
+            fuse(device)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'s, T: clfuse_core::expr::ScalarOperand> Checked<'s, T> {
+    /// The number, if it is one.
+    fn number(self) -> Option<T> {
+        match self {
+            Checked::Number(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The values at length `n` (unchecked expressions read as zeros; they
+    /// are never checked).
+    fn leaf(self, n: usize) -> Expr<DynOp<'s, T, Constant>> {
+        match self {
+            Checked::Number(x) => spread(x, None, n),
+            Checked::Device(m) => spread(m, Some(m.rows()), n),
+            Checked::Unchecked => spread(T::default(), None, n),
+        }
+    }
+}
+
+/// Moves `x` into type `Y`, which is its own type: the summed expression's
+/// result type and [`Lp`] are the same type, decided by the same
+/// dependences, though the compiler cannot see it in generic code.
+fn same_type<X: 'static, Y: 'static>(x: X) -> Result<Y> {
+    let mut slot = Some(x);
+    (&mut slot as &mut dyn std::any::Any)
+        .downcast_mut::<Option<Y>>()
+        .and_then(Option::take)
+        .ok_or_else(|| Error::InvalidArgument {
+            function: "dist",
+            argument: "lp",
+            reason: "internal: the result's type differs from the declared one".into(),
+        })
+}
+
+/// Runs `checks`, then evaluates `Σ lp` (the element-wise log density `lp`
+/// of length `n`) to a `1 x 1` result: a recorded step when `A` holds a
+/// variable, else a matrix.
+///
+/// Today the checks are one kernel of their own, run before the density's
+/// (numbers are checked on the host first, without a kernel): every device
+/// check of the density is one output of that kernel, each the same
+/// interval predicate with its bounds as arguments, so densities checking
+/// as many arguments share it. A failure returns before anything is
+/// evaluated or recorded. The density itself is one forward kernel (and,
+/// of variables, one reverse kernel). This is the one place to route the
+/// checks into the density's own forward kernel.
+pub(crate) fn checked_eval<A: Args, E>(n: usize, lp: Expr<E>, checks: Checks<'_>) -> Result<Lp<A>>
+where
+    E: Differentiable<Scalar = f64>,
+{
+    checks.run(n)?;
+    let total = colwise_sum(lp).eval()?;
+    same_type(total)
+}

@@ -1,0 +1,47 @@
+//! Probability densities and masses, Stan's, as fused differentiable
+//! expressions: each function (Stan's name and argument order) returns a
+//! [`Density`] whose [`eval`](Density::eval) checks the arguments and gives
+//! the *summed* log density, every constant term included, as a `1 x 1`
+//! result: a [`Var`](crate::rev::Var) when any argument is a variable (a
+//! recorded step, differentiable in every such argument), else a
+//! `MatrixCl<f64>`.
+//!
+//! Arguments are numbers (`f64`, or `i32` where a real is expected), column
+//! vectors or `1 x 1` matrices (`&MatrixCl<f64>`; integer outcomes and
+//! counts `&MatrixCl<i32>`), variables (`&Var`, `n x 1` or `1 x 1`) or real
+//! matrix expressions; numbers and `1 x 1` arguments broadcast against the
+//! vectors, which must all have the same length.
+//!
+//! ```
+//! use clfuse::prelude::*;
+//! use clfuse::{dist, rev::Var};
+//! let y = MatrixCl::from_slice(3, 1, &[0.5, -1.0, 2.0])?;
+//! let mu = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+//! let lp: Var = dist::normal_lpdf(&y, &mu, 2.0).eval()?;
+//! lp.grad()?; // d/dmu = Σ (y - mu) / sigma² = 1.5 / 4
+//! assert!((mu.adjoint().to_vec()?[0] - 0.375).abs() < 1e-12);
+//! # Ok::<(), clfuse::Error>(())
+//! ```
+//!
+//! Checks are Stan's (scales positive and finite, locations finite,
+//! outcomes not NaN or in their support, counts non-negative, probabilities
+//! in `[0, 1]`); a failure is an `Err` naming the function, the argument,
+//! the first failing element and its value, and records nothing. Expression
+//! arguments are not checked yet: their values exist only inside the
+//! density's kernel.
+
+mod binary;
+mod bounded;
+mod common;
+mod counts;
+mod location_scale;
+mod positive;
+
+pub use binary::*;
+pub use bounded::*;
+pub use common::{Args, Argument, Density, Int, Lp, Real};
+#[doc(hidden)]
+pub use common::{Checked, IntLeaf, Leaf};
+pub use counts::*;
+pub use location_scale::*;
+pub use positive::*;

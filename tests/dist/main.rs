@@ -1,0 +1,14 @@
+//! `clfuse::dist`: every density's value against statrs (or the density
+//! written plainly where statrs lacks it), its gradient in every variable
+//! against finite differences, its argument checks, and the edges of its
+//! support. One test binary (`cargo test --test dist`); one test per
+//! density, each a line of a table (`continuous.rs`, `discrete.rs`).
+//! `FUSION_SOAK=1` adds larger sizes and the forms with `1 x 1` variables
+//! for every density (slow on PoCL until issue 34's single reduction for
+//! `1 x 1` adjoints lands).
+
+mod api;
+mod checks;
+mod continuous;
+mod discrete;
+mod support;

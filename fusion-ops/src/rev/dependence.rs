@@ -12,7 +12,7 @@ use crate::transpose_product::TransposeVectorMultiply;
 use clfuse_core::{ClType, MatrixCl, Result};
 
 /// What an expression node's value depends on. Kept apart from
-/// [`Operation`] and implemented without bounds on element types, so that
+/// [`Operation`](crate::Operation) and implemented without bounds on element types, so that
 /// `eval()`'s result type is known even before a literal's float type is.
 pub trait Depends {
     /// [`Constant`] or [`Variable`].

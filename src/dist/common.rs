@@ -320,6 +320,8 @@ pub(crate) enum IntReq {
     NonNegative,
     /// 0 or 1.
     Binary,
+    /// In `[lo, hi]`.
+    Range(i32, i32),
 }
 
 impl IntReq {
@@ -328,6 +330,7 @@ impl IntReq {
             IntReq::Any => (i32::MIN, i32::MAX, "anything".into()),
             IntReq::NonNegative => (0, i32::MAX, "non-negative".into()),
             IntReq::Binary => (0, 1, "0 or 1".into()),
+            IntReq::Range(lo, hi) => (lo, hi, format!("in [{lo}, {hi}]")),
         }
     }
 }
@@ -409,6 +412,9 @@ pub(crate) struct Checks<'s> {
     /// The first argument whose shape could not be known.
     unshaped: Option<Error>,
     checks: Vec<Deferred<'s>>,
+    /// Checks of vectors of their own length (cutpoints, coefficients),
+    /// with that length.
+    apart: Vec<(usize, Deferred<'s>)>,
 }
 
 impl<'s> Checks<'s> {
@@ -418,6 +424,7 @@ impl<'s> Checks<'s> {
             shapes: Vec::new(),
             unshaped: None,
             checks: Vec::new(),
+            apart: Vec::new(),
         }
     }
 
@@ -544,6 +551,45 @@ impl<'s> Checks<'s> {
         self.push(a_name, a, requirement, host, predicate);
     }
 
+    /// Real argument `name` of length `len`, a vector of its own that does
+    /// not broadcast against the others (cutpoints, coefficients), must
+    /// satisfy `req`; with `ordered`, each element must also exceed the one
+    /// before it.
+    pub(crate) fn apart<A: Real>(
+        mut self,
+        name: &'static str,
+        arg: &'s A,
+        len: usize,
+        req: Req,
+        ordered: bool,
+    ) -> Self {
+        let values = arg.checked();
+        let (lo, hi, text) = req.bounds();
+        let mut checks = std::mem::take(&mut self.checks);
+        let host = values.number().map(|x| lo <= x && x <= hi);
+        self.push(name, values, text.into(), host, move |n| {
+            within(|| values.leaf(n), lo, hi)
+        });
+        if ordered {
+            // A number is one element: ordered.
+            let host = values.number().map(|_| true);
+            self.push(
+                name,
+                values,
+                "greater than the element before it".into(),
+                host,
+                move |n| {
+                    let row = || row_index(n, 1);
+                    let before = indexing(values.leaf(n), select(eq(row(), 0), 0, row() - 1), 0);
+                    boxed(eq(row(), 0).or(gt(values.leaf(n), before)))
+                },
+            );
+        }
+        std::mem::swap(&mut self.checks, &mut checks);
+        self.apart.extend(checks.into_iter().map(|c| (len, c)));
+        self
+    }
+
     /// The density's length: that of its vector arguments (`1` if all are
     /// numbers or `1 x 1`). A matrix that is not a column vector, and
     /// vectors of different lengths, are errors naming the arguments.
@@ -583,16 +629,23 @@ impl<'s> Checks<'s> {
     }
 
     /// Runs the checks: a failure found on the host first, then every
-    /// device check in one kernel.
+    /// device check in one kernel (one more for each length of the vectors
+    /// checked [`apart`](Self::apart)).
     fn run(self, n: usize) -> Result<()> {
-        let mut device = Vec::new();
-        for deferred in self.checks {
-            if let Some(c) = deferred(n)? {
-                device.push(c);
+        let mut groups: Vec<(usize, Vec<DeviceCheck<'s>>)> = vec![(n, Vec::new())];
+        let all = self.checks.into_iter().map(|c| (n, c)).chain(self.apart);
+        for (len, deferred) in all {
+            if let Some(c) = deferred(len)? {
+                match groups.iter_mut().find(|(l, _)| *l == len) {
+                    Some((_, group)) => group.push(c),
+                    None => groups.push((len, vec![c])),
+                }
             }
         }
-        if n > 0 && !device.is_empty() {
-            fuse(device)?;
+        for (len, group) in groups {
+            if len > 0 && !group.is_empty() {
+                fuse(group)?;
+            }
         }
         Ok(())
     }
@@ -616,6 +669,35 @@ impl<'s, T: clfuse_core::expr::ScalarOperand> Checked<'s, T> {
             Checked::Unchecked => spread(T::default(), None, n),
         }
     }
+}
+
+/// The length of `arg`, a vector of its own (a number is one element): an
+/// error unless it is a column vector with at least `min` elements.
+pub(crate) fn own_length<A: Real>(
+    function: &'static str,
+    name: &'static str,
+    arg: &A,
+    min: usize,
+) -> Result<usize> {
+    let len = match arg.shape()? {
+        None => 1,
+        Some((r, 1)) => r,
+        Some((r, c)) => {
+            return Err(Error::InvalidArgument {
+                function,
+                argument: name,
+                reason: format!("must be a column vector, is {r} x {c}"),
+            });
+        }
+    };
+    if len < min {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: name,
+            reason: format!("must have at least {min} element(s), has {len}"),
+        });
+    }
+    Ok(len)
 }
 
 /// Moves `x` into type `Y`, which is its own type: the summed expression's

@@ -23,6 +23,25 @@
 //! # Ok::<(), clfuse::Error>(())
 //! ```
 //!
+//! The 37 functions, by family:
+//!
+//! - on the real line: [`normal_lpdf`], [`std_normal_lpdf`],
+//!   [`student_t_lpdf`], [`cauchy_lpdf`], [`logistic_lpdf`], [`gumbel_lpdf`],
+//!   [`double_exponential_lpdf`], [`skew_normal_lpdf`],
+//!   [`skew_double_exponential_lpdf`], [`exp_mod_normal_lpdf`];
+//! - positive: [`lognormal_lpdf`], [`exponential_lpdf`], [`gamma_lpdf`],
+//!   [`inv_gamma_lpdf`], [`chi_square_lpdf`], [`inv_chi_square_lpdf`],
+//!   [`scaled_inv_chi_square_lpdf`], [`weibull_lpdf`], [`frechet_lpdf`],
+//!   [`rayleigh_lpdf`], [`pareto_lpdf`], [`pareto_type_2_lpdf`];
+//! - on an interval: [`beta_lpdf`], [`beta_proportion_lpdf`], [`uniform_lpdf`];
+//! - successes: [`bernoulli_lpmf`], [`bernoulli_logit_lpmf`],
+//!   [`binomial_lpmf`], [`binomial_logit_lpmf`], [`beta_binomial_lpmf`];
+//! - counts: [`poisson_lpmf`], [`poisson_log_lpmf`], [`neg_binomial_lpmf`],
+//!   [`neg_binomial_2_lpmf`], [`neg_binomial_2_log_lpmf`];
+//! - categories: [`ordered_logistic_lpmf`] and [`categorical_logit_lpmf`],
+//!   whose cutpoints or log-odds are a vector of their own, shared by every
+//!   outcome.
+//!
 //! Checks are Stan's (scales positive and finite, locations finite,
 //! outcomes not NaN or in their support, counts non-negative, probabilities
 //! in `[0, 1]`); a failure is an `Err` naming the function, the argument,
@@ -32,6 +51,7 @@
 
 mod binary;
 mod bounded;
+mod categorical;
 mod common;
 mod counts;
 mod location_scale;
@@ -39,6 +59,7 @@ mod positive;
 
 pub use binary::*;
 pub use bounded::*;
+pub use categorical::*;
 pub use common::{Args, Argument, Density, Int, Lp, Real};
 #[doc(hidden)]
 pub use common::{Checked, IntLeaf, Leaf};

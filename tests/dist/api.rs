@@ -66,6 +66,14 @@ fn composed_model() -> Result<()> {
         "nu: {got} vs {want}"
     );
 
+    // A constant expression argument evaluates to a matrix.
+    let shifted: MatrixCl<f64> = dist::normal_lpdf(&y, &mu * 2.0, 1.0).eval()?;
+    let want: f64 = ys
+        .iter()
+        .map(|&v| Normal::new(0.2, 1.0).unwrap().ln_pdf(v))
+        .sum();
+    assert!((shifted.to_vec()?[0] - want).abs() < 1e-10 * want.abs());
+
     let counts = MatrixCl::from_slice(3, 1, &[0, 2, 5])?;
     let v: f64 = dist::poisson_lpmf(&counts, 1.5).eval()?.to_vec()?[0];
     let want: f64 = [0, 2, 5]

@@ -12,7 +12,12 @@ fn run(case: &IntCase) -> Result<()> {
     for &n in sizes() {
         check_masses(case, n)?;
     }
-    if soak() || case.name == "poisson_log_lpmf" {
+    let scalar_vars = [
+        "poisson_log_lpmf",
+        "binomial_logit_lpmf",
+        "neg_binomial_2_lpmf",
+    ];
+    if soak() || scalar_vars.contains(&case.name) {
         for n in [1, 33] {
             check_mass_scalar_vars(case, n)?;
         }

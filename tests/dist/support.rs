@@ -19,17 +19,6 @@ pub fn sizes() -> &'static [usize] {
     }
 }
 
-/// Whether every argument a variable is tested at length `n`. At `n = 1`
-/// those variables are `1 x 1`, which broadcast: the reverse kernel sums
-/// each with a work-group reduction, and PoCL's compile time grows steeply
-/// with their number (issue 34: 5 s for three, 100 s for four on this
-/// machine). Until one reduction serves them all, that case runs under
-/// `FUSION_SOAK`; `1 x 1` variables are tested with two or fewer
-/// (`check_scalar_vars`).
-pub fn vectors_at(n: usize) -> bool {
-    n != 1 || soak()
-}
-
 /// `n` deterministic points spread over `[lo, hi]`, away from the ends;
 /// `seed` decorrelates the arguments.
 pub fn points(n: usize, lo: f64, hi: f64, seed: f64) -> Vec<f64> {
@@ -113,9 +102,6 @@ fn reference_sum(case: &Case, args: impl Iterator<Item = Vec<f64>>) -> (f64, f64
 
 /// Every argument an `n x 1` variable: the value, and the gradient in each.
 pub fn check_vectors(case: &Case, n: usize) -> Result<()> {
-    if !vectors_at(n) {
-        return Ok(());
-    }
     let data = data(case, n);
     let vars = data
         .iter()
@@ -212,9 +198,6 @@ fn int_matrices(data: &[Vec<i32>], n: usize) -> Result<Vec<MatrixCl<i32>>> {
 /// gradient in each real argument; then the reals numbers: the value.
 pub fn check_masses(case: &IntCase, n: usize) -> Result<()> {
     let ints = (case.ints)(n);
-    if !vectors_at(n) {
-        return check_mass_numbers(case, n, &ints);
-    }
     let reals: Vec<Vec<f64>> = case
         .ranges
         .iter()

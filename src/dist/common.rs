@@ -262,6 +262,19 @@ impl<T, F: FnOnce() -> Result<T>> Density<F> {
     /// variable, else a `1 x 1` `MatrixCl<f64>`. A failed check is an `Err`
     /// naming the function, the argument, the first bad element and its
     /// value; nothing is then recorded.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::{dist, rev::Var};
+    /// let y = MatrixCl::from_slice(2, 1, &[0.5, 1.5])?;
+    /// let rate = Var::new(MatrixCl::from_slice(1, 1, &[2.0])?);
+    /// let lp: Var = dist::exponential_lpdf(&y, &rate).eval()?; // a variable
+    /// let fixed: MatrixCl<f64> = dist::exponential_lpdf(&y, 2.0).eval()?; // a matrix
+    /// assert_eq!(lp.value().to_vec()?, fixed.to_vec()?);
+    /// let err = dist::exponential_lpdf(&y, -2.0).eval().unwrap_err();
+    /// assert_eq!(err.to_string(), "exponential_lpdf: beta[0, 0] is -2, but must be positive and finite");
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
     pub fn eval(self) -> Result<T> {
         (self.0)()
     }

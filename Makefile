@@ -3,6 +3,13 @@
 
 .PHONY: demo test opencl
 
+# The library's crates; the benchmark report's member (plotters, faer,
+# criterion) is built once, in `test`, for its quick run. Every test run of
+# `test` but the feature runs selects these same packages: the root package
+# alone resolves its dependencies' features differently and would build the
+# library and the (large) test binaries a second time.
+TESTS = cargo test --workspace --exclude clfuse-bench
+
 opencl:
 	@bash scripts/ensure-opencl.sh
 
@@ -13,32 +20,31 @@ test: opencl
 	# Every dependency in the lock file, optional ones too: trybuild's
 	# compile-fail projects resolve the whole workspace offline.
 	cargo fetch
-	# The library's crates; the benchmark report's member (plotters, faer,
-	# criterion) is built once, below, for its quick run. The integration
-	# tests are five binaries, one per area (tests/<area>/main.rs: ops,
-	# linalg, rev, glm, runtime; a module per topic), plus host_interop
-	# below: each binary links the whole library, so a few large ones build
-	# far faster than one per file. The runs below pick modules with libtest
-	# filters (`-- module::`). Cases too slow for CI run smaller unless
-	# FUSION_SOAK=1 (today rev_proptest: 25 random-tree cases, 50 soaked;
-	# CONTRIBUTING.md's testing section lists them).
-	cargo test --workspace --exclude clfuse-bench
+	# The integration tests are one binary per area (tests/<area>/main.rs:
+	# ops, linalg, rev, glm, runtime, dist; a module per topic), plus
+	# host_interop below: each binary links the whole library, so new tests
+	# join a module instead of adding a binary. The runs below pick modules
+	# with libtest filters (`-- module::`) and reuse this run's binaries.
+	# Cases too slow for CI run smaller unless FUSION_SOAK=1 (today
+	# rev_proptest's random trees and dist's larger sizes; CONTRIBUTING.md's
+	# testing section lists them).
+	$(TESTS)
 	# Host interop with faer and ndarray (optional features, both directions;
-	# its own small binary, so that the features rebuild nothing else).
+	# its own small binary, so that the features rebuild no other test binary).
 	cargo test --features faer,ndarray --test host_interop
 	cargo test -p clfuse-core --features faer,ndarray --doc _conv
 	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
 	# (All of linalg: gemm, cholesky, triangular, adjoints.)
-	FUSION_GEMM=32,8,32 cargo test --test linalg
+	FUSION_GEMM=32,8,32 $(TESTS) --test linalg
 	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
 	# (`glm::` also matches `golden_glm::`: skipped here and below, as before.)
-	FUSION_TRANSFER_QUEUE=1 cargo test --test glm --test ops --test runtime -- glm:: glm_errors:: ops_reductions:: buffer_pool:: --skip golden_glm::
+	FUSION_TRANSFER_QUEUE=1 $(TESTS) --test glm --test ops --test runtime -- glm:: glm_errors:: ops_reductions:: buffer_pool:: --skip golden_glm::
 	# The other staging layouts: the GLMs' xᵀ·d always in their kernel (rows
 	# shared by work items, blocks prefetched) or never; rows split finer.
-	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 cargo test --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
-	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 cargo test --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
+	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
+	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
 	# Cross-thread ordering on an in-order queue too (the default run above is out of order).
-	FUSION_QUEUE=in-order cargo test --test runtime --test rev -- soundness_threads:: rev_structure:: rev_nested::
+	FUSION_QUEUE=in-order $(TESTS) --test runtime --test rev -- soundness_threads:: rev_structure:: rev_nested::
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --example autodiff_model -- --quick --compare-glm

@@ -3,7 +3,7 @@
 
 use crate::driver::run;
 use crate::operation::Operation;
-use crate::outputs::{Assignment, ColwiseAssignment};
+use crate::outputs::{Assignment, ColwiseAssignment, OutputList};
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use clfuse_core::{Error, MatrixCl, Result};
 
@@ -37,5 +37,21 @@ pub fn eval_colwise<R: ReduceOp, E: Operation>(
     let cols = r.0.shape()?.map_or(1, |s| s.1);
     let out = MatrixCl::<E::Scalar>::uninitialized(1, cols)?;
     run(&ColwiseAssignment::<E::Scalar, R, E>::new(&out, r.0))?;
+    Ok(out)
+}
+
+/// [`eval_colwise`] of a sum whose kernel also computes `also` (the checks
+/// of the operands, say): one kernel for both. An `Err` from `also` (a
+/// failed check) is returned instead of the sums.
+pub fn eval_colwise_sum_with<E: Operation, L: OutputList>(
+    e: E,
+    also: &L,
+) -> Result<MatrixCl<E::Scalar>> {
+    let cols = e.shape()?.map_or(1, |s| s.1);
+    let out = MatrixCl::<E::Scalar>::uninitialized(1, cols)?;
+    run(&(
+        ColwiseAssignment::<E::Scalar, crate::reductions::SumOp, E>::new(&out, e),
+        also,
+    ))?;
     Ok(out)
 }

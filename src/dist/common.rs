@@ -641,13 +641,17 @@ impl<'s> Checks<'s> {
         Ok(first.map_or(1, |(_, n)| n))
     }
 
-    /// Runs the checks: a failure found on the host first, then every
-    /// device check in one kernel (one more for each length of the vectors
-    /// checked [`apart`](Self::apart)).
-    fn run(self, n: usize) -> Result<()> {
-        let mut groups: Vec<(usize, Vec<DeviceCheck<'s>>)> = vec![(n, Vec::new())];
-        let all = self.checks.into_iter().map(|c| (n, c)).chain(self.apart);
-        for (len, deferred) in all {
+    /// Runs what cannot wait for the density's kernel: a failure found on
+    /// the host, then the checks of the vectors checked
+    /// [`apart`](Self::apart) (one kernel per length). Returns the device
+    /// checks of the arguments of length `n`, for the density's own kernel.
+    fn run_ahead(self, n: usize) -> Result<Vec<DeviceCheck<'s>>> {
+        let mut inline = Vec::new();
+        for deferred in self.checks {
+            inline.extend(deferred(n)?);
+        }
+        let mut groups: Vec<(usize, Vec<DeviceCheck<'s>>)> = Vec::new();
+        for (len, deferred) in self.apart {
             if let Some(c) = deferred(len)? {
                 match groups.iter_mut().find(|(l, _)| *l == len) {
                     Some((_, group)) => group.push(c),
@@ -656,11 +660,11 @@ impl<'s> Checks<'s> {
             }
         }
         for (len, group) in groups {
-            if len > 0 && !group.is_empty() {
+            if len > 0 {
                 fuse(group)?;
             }
         }
-        Ok(())
+        Ok(inline)
     }
 }
 
@@ -728,23 +732,21 @@ fn same_type<X: 'static, Y: 'static>(x: X) -> Result<Y> {
         })
 }
 
-/// Runs `checks`, then evaluates `Σ lp` (the element-wise log density `lp`
-/// of length `n`) to a `1 x 1` result: a recorded step when `A` holds a
-/// variable, else a matrix.
+/// Evaluates `Σ lp` (the element-wise log density `lp` of length `n`) to a
+/// `1 x 1` result, a recorded step when `A` holds a variable, else a
+/// matrix, checking the arguments.
 ///
-/// Today the checks are one kernel of their own, run before the density's
-/// (numbers are checked on the host first, without a kernel): every device
-/// check of the density is one output of that kernel, each the same
-/// interval predicate with its bounds as arguments, so densities checking
-/// as many arguments share it. A failure returns before anything is
-/// evaluated or recorded. The density itself is one forward kernel (and,
-/// of variables, one reverse kernel). This is the one place to route the
-/// checks into the density's own forward kernel.
+/// Numbers are checked on the host, before any kernel. The device checks
+/// of the arguments of length `n` are outputs of the density's own
+/// forward kernel (each the same interval predicate with its bounds as
+/// arguments); a failure returns its `Err` and records nothing. Vectors
+/// of another length (cutpoints) are checked by a kernel of their own,
+/// first.
 pub(crate) fn checked_eval<A: Args, E>(n: usize, lp: Expr<E>, checks: Checks<'_>) -> Result<Lp<A>>
 where
     E: Differentiable<Scalar = f64>,
 {
-    checks.run(n)?;
-    let total = colwise_sum(lp).eval()?;
+    let inline = checks.run_ahead(n)?;
+    let total = clfuse_ops::rev::eval_colwise_sum_with(lp, &inline)?;
     same_type(total)
 }

@@ -44,10 +44,11 @@
 //!
 //! Checks are Stan's (scales positive and finite, locations finite,
 //! outcomes not NaN or in their support, counts non-negative, probabilities
-//! in `[0, 1]`); a failure is an `Err` naming the function, the argument,
-//! the first failing element and its value, and records nothing. Expression
-//! arguments are not checked yet: their values exist only inside the
-//! density's kernel.
+//! in `[0, 1]`), made in the density's own forward kernel (numbers on the
+//! host, before it); a failure is an `Err` naming the function, the
+//! argument, the first failing element and its value, and records nothing.
+//! Expression arguments are not checked: Stan checks values, and an
+//! expression's values are the caller's computation (a location `x·β`).
 
 mod binary;
 mod bounded;

@@ -65,6 +65,53 @@ fn nothing_recorded() -> Result<()> {
     rev::clear()
 }
 
+/// The checks of arguments as long as the outcomes are outputs of the
+/// density's own forward kernel: one generated kernel per density (of
+/// variables, one more for the reverse pass).
+#[test]
+fn checks_run_in_the_density_kernel() -> Result<()> {
+    // Alone in its process: the runtime profiles every launch.
+    if crate::common::process::run_alone("checks::checks_run_in_the_density_kernel") {
+        return Ok(());
+    }
+    clfuse::configure(clfuse::RuntimeConfig {
+        profiling: true,
+        ..clfuse::RuntimeConfig::from_env()?
+    })?;
+    let generated = |profile: &clfuse::Profile| {
+        profile
+            .kernels
+            .iter()
+            .filter(|(name, _)| !name.starts_with("fill"))
+            .map(|(_, k)| k.launches)
+            .sum::<usize>()
+    };
+    let y = col(&[0.5, -1.0, 2.0, 0.0, 3.0])?;
+    let sigma = col(&[1.0, 2.0, 0.5, 1.0, 1.0])?;
+    let mu = Var::new(col(&[0.0; 5])?);
+    clfuse::take_profile()?;
+    let lp = dist::normal_lpdf(&y, &mu, &sigma).eval()?;
+    assert_eq!(
+        generated(&clfuse::take_profile()?),
+        1,
+        "forward kernel only"
+    );
+    lp.grad()?;
+    assert_eq!(
+        generated(&clfuse::take_profile()?),
+        1,
+        "reverse kernel only"
+    );
+    let bad = col(&[1.0, 2.0, -0.5, 1.0, 1.0])?;
+    assert_eq!(
+        message(dist::normal_lpdf(&y, &mu, &bad).eval()),
+        "normal_lpdf: sigma[2, 0] is -0.5, but must be positive and finite"
+    );
+    // The failing forward kernel, then one that reads the failing value.
+    assert_eq!(generated(&clfuse::take_profile()?), 2, "failure");
+    rev::clear()
+}
+
 #[test]
 fn positive() -> Result<()> {
     let y = col(&[0.5, 1.0, 2.0])?;

@@ -6,6 +6,9 @@
 //! `FUSION_SOAK=1` adds larger sizes and the form with `1 x 1` variable
 //! parameters for every density (by default for a representative third).
 
+#[path = "../common/mod.rs"]
+mod common;
+
 mod api;
 mod categorical;
 mod checks;

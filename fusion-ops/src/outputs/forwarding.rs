@@ -279,6 +279,38 @@ output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 output_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
+/// No outputs: what a kernel computes besides its own, when nothing is.
+impl OutputList for () {
+    type Key = ();
+
+    fn grid(&self, _grid: &mut Option<(usize, usize)>) -> Result<()> {
+        Ok(())
+    }
+    fn schedule(&self) -> Schedule {
+        Schedule::NONE
+    }
+    fn evaluate_leaves(&self) -> Result<()> {
+        Ok(())
+    }
+    fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+    fn bind_exprs<'a>(&'a self, _b: &mut Binder<'a>) {}
+    fn bind_outputs<'a>(&'a self, _b: &mut Binder<'a>) {}
+    fn generate_exprs(&self, _g: &mut Generator, _values: &mut Vec<String>) {}
+    fn generate_outputs(&self, _g: &mut Generator, _values: &mut std::slice::Iter<'_, String>) {}
+    fn finish(&self, _launch: &LaunchShape) -> Result<()> {
+        Ok(())
+    }
+    fn target_ids(&self, _ids: &mut Vec<u64>) {}
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// A run-time number of outputs of one type (a recorded step's summed
 /// gradients): each hook forwards to every element in order. The count is
 /// part of the cache key.

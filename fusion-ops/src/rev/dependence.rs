@@ -5,6 +5,7 @@
 //! below it. `eval()` returns a `MatrixCl` for the first and a `Var` (with a
 //! recorded reverse step) for the second; see [`crate::rev`].
 
+use crate::outputs::OutputList;
 use crate::reductions::{ColwiseReduction, ReduceOp, SumOp};
 use crate::rev::Var;
 use crate::rev::{Differentiable, ProductReads};
@@ -37,6 +38,12 @@ pub trait Dependence: 'static {
     fn eval_transpose_vector<X: Differentiable, V: Differentiable>(
         t: TransposeVectorMultiply<X, V>,
     ) -> Result<Self::Evaluated<X::Scalar>>;
+    /// Evaluates the column sums of `e` by a kernel that also computes
+    /// `also`; when `also` fails (a check), nothing is recorded.
+    fn eval_colwise_sum_with<E: Differentiable, L: OutputList>(
+        e: E,
+        also: &L,
+    ) -> Result<Self::Evaluated<E::Scalar>>;
 }
 
 /// No variable below: evaluates to a `MatrixCl`.
@@ -63,6 +70,12 @@ impl Dependence for Constant {
         t: TransposeVectorMultiply<X, V>,
     ) -> Result<MatrixCl<X::Scalar>> {
         crate::transpose_product::eval_direct(t)
+    }
+    fn eval_colwise_sum_with<E: Differentiable, L: OutputList>(
+        e: E,
+        also: &L,
+    ) -> Result<MatrixCl<E::Scalar>> {
+        crate::evaluate::eval_colwise_sum_with(e, also)
     }
 }
 
@@ -108,6 +121,20 @@ impl Dependence for Variable {
     ) -> Result<Var<X::Scalar>> {
         let v = crate::logic::Cast::<X::Scalar, &V>(&t.1, std::marker::PhantomData);
         crate::rev::product_steps::transpose_vector_multiply(&t.0, &v)
+    }
+    fn eval_colwise_sum_with<E: Differentiable, L: OutputList>(
+        e: E,
+        also: &L,
+    ) -> Result<Var<E::Scalar>> {
+        // Steps nested below (products read apart, row-wise reductions)
+        // are recorded before the kernel: a failure of `also` drops them.
+        let mark = crate::rev::tape::mark()?;
+        let recorded =
+            crate::rev::forward::record_with(e, crate::rev::forward::Root::ColwiseSum, also);
+        if recorded.is_err() {
+            crate::rev::tape::truncate(mark)?;
+        }
+        recorded
     }
 }
 

@@ -3,6 +3,7 @@
 //! new [`Var`](crate::rev::Var) and a recorded step (see [`crate::rev`]).
 
 use crate::operation::Operation;
+use crate::outputs::OutputList;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::rev::{Both, Dependence, Depends, Differentiable, Var};
 use crate::transpose_product::TransposeVectorMultiply;
@@ -38,6 +39,41 @@ where
 
 impl<O: Differentiable> Eval for Expr<O> {}
 impl<O: Differentiable> Eval for &Expr<O> {}
+
+/// `colwise_sum(e).eval()` by one kernel that also computes `also` (checks
+/// of the operands, say): a `MatrixCl` of constants, a [`Var`] and a
+/// recorded step of variables. When `also` fails (a [`check`](crate::check)
+/// does), its `Err` is returned and nothing is recorded.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let y = MatrixCl::from_slice(2, 1, &[1.0f64, -2.0])?;
+/// let s = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 3.0])?);
+/// let positive = check(&y, "sum_log", "y", gt(&y, 0.0)).requiring("positive");
+/// let err = rev::eval_colwise_sum_with(elt_multiply(&s, log(&y)), &positive).unwrap_err();
+/// assert_eq!(err.to_string(), "sum_log: y[1, 0] is -2, but must be positive");
+/// assert_eq!(rev::steps_recorded(), 0);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn eval_colwise_sum_with<E, L>(
+    e: E,
+    also: &L,
+) -> Result<
+    <<E::Operand as Depends>::Dependence as Dependence>::Evaluated<
+        <E::Operand as Operation>::Scalar,
+    >,
+>
+where
+    E: IntoOperand,
+    E::Operand: Differentiable,
+    L: OutputList,
+{
+    <<E::Operand as Depends>::Dependence as Dependence>::eval_colwise_sum_with(
+        e.into_operand(),
+        also,
+    )
+}
 
 /// `.eval()` of a column-wise reduction or of `xᵀ·v` (a matrix, or a
 /// [`Var`] when the reduced expression depends on one).

@@ -366,6 +366,17 @@ fn allocate<T: ClType>(
 /// Evaluates `op` on variables into a new [`Var`] with one kernel and
 /// records its reverse step.
 pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scalar>> {
+    record_with(op, root, &())
+}
+
+/// [`record`], with `also` computed by the same forward kernel (the checks
+/// of the operands); an `Err` from it is returned before the step is
+/// recorded.
+pub(crate) fn record_with<O: Differentiable, L: OutputList>(
+    op: O,
+    root: Root,
+    also: &L,
+) -> Result<Var<O::Scalar>> {
     if O::Scalar::RANK == 0 {
         return Err(Error::InvalidArgument {
             function: "eval",
@@ -419,7 +430,7 @@ pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scal
     let value = match root {
         Root::Elementwise => {
             let out = MatrixCl::<O::Scalar>::uninitialized(grid.0, grid.1)?;
-            run_direct(&(Assignment::new(&out, tangents), stores))?;
+            run_direct(&(Assignment::new(&out, tangents), stores, also))?;
             out
         }
         Root::ColwiseSum => {
@@ -430,6 +441,7 @@ pub(crate) fn record<O: Differentiable>(op: O, root: Root) -> Result<Var<O::Scal
                 stores,
                 sums,
                 products,
+                also,
             ))?;
             out
         }

@@ -71,7 +71,7 @@ pub use chain::{hoist, local_derivative};
 pub use dependence::{Both, Constant, Dependence, Depends, Variable};
 pub use differentiable::Differentiable;
 pub use dual::{Dual, Occurrence};
-pub use eval::{Eval, ReductionMethods};
+pub use eval::{Eval, ReductionMethods, eval_colwise_sum_with};
 pub use gradient::{value_and_grad, value_and_grad_to_host};
 pub use handle::VarHandle;
 pub use inline::ProductReads;

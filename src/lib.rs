@@ -34,6 +34,7 @@ pub mod glm;
 #[cfg(feature = "nuts")]
 pub mod nuts;
 pub mod rev;
+pub mod special;
 
 pub use clfuse_core;
 pub use clfuse_kernels;

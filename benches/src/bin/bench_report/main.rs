@@ -6,6 +6,7 @@
 //! (default `bench-out`).
 
 mod data_parallel;
+mod dist;
 mod first_call;
 mod glm;
 mod linalg;
@@ -32,6 +33,8 @@ enum Suite {
     Host,
     /// Only the GEMM epilogue workload (also part of `gemm` and `linalg`).
     Epilogue,
+    /// `clfuse::dist`'s densities against the normal GLM (not part of `all`).
+    Dist,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -299,6 +302,23 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 .set_message(format!("triangular inverse n = {n}"));
             linalg::tri_inverse(&mut ctx, n)?;
         }
+    }
+    if args.suite == Suite::Dist {
+        let (long, regression) = if args.quick {
+            (100_000, (10_000, 10))
+        } else if gpu {
+            (10_000_000, (1_000_000, 100))
+        } else {
+            (1_000_000, (100_000, 100))
+        };
+        workloads::copy_bandwidth(&mut ctx, long)?;
+        for n in [long / 10, long] {
+            ctx.progress.set_message(format!("densities n = {n}"));
+            dist::scalar_parameters(&mut ctx, n)?;
+            dist::vector_parameters(&mut ctx, n)?;
+        }
+        ctx.progress.set_message("normal regression");
+        dist::regression(&mut ctx, regression.0, regression.1)?;
     }
     if args.suite == Suite::Seeds {
         let mut sizes = seeds::SeedSizes::new(args.quick, gpu);

@@ -13,6 +13,7 @@ mod colwise;
 mod forwarding;
 mod full_reduction;
 mod row_softmax;
+mod scalar_sums;
 
 pub use assignment::{AsTarget, Assignable, Assignment, output};
 pub use colwise::ColwiseAssignment;
@@ -20,6 +21,7 @@ pub(crate) use colwise::generate_group_reduction;
 pub use forwarding::{Optional, optional};
 pub use full_reduction::{FullReduction, full_reduction, max, min, prod, sum};
 pub(crate) use row_softmax::RowSoftmaxAssignment;
+pub(crate) use scalar_sums::{ScalarSums, groups_done_counter};
 
 use crate::binder::Binder;
 use crate::generator::Generator;

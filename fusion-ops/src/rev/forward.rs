@@ -13,8 +13,9 @@
 //! reverse kernel needs atomics:
 //! - `Identity`: every read is at the work item's own element of a
 //!   variable shaped like the grid: a plain `+=`, one work item per element.
-//! - `Reduce`: a `1 x 1` variable (a broadcast scalar): the work-group sums
-//!   its contributions in local memory, then one atomic add per group.
+//! - `Reduce`: a `1 x 1` variable (a broadcast scalar) of a step whose
+//!   result is larger: the reverse kernel's work-groups sum its
+//!   contributions in local memory, the last group adds them.
 //! - `Scatter`: anything else (transposes, blocks, broadcasts, indexing with
 //!   repeated indices, one variable read at two positions): contributions
 //!   at the flat index the forward kernel stored, summed in the work item
@@ -23,18 +24,19 @@
 //!   intercepts read through `indexing`, a broadcast block): each
 //!   work-group first sums into a local-memory copy of the adjoint, then
 //!   adds that copy once; the reverse pass picks it at launch.
-//! - `Summed`: in a step whose result is `1 x 1` and that reads a product
-//!   `x · v` inline (see `rev::inline`), the forward kernel itself sums
-//!   the contributions: `xᵀ·c` for `v` read through the product, the
-//!   column sum for a `1 x 1` variable. The reverse kernel only scales
-//!   those sums by the seed: no atomics, nothing grid-sized stored.
+//! - `Summed`: in a step whose result is `1 x 1` (a summed log density),
+//!   the forward kernel itself sums the contributions: the sum for a
+//!   `1 x 1` variable (all of them through one tree, `ScalarSums`), and
+//!   `xᵀ·c` for `v` read through a product `x · v` read inline (see
+//!   `rev::inline`). The reverse kernel only scales those sums by the
+//!   seed: no atomics, nothing grid-sized stored or read back.
 
 use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
 use crate::operation::{Operation, Shape};
-use crate::outputs::{Assignment, ColwiseAssignment, OutputList, Schedule};
+use crate::outputs::{Assignment, ColwiseAssignment, OutputList, ScalarSums, Schedule};
 use crate::reductions::SumOp;
 use crate::rev::dual::Dual;
 use crate::rev::handle::VarHandle;
@@ -170,6 +172,7 @@ fn plan(
     grid: (usize, usize),
     vars: &[Rc<dyn VarHandle>],
     products: &[u64],
+    scalar: bool,
 ) -> Result<Option<Vec<PlannedPartial>>> {
     let mut by_var: Vec<(usize, Option<u64>, Vec<usize>)> = Vec::new();
     for (k, (occurrence, _)) in dual.tangents.iter().enumerate() {
@@ -189,9 +192,9 @@ fn plan(
             None => by_var.push((var, occurrence.through, vec![k])),
         }
     }
-    // With products read inline, the forward kernel reduces anyway: it sums
-    // the 1 x 1 variables' contributions too (the result is 1 x 1).
-    let inline = by_var.iter().any(|(_, through, _)| through.is_some());
+    // A step whose result is 1 x 1 reduces in its forward kernel anyway: it
+    // sums the 1 x 1 variables' contributions too (all through one tree),
+    // instead of storing them per element for the reverse pass to read.
     let mut planned = Vec::new();
     let constant = |list: &[usize]| -> Option<f64> {
         list.iter()
@@ -220,7 +223,7 @@ fn plan(
                 through: Some(product),
                 ..one(var, Mode::Summed, list, None)
             });
-        } else if shape == (1, 1) && inline {
+        } else if shape == (1, 1) && scalar {
             planned.push(one(var, Mode::Summed, list, None));
         } else if shape == (1, 1) {
             let c = constant(&list);
@@ -278,7 +281,7 @@ fn internal_plan(reason: &str) -> Error {
 /// also marks products read inline, only ever in steps with a `1 x 1`
 /// result), and how each variable's shape relates to the grid (`1 x 1`,
 /// the grid's, other).
-type PlanKey = (TypeId, Vec<u32>, Vec<u8>);
+type PlanKey = (TypeId, Vec<u32>, Vec<u8>, bool);
 
 /// A plan, or `None` when the step cannot read its products inline.
 type CachedPlan = Option<Rc<Vec<PlannedPartial>>>;
@@ -297,6 +300,7 @@ fn cached_plan<O: Differentiable>(
     vars: &[Rc<dyn VarHandle>],
     products: &[u64],
     pattern: Vec<u32>,
+    scalar: bool,
 ) -> Result<CachedPlan> {
     let shapes = vars
         .iter()
@@ -306,13 +310,13 @@ fn cached_plan<O: Differentiable>(
             _ => 0,
         })
         .collect();
-    let key = (TypeId::of::<O::Key>(), pattern, shapes);
+    let key = (TypeId::of::<O::Key>(), pattern, shapes, scalar);
     if let Some(found) = PLANS.with(|p| p.borrow().get(&key).cloned()) {
         return Ok(found);
     }
     let mut probe = Generator::new();
     let dual = op.generate_tangents(&mut probe, &Index::work_item())?;
-    let planned = plan(&dual, grid, vars, products)?.map(Rc::new);
+    let planned = plan(&dual, grid, vars, products, scalar)?.map(Rc::new);
     PLANS.with(|p| p.borrow_mut().insert(key, planned.clone()));
     Ok(planned)
 }
@@ -433,14 +437,21 @@ pub(crate) fn record_with<O: Differentiable, L: OutputList>(
             run_direct(&(Assignment::new(&out, tangents), stores, also))?;
             out
         }
-        Root::ColwiseSum => {
-            let out = MatrixCl::<O::Scalar>::uninitialized(1, grid.1)?;
+        Root::ColwiseSum if scalar => {
+            // The value and the 1 x 1 variables' partials: one tree, no
+            // second launch.
+            let out = MatrixCl::<O::Scalar>::uninitialized(1, 1)?;
             let (sums, products) = summed_outputs(&specs, &products, grid, &stash)?;
+            let sums = ScalarSums::new((&out, tangents), sums);
+            run_direct(&(sums, stores, products, also))?;
+            out
+        }
+        Root::ColwiseSum => {
+            // Several columns: nothing is summed or read inline.
+            let out = MatrixCl::<O::Scalar>::uninitialized(1, grid.1)?;
             run_direct(&(
                 ColwiseAssignment::<O::Scalar, SumOp, _>::new(&out, tangents),
                 stores,
-                sums,
-                products,
                 also,
             ))?;
             out
@@ -649,7 +660,7 @@ fn bind_and_plan<O: Differentiable>(
         // type than the step's: not inline.
         return Ok((vars, Vec::new(), None));
     };
-    let planned = cached_plan(op, grid, &vars, &ids, binder.pattern().to_vec())?;
+    let planned = cached_plan(op, grid, &vars, &ids, binder.pattern().to_vec(), scalar)?;
     Ok((vars, products, planned))
 }
 
@@ -704,9 +715,9 @@ impl<T: ClType> Operation for StashedSum<'_, T> {
     }
 }
 
-/// The outputs of a step's `Summed` partials: a column sum for each `1 x 1`
-/// variable, `xᵀ·c` for each variable read through a product (`x` staged
-/// and read once with the product itself).
+/// The outputs of a step's `Summed` partials: the sums of the `1 x 1`
+/// variables' (all through one tree), `xᵀ·c` for each variable read through
+/// a product (`x` staged and read once with the product itself).
 #[allow(clippy::type_complexity)]
 fn summed_outputs<'s, T: ClType>(
     specs: &'s [PartialSpec<T>],
@@ -714,7 +725,7 @@ fn summed_outputs<'s, T: ClType>(
     grid: (usize, usize),
     stash: &'s Stash,
 ) -> Result<(
-    Vec<ColwiseAssignment<'s, T, SumOp, StashedSum<'s, T>>>,
+    Vec<(&'s MatrixCl<T>, StashedSum<'s, T>)>,
     Vec<TransposeProductAssignment<'s, T, Load<'s, T>, StashedSum<'s, T>>>,
 )> {
     let (mut sums, mut through) = (Vec::new(), Vec::new());
@@ -729,7 +740,7 @@ fn summed_outputs<'s, T: ClType>(
             _element: std::marker::PhantomData,
         };
         match spec.through {
-            None => sums.push(ColwiseAssignment::new(target, sum)),
+            None => sums.push((target, sum)),
             Some(k) => {
                 let x = products
                     .get(k)

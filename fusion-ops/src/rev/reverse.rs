@@ -661,7 +661,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         let reduction = if reduces > 0 {
             Some((
                 MatrixCl::<T>::uninitialized(groups * reduces, 1)?,
-                groups_done_counter(rt)?,
+                crate::outputs::groups_done_counter(rt)?,
             ))
         } else {
             None
@@ -690,29 +690,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         )?;
         Ok(())
     }
-}
-
-thread_local! {
-    /// Per device, the counter of finished work-groups that reverse kernels
-    /// with `1 x 1` variables share (see [`last_group_adds`]).
-    static GROUPS_DONE: std::cell::RefCell<Vec<(usize, MatrixCl<i32>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// This thread's finished-groups counter on `rt`'s device: zero between
-/// launches, since each launch's last group sets it back. The launches that
-/// use it are ordered by its event lists (each reads and writes it), and
-/// other threads have their own.
-fn groups_done_counter(rt: &Runtime) -> Result<MatrixCl<i32>> {
-    GROUPS_DONE.with(|counters| {
-        let mut counters = counters.borrow_mut();
-        if let Some((_, counter)) = counters.iter().find(|(slot, _)| *slot == rt.slot()) {
-            return Ok(counter.share());
-        }
-        let counter = MatrixCl::<i32>::zeros(1, 1)?;
-        counters.push((rt.slot(), counter.share()));
-        Ok(counter)
-    })
 }
 
 /// A power of two up to 256 that the device accepts.

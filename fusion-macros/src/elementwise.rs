@@ -301,8 +301,8 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 fn bind<'a>(&'a self, b: &mut #k::Binder<'a>) {
                     self.0.bind(b)
                 }
-                fn evaluate_leaves(&self) -> #k::Result<()> {
-                    self.0.evaluate_leaves()
+                fn evaluate_leaves(&self, held: #k::HeldProduct) -> #k::Result<()> {
+                    self.0.evaluate_leaves(held)
                 }
                 fn contains_reduction(&self) -> bool {
                     self.0.contains_reduction()
@@ -393,9 +393,9 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     self.0.bind(b);
                     self.1.bind(b);
                 }
-                fn evaluate_leaves(&self) -> #k::Result<()> {
-                    self.0.evaluate_leaves()?;
-                    self.1.evaluate_leaves()
+                fn evaluate_leaves(&self, held: #k::HeldProduct) -> #k::Result<()> {
+                    self.0.evaluate_leaves(held)?;
+                    self.1.evaluate_leaves(held)
                 }
                 fn contains_reduction(&self) -> bool {
                     self.0.contains_reduction() || self.1.contains_reduction()

@@ -8,6 +8,7 @@ use crate::functions::fabs;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
 use crate::logic::{eq, le, lt, ne};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, combine_shapes};
 use crate::outputs::{OutputList, Schedule};
 use crate::read_back::ReadBack;
@@ -131,9 +132,9 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
         Schedule::ELEMENTWISE
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.value.evaluate_leaves()?;
-        self.predicate.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.value.evaluate_leaves(held)?;
+        self.predicate.evaluate_leaves(held)
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {

@@ -12,6 +12,7 @@
 use crate::binder::Binder;
 use crate::generator::{Generator, Index, Section};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::outputs::{Assignment, OutputList};
 use clfuse_core::{
@@ -84,7 +85,6 @@ type Then<'f> = &'f mut dyn FnMut() -> Result<()>;
 /// Checks, binds, looks up or builds the kernel, and runs it, unless the
 /// structure needs temporaries.
 fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
-    let _no_epilogue = crate::epilogue::Hold::none();
     let mut grid = None;
     list.grid(&mut grid)?;
     let (rows, cols) = grid.unwrap_or((0, 0));
@@ -120,7 +120,7 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     }
     // The non-fusable leaves (GEMM products) run first, so that the kernel
     // reads their results like any matrix.
-    list.evaluate_leaves()?;
+    list.evaluate_leaves(HeldProduct::NONE)?;
     let rt = Runtime::get()?;
     let schedule = list.schedule();
     let launch = LaunchShape::choose(rows, cols, schedule, rt);
@@ -244,7 +244,7 @@ pub fn source_of<L: OutputList>(list: &L) -> Result<String> {
     if let Some(source) = crate::epilogue::source(list)? {
         return Ok(source);
     }
-    list.evaluate_leaves()?;
+    list.evaluate_leaves(HeldProduct::NONE)?;
     let rt = Runtime::get()?;
     let launch = LaunchShape::choose(rows, cols, list.schedule(), rt);
     Ok(generate(list, &launch).kernel_source())
@@ -258,7 +258,7 @@ pub fn cached_kernels() -> usize {
 
 /// The kernel source that evaluating `op` into a fresh matrix uses.
 pub fn operation_source<O: Operation>(op: &O) -> Result<String> {
-    op.evaluate_leaves()?;
+    op.evaluate_leaves(HeldProduct::NONE)?;
     let mut g = Generator::new();
     let value = op.generate(&mut g, &Index::work_item());
     // A target no expression can alias: buffer ids start at 1.

@@ -28,59 +28,16 @@ use crate::binder::Binder;
 use crate::driver::{complete, dump_name};
 use crate::generator::{Generator, Section};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::outputs::{OutputList, Schedule};
 use clfuse_core::{FusedKernel, FusedPlan, GemmEpilogue, Result, Runtime, compile_kernel};
 use clfuse_kernels::EpilogueGemm;
 use std::any::TypeId;
-use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The name of the product's element inside the generated `epilogue`.
 pub(crate) const PRODUCT: &str = "product";
-
-thread_local! {
-    /// The address of the product node whose GEMM this thread has planned
-    /// with an epilogue while the expression's other leaves are evaluated
-    /// (0: none). Leaf evaluation only: generating and binding the kernel
-    /// name the product explicitly ([`Generator::for_epilogue`],
-    /// [`Binder::for_epilogue`]).
-    static HELD: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Whether the product node at `node` is held: its GEMM is the one planned
-/// with an epilogue, so evaluating the leaves runs no GEMM for it. A
-/// leaf's own kernel that reads the same node (a reduction under a
-/// broadcast) evaluates its leaves under [`Hold::none`] and computes it.
-pub(crate) fn is_held(node: usize) -> bool {
-    HELD.with(|held| held.get() == node)
-}
-
-/// Holds a product node until dropped, restoring the previous one.
-pub(crate) struct Hold {
-    previous: usize,
-}
-
-impl Hold {
-    fn new(node: usize) -> Self {
-        Hold {
-            previous: HELD.with(|held| held.replace(node)),
-        }
-    }
-
-    /// No product held: every launch starts so, since the leaves an
-    /// epilogue kernel evaluates first (a reduction under a broadcast) may
-    /// run kernels of their own that read the same product node.
-    pub(crate) fn none() -> Self {
-        Self::new(0)
-    }
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        HELD.with(|held| held.set(self.previous));
-    }
-}
 
 /// A matrix product that can hand its element-wise consumer to its GEMM
 /// (implemented by [`MatrixProduct`](crate::MatrixProduct); see the module
@@ -141,8 +98,7 @@ fn with_planned_gemm<L: OutputList>(
     let mut targets = Vec::new();
     list.target_ids(&mut targets);
     product.with_gemm(&targets, &mut |gemm| {
-        let _held = Hold::new(product.node());
-        list.evaluate_leaves()?;
+        list.evaluate_leaves(HeldProduct::of(product.node()))?;
         if product.computed() {
             return Ok(false);
         }

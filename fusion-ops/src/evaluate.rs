@@ -2,6 +2,7 @@
 //! into a new matrix, by one assignment through the driver.
 
 use crate::driver::run;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::outputs::{Assignment, ColwiseAssignment, OutputList};
 use crate::reductions::{ColwiseReduction, ReduceOp};
@@ -20,7 +21,7 @@ pub fn eval_operation<O: Operation>(mut op: O) -> Result<MatrixCl<O::Scalar>> {
     // a product's element-wise consumer goes into the GEMM's epilogue, so
     // the product is not computed ahead.
     if op.epilogue_product().is_none() {
-        op.evaluate_leaves()?;
+        op.evaluate_leaves(HeldProduct::NONE)?;
         if let Some(result) = op.take_evaluated() {
             return Ok(result);
         }

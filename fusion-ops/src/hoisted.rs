@@ -12,6 +12,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::precomputed::Materialized;
 use clfuse_core::{Result, View};
@@ -62,8 +63,8 @@ impl<E: Operation> Operation for Hoisted<E> {
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.evaluate_leaves(held)?;
         if self.inner.contains_reduction() && self.value.get().is_none() {
             self.value
                 .set_matrix(crate::driver::eval_direct(&self.inner)?);

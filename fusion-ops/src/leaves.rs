@@ -2,6 +2,7 @@
 
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::expr::MatrixRef;
 use clfuse_core::expr::{Load, Scalar, Shared};
@@ -109,8 +110,8 @@ impl<O: Operation> Operation for Shared<'_, O> {
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -93,7 +93,7 @@ pub use leaves::{
 };
 pub use logic::*;
 pub use methods::{ElementwiseMethods, ExprMethods};
-pub use operation::{Operation, Shape, combine_shapes};
+pub use operation::{HeldProduct, Operation, Shape, combine_shapes};
 pub use outputs::{
     AsTarget, Assignable, Assignment, ColwiseAssignment, FullReduction, Optional, OutputList,
     Schedule, full_reduction, max, min, optional, output, prod, sum,

@@ -2,6 +2,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape, combine_shapes};
 use crate::templates::convert;
 use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Promote, Result, View};
@@ -65,10 +66,10 @@ where
         self.2.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
-        self.1.evaluate_leaves()?;
-        self.2.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
+        self.1.evaluate_leaves(held)?;
+        self.2.evaluate_leaves(held)?;
         Ok(())
     }
 
@@ -130,8 +131,8 @@ impl<T: ClType, A: Operation> Operation for Cast<T, A> {
         self.0.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -37,8 +37,10 @@ pub trait Operation {
     /// node (GEMM products), so that the fused kernel reads their results.
     /// The driver calls it once per launch, before binding and generating;
     /// [`shape`](Self::shape) and [`view`](Self::view) never run anything.
-    /// Leaves keep the default; every node with operands forwards to them.
-    fn evaluate_leaves(&self) -> Result<()> {
+    /// Leaves keep the default; every node with operands forwards to them,
+    /// passing `held` on: the product whose GEMM the launching kernel runs
+    /// itself (an epilogue), which is therefore not computed here.
+    fn evaluate_leaves(&self, _held: HeldProduct) -> Result<()> {
         Ok(())
     }
     /// Whether a reduction (a loop over a row) is computed below this node.
@@ -119,8 +121,8 @@ impl<O: Operation + ?Sized> Operation for &O {
         (**self).bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        (**self).evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        (**self).evaluate_leaves(held)
     }
 
     fn contains_reduction(&self) -> bool {
@@ -132,5 +134,29 @@ impl<O: Operation + ?Sized> Operation for &O {
 
     fn epilogue_product(&self) -> Option<&dyn crate::EpilogueProduct> {
         (**self).epilogue_product()
+    }
+}
+
+/// Which GEMM product node, if any, the kernel being launched computes in
+/// its own epilogue: [`Operation::evaluate_leaves`] skips that product
+/// (its GEMM is the launch) and evaluates every other. It travels as an
+/// argument from the launch down the expression, so a leaf's own kernel
+/// (a reduction under a broadcast, launched while the leaves are being
+/// evaluated) starts again from [`HeldProduct::NONE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeldProduct(usize);
+
+impl HeldProduct {
+    /// No product held: every product below is computed by its own GEMM.
+    pub const NONE: HeldProduct = HeldProduct(0);
+
+    /// The product node at address `node` (see `EpilogueProduct::node`).
+    pub(crate) fn of(node: usize) -> Self {
+        HeldProduct(node)
+    }
+
+    /// Whether the product node at `node` is the held one.
+    pub(crate) fn holds(self, node: usize) -> bool {
+        self.0 != 0 && self.0 == node
     }
 }

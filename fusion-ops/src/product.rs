@@ -9,6 +9,7 @@ use crate::binder::Binder;
 use crate::driver::eval_direct;
 use crate::epilogue::EpilogueProduct;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::precomputed::Precomputed;
 use clfuse_core::expr::{Load, MatrixProduct, MatrixRef};
@@ -107,8 +108,8 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> Operation
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        if self.result.get().is_some() || crate::epilogue::is_held(self.node()) {
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        if self.result.get().is_some() || held.holds(self.node()) {
             return Ok(());
         }
         product_shape(self)?;
@@ -160,8 +161,8 @@ impl<T: ClFloat, L: Operation<Scalar = T>, R: Operation<Scalar = T>> EpiloguePro
         targets: &[u64],
         run: &mut dyn FnMut(EpilogueGemm<'_>) -> Result<bool>,
     ) -> Result<bool> {
-        self.lhs.evaluate_leaves()?;
-        self.rhs.evaluate_leaves()?;
+        self.lhs.evaluate_leaves(HeldProduct::NONE)?;
+        self.rhs.evaluate_leaves(HeldProduct::NONE)?;
         let a = operand_matrix(&self.lhs)?;
         let b = operand_matrix(&self.rhs)?;
         let fused = if targets.contains(&a.buffer_id()) || targets.contains(&b.buffer_id()) {

@@ -9,6 +9,7 @@
 
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::precomputed::{Materialized, PrecomputedOperand};
 use crate::structural::{Transpose, transpose};
@@ -224,8 +225,8 @@ impl<R: RowReduce, E: Operation> Operation for RowwiseReduction<R, E> {
         true
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)
     }
 }
 
@@ -362,9 +363,9 @@ where
         true
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
-        self.1.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
+        self.1.evaluate_leaves(held)
     }
 }
 

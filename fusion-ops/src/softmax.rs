@@ -9,6 +9,7 @@
 use crate::binder::Binder;
 use crate::driver::run_direct;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::outputs::RowSoftmaxAssignment;
 use crate::precomputed::Materialized;
@@ -81,7 +82,7 @@ impl<T: ClFloat + RealOf, E: Operation<Scalar = T>> Operation for RowwiseSoftmax
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, _held: HeldProduct) -> Result<()> {
         if self.value.get().is_some() {
             return Ok(());
         }

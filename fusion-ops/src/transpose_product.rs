@@ -19,6 +19,7 @@ use crate::binder::{Binder, Identity};
 use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index, Section, StagedMatrix};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::outputs::{Assignable, ColwiseAssignment, OutputList, Schedule};
 use crate::reductions::SumOp;
@@ -412,9 +413,9 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.product.0.evaluate_leaves()?;
-        self.product.1.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.product.0.evaluate_leaves(held)?;
+        self.product.1.evaluate_leaves(held)
     }
 
     fn declare_staged(&self, g: &mut Generator, launch: &LaunchShape) {

@@ -279,10 +279,10 @@ fn product_queries_are_pure_and_the_leaf_step_runs_the_gemm_once() -> Result<()>
     assert_eq!(product.shape()?, Some((3, 3)));
     assert_eq!(product.view(), View::Entire);
     assert_eq!(clfuse::thread_kernel_stats() - before, Default::default());
-    product.evaluate_leaves()?;
+    product.evaluate_leaves(clfuse::clfuse_ops::HeldProduct::NONE)?;
     let launched = (clfuse::thread_kernel_stats() - before).launched;
     assert!(launched >= 1);
-    product.evaluate_leaves()?; // already computed: nothing more runs
+    product.evaluate_leaves(clfuse::clfuse_ops::HeldProduct::NONE)?; // already computed: nothing more runs
     assert_eq!((clfuse::thread_kernel_stats() - before).launched, launched);
     assert_eq!(product.view(), View::Entire);
     let d = MatrixCl::<f64>::zeros(3, 3)?;

@@ -6,6 +6,7 @@ use crate::binder::Binder;
 use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::structural::{Block, Diagonal, Indexing, Transpose};
@@ -52,8 +53,8 @@ impl<Tg: Target, E: Operation> OutputList for Assignment<Tg, E> {
         Schedule::ELEMENTWISE
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.expr.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.expr.evaluate_leaves(held)
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {

@@ -7,6 +7,7 @@ use crate::binder::Binder;
 use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index, Section};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::templates::convert;
@@ -103,8 +104,8 @@ impl<T: ClType, R: ReduceOp, E: Operation> OutputList for ColwiseAssignment<'_, 
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.expr.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.expr.evaluate_leaves(held)
     }
 
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {

@@ -7,6 +7,7 @@ use super::{OutputList, Schedule};
 use crate::binder::Binder;
 use crate::generator::Generator;
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use clfuse_core::Result;
 use std::any::Any;
 
@@ -53,9 +54,9 @@ impl<O: OutputList> OutputList for Optional<O> {
             Schedule::NONE
         }
     }
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
         if self.enabled {
-            self.inner.evaluate_leaves()
+            self.inner.evaluate_leaves(held)
         } else {
             Ok(())
         }
@@ -151,8 +152,8 @@ impl<O: OutputList> OutputList for &O {
     fn schedule(&self) -> Schedule {
         (**self).schedule()
     }
-    fn evaluate_leaves(&self) -> Result<()> {
-        (**self).evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        (**self).evaluate_leaves(held)
     }
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
         (**self).prepare(launch)
@@ -210,8 +211,8 @@ macro_rules! output_tuple {
             fn schedule(&self) -> Schedule {
                 Schedule::NONE $(.and(self.$index.schedule()))+
             }
-            fn evaluate_leaves(&self) -> Result<()> {
-                $(self.$index.evaluate_leaves()?;)+
+            fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+                $(self.$index.evaluate_leaves(held)?;)+
                 Ok(())
             }
             fn prepare(&self, launch: &LaunchShape) -> Result<()> {
@@ -289,7 +290,7 @@ impl OutputList for () {
     fn schedule(&self) -> Schedule {
         Schedule::NONE
     }
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, _held: HeldProduct) -> Result<()> {
         Ok(())
     }
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
@@ -323,8 +324,8 @@ impl<O: OutputList> OutputList for Vec<O> {
     fn schedule(&self) -> Schedule {
         self.iter().fold(Schedule::NONE, |s, o| s.and(o.schedule()))
     }
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.iter().try_for_each(O::evaluate_leaves)
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.iter().try_for_each(|o| o.evaluate_leaves(held))
     }
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
         self.iter().try_for_each(|o| o.prepare(launch))

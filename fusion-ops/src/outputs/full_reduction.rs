@@ -7,6 +7,7 @@ use crate::binder::Binder;
 use crate::driver::{run, run_direct};
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::read_back::ReadBack;
 use crate::reductions::ReduceOp;
@@ -58,8 +59,8 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
             ..Schedule::ELEMENTWISE
         }
     }
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.expr.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.expr.evaluate_leaves(held)
     }
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {
         let _ = self.inner.partial.set(MatrixCl::uninitialized(

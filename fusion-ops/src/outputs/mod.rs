@@ -26,6 +26,7 @@ pub(crate) use scalar_sums::{ScalarSums, groups_done_counter};
 use crate::binder::Binder;
 use crate::generator::Generator;
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use clfuse_core::{Error, Result};
 use std::any::Any;
 
@@ -98,7 +99,7 @@ pub trait OutputList {
     fn schedule(&self) -> Schedule;
     /// Before anything else is queued: evaluates the non-fusable leaves of
     /// the expressions (GEMM products; see [`Operation::evaluate_leaves`](crate::Operation::evaluate_leaves)).
-    fn evaluate_leaves(&self) -> Result<()>;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()>;
     /// Allocates scratch buffers and prepares targets before binding.
     fn prepare(&self, launch: &LaunchShape) -> Result<()>;
     /// Binds the expressions' arguments.

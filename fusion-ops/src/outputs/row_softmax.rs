@@ -7,6 +7,7 @@ use super::{OutputList, Schedule, common_grid};
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::reductions::{LogSumExpOp, RowReduce};
 use crate::targets::Target;
@@ -74,8 +75,8 @@ impl<'t, T: ClType, E: Operation<Scalar = T>> OutputList for RowSoftmaxAssignmen
         Schedule::ELEMENTWISE
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.expr.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.expr.evaluate_leaves(held)
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {

@@ -12,6 +12,7 @@ use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
 use crate::generator::{Generator, Index, Section};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::templates::convert;
 use clfuse_core::{Access, ClType, Error, MatrixCl, Result, Runtime, View};
@@ -87,9 +88,11 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.lead.1.evaluate_leaves()?;
-        self.sums.iter().try_for_each(|(_, e)| e.evaluate_leaves())
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.lead.1.evaluate_leaves(held)?;
+        self.sums
+            .iter()
+            .try_for_each(|(_, e)| e.evaluate_leaves(held))
     }
 
     fn prepare(&self, launch: &LaunchShape) -> Result<()> {

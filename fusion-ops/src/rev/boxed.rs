@@ -7,6 +7,7 @@
 
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual, ProductReads};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
@@ -18,7 +19,7 @@ trait ErasedOperation<T> {
     fn generate(&self, g: &mut Generator, at: &Index) -> String;
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual>;
     fn bind<'a>(&'a self, b: &mut Binder<'a>);
-    fn evaluate_leaves(&self) -> Result<()>;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()>;
     fn record_leaves(&self, reads: ProductReads) -> Result<()>;
     fn contains_reduction(&self) -> bool;
 }
@@ -39,8 +40,8 @@ impl<O: Differentiable> ErasedOperation<O::Scalar> for O {
     fn bind<'a>(&'a self, b: &mut Binder<'a>) {
         Operation::bind(self, b)
     }
-    fn evaluate_leaves(&self) -> Result<()> {
-        Operation::evaluate_leaves(self)
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        Operation::evaluate_leaves(self, held)
     }
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         Differentiable::record_leaves(self, reads)
@@ -135,8 +136,8 @@ impl<T: ClType, D: Dependence> Operation for DynOp<'_, T, D> {
         self.inner.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.evaluate_leaves(held)
     }
 
     fn contains_reduction(&self) -> bool {

@@ -3,6 +3,7 @@
 
 use crate::binder::{Binder, Identity};
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape, combine_shapes};
 use crate::rev::boxed::{DynOp, boxed};
 use crate::rev::{Constant, Dependence, Depends, Differentiable, Dual, ProductReads};
@@ -249,9 +250,9 @@ impl<T: ClType, D: Dependence> Operation for CustomOutput<'_, '_, T, D> {
         }
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
         for (_, input) in &self.code.inputs {
-            input.evaluate_leaves()?;
+            input.evaluate_leaves(held)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! engine's hand-written nodes get theirs in `rev/derivatives/`).
 
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::rev::{Dependence, Depends, Dual, ProductReads, Var};
 use clfuse_core::Result;
@@ -35,7 +36,7 @@ pub trait Differentiable: Operation + Depends {
     /// forwards to them.
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         let _ = reads;
-        self.evaluate_leaves()
+        self.evaluate_leaves(HeldProduct::NONE)
     }
 
     /// The variable this operation reads unchanged, if it is one (a `&var`

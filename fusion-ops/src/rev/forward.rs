@@ -35,6 +35,7 @@ use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use crate::outputs::{Assignment, ColwiseAssignment, OutputList, ScalarSums, Schedule};
 use crate::reductions::SumOp;
@@ -514,7 +515,7 @@ impl<E: Differentiable> Operation for Tangents<'_, E> {
         self.expr.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, _held: HeldProduct) -> Result<()> {
         self.expr.record_leaves(self.reads)
     }
 
@@ -543,7 +544,7 @@ impl<T: ClType> OutputList for PartialStores<'_, T> {
         Schedule::ELEMENTWISE
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
+    fn evaluate_leaves(&self, _held: HeldProduct) -> Result<()> {
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 use super::{concatenated, shape_or_err};
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::{ClType, Error, Expr, IntoOperand, Promote, Result, View};
 
@@ -110,9 +111,9 @@ where
         self.1.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
-        self.1.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
+        self.1.evaluate_leaves(held)?;
         Ok(())
     }
 
@@ -163,9 +164,9 @@ where
         self.1.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
-        self.1.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
+        self.1.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 use super::fits;
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::{Error, Expr, IntoOperand, Result, View};
 
@@ -90,8 +91,8 @@ impl<E: Operation> Operation for Block<E> {
         self.inner.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use super::shape_or_err;
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
 use crate::hoisted::Hoisted;
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::{Error, Expr, IntoOperand, Result, View};
 use std::marker::PhantomData;
@@ -138,8 +139,8 @@ impl<E: Operation, A: BroadcastAxis> Operation for Broadcast<E, A> {
         self.inner.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.evaluate_leaves()
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.evaluate_leaves(held)
     }
 
     fn contains_reduction(&self) -> bool {
@@ -223,8 +224,8 @@ impl<E: Operation> Operation for OptionalBroadcast<E> {
         self.inner.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.inner.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.inner.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 use super::shape_or_err;
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::{ClType, Expr, IntoOperand, Result, View};
 
@@ -90,10 +91,10 @@ impl<M: Operation, R: Operation<Scalar = i32>, C: Operation<Scalar = i32>> Opera
         self.matrix.bind(b);
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.row_index.evaluate_leaves()?;
-        self.col_index.evaluate_leaves()?;
-        self.matrix.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.row_index.evaluate_leaves(held)?;
+        self.col_index.evaluate_leaves(held)?;
+        self.matrix.evaluate_leaves(held)?;
         Ok(())
     }
 

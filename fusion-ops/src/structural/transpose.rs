@@ -3,6 +3,7 @@
 use super::shape_or_err;
 use crate::binder::Binder;
 use crate::generator::{Generator, Index};
+use crate::operation::HeldProduct;
 use crate::operation::{Operation, Shape};
 use clfuse_core::{Expr, IntoOperand, Result, View};
 
@@ -44,8 +45,8 @@ impl<E: Operation> Operation for Transpose<E> {
         self.0.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
         Ok(())
     }
 
@@ -91,8 +92,8 @@ impl<E: Operation> Operation for Diagonal<E> {
         self.0.bind(b)
     }
 
-    fn evaluate_leaves(&self) -> Result<()> {
-        self.0.evaluate_leaves()?;
+    fn evaluate_leaves(&self, held: HeldProduct) -> Result<()> {
+        self.0.evaluate_leaves(held)?;
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 
 use crate::generator::{Generator, Index};
 use crate::hoisted::Hoisted;
+use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::precomputed::Materialized;
 use crate::product::{store_product, stored_product};
@@ -56,7 +57,7 @@ impl<E: Differentiable> Differentiable for Hoisted<E> {
 
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
-            return self.evaluate_leaves();
+            return self.evaluate_leaves(HeldProduct::NONE);
         }
         self.inner.record_leaves(reads)?;
         if self.inner.contains_reduction() && self.value.get().is_none() {
@@ -88,7 +89,7 @@ where
 
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !Self::Dependence::VARIABLE {
-            return self.evaluate_leaves();
+            return self.evaluate_leaves(HeldProduct::NONE);
         }
         if self.result.get().is_some() {
             return Ok(());
@@ -119,7 +120,7 @@ impl<R: RowReduce, E: Differentiable> Differentiable for RowwiseReduction<R, E> 
 
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
-            return self.evaluate_leaves();
+            return self.evaluate_leaves(HeldProduct::NONE);
         }
         self.0.record_leaves(reads)?;
         if self.2.get().is_none() {
@@ -161,7 +162,7 @@ where
 
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !Self::Dependence::VARIABLE {
-            return self.evaluate_leaves();
+            return self.evaluate_leaves(HeldProduct::NONE);
         }
         self.0.record_leaves(reads)?;
         self.1.record_leaves(reads)?;
@@ -222,7 +223,7 @@ impl<T: ClFloat + RealOf, E: Differentiable + Operation<Scalar = T>> Differentia
     /// derivatives the tape already knows.
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {
         if !E::Dependence::VARIABLE {
-            return self.evaluate_leaves();
+            return self.evaluate_leaves(HeldProduct::NONE);
         }
         if self.value.get().is_some() {
             return Ok(());

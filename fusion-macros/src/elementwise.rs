@@ -253,7 +253,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     #convert_x
                     let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
                     #( g.helper(#k::instantiate(#helpers, cl_type)); )*
-                    let res = g.declare(cl_type, &#k::expand(#template, cl_type, &[&x]));
+                    let res = g.declare_pure(cl_type, &#k::expand(#template, cl_type, &[&x]));
                     if !a.is_variable() {
                         return Ok(#k::rev::Dual::constant(res));
                     }
@@ -296,7 +296,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     #convert_x
                     let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
                     #( g.helper(#k::instantiate(#helpers, cl_type)); )*
-                    g.declare(cl_type, &#k::expand(#template, cl_type, &[&x]))
+                    g.declare_pure(cl_type, &#k::expand(#template, cl_type, &[&x]))
                 }
                 fn bind<'a>(&'a self, b: &mut #k::Binder<'a>) {
                     self.0.bind(b)
@@ -338,7 +338,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     #convert_y
                     let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
                     #( g.helper(#k::instantiate(#helpers, cl_type)); )*
-                    let res = g.declare(cl_type, &#k::expand(#template, cl_type, &[&x, &y]));
+                    let res = g.declare_pure(cl_type, &#k::expand(#template, cl_type, &[&x, &y]));
                     if !a.is_variable() && !b.is_variable() {
                         return Ok(#k::rev::Dual::constant(res));
                     }
@@ -387,7 +387,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     #convert_y
                     let cl_type = <Self::Scalar as #k::ClType>::CL_NAME;
                     #( g.helper(#k::instantiate(#helpers, cl_type)); )*
-                    g.declare(cl_type, &#k::expand(#template, cl_type, &[&x, &y]))
+                    g.declare_pure(cl_type, &#k::expand(#template, cl_type, &[&x, &y]))
                 }
                 fn bind<'a>(&'a self, b: &mut #k::Binder<'a>) {
                     self.0.bind(b);

@@ -133,7 +133,7 @@ pub mod prelude {
     pub use crate::softmax::rowwise_softmax;
     pub use crate::structural::{
         append_col, append_row, block, colwise_broadcast, diagonal, indexing, optional_broadcast,
-        rowwise_broadcast, transpose,
+        rowwise_broadcast, scalar_broadcast, transpose,
     };
     pub use crate::transpose_product::transpose_vector_multiply;
     pub use crate::{

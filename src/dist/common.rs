@@ -106,10 +106,12 @@ where
     A: clfuse_core::IntoOperand,
     A::Operand: Differentiable + 's,
 {
-    if rows == Some(n) {
-        boxed(a)
-    } else {
-        boxed(optional_broadcast(a, n, 1))
+    match rows {
+        Some(rows) if rows == n => boxed(a),
+        // A number or a `1 x 1` argument: read once per work item, and
+        // what the density computes from it alone (`log(sigma)`) too.
+        None | Some(1) => boxed(scalar_broadcast(a, n, 1)),
+        Some(_) => boxed(optional_broadcast(a, n, 1)),
     }
 }
 

@@ -123,6 +123,10 @@ pub struct Generator {
     /// The product node whose element a GEMM hands to these statements
     /// (see [`for_epilogue`](Self::for_epilogue)).
     epilogue_product: Option<usize>,
+    /// Names whose value is the same for every element (kernel arguments,
+    /// `1 x 1` operands and pure functions of them): see
+    /// [`declare_pure`](Self::declare_pure).
+    uniform: std::collections::HashSet<String>,
 }
 
 impl Default for Generator {
@@ -193,6 +197,7 @@ impl Generator {
             memos: Vec::new(),
             epilogue_refused: false,
             epilogue_product: None,
+            uniform: std::collections::HashSet::new(),
         }
     }
 
@@ -251,6 +256,102 @@ impl Generator {
         let var = self.fresh();
         self.statement(&format!("{cl_type} {var} = {value};"));
         var
+    }
+
+    /// Declares a pure value (`cl_type varN = value;`, never assigned
+    /// again) and returns `varN`. A value computed only from names that are
+    /// the same for every element ([`declare_uniform`](Self::declare_uniform),
+    /// kernel arguments) is itself such a name, and goes before the element
+    /// loop: `log(sigma)` of a `1 x 1` `sigma` is computed once per work
+    /// item instead of once per element. A GEMM's epilogue has no such
+    /// place, so there it stays where it is.
+    pub fn declare_pure(&mut self, cl_type: &'static str, value: &str) -> String {
+        if self.epilogue_product.is_some() || !self.only_uniform_names(value) {
+            return self.declare(cl_type, value);
+        }
+        self.declare_uniform(cl_type, value)
+    }
+
+    /// Declares `value`, which the caller knows to be the same for every
+    /// element (a `1 x 1` operand's element `(0, 0)`), before the element
+    /// loop (see [`declare_pure`](Self::declare_pure)).
+    pub fn declare_uniform(&mut self, cl_type: &'static str, value: &str) -> String {
+        if self.epilogue_product.is_some() {
+            return self.declare(cl_type, value);
+        }
+        let var = self.before_elements(|g| g.declare(cl_type, value));
+        self.uniform.insert(var.clone());
+        var
+    }
+
+    /// Runs `generate` with its statements before the element loop (where
+    /// [`declare_uniform`](Self::declare_uniform) puts values): for an
+    /// operand read at one fixed element. In a GEMM's epilogue they stay in
+    /// place.
+    pub fn before_elements<R>(&mut self, generate: impl FnOnce(&mut Self) -> R) -> R {
+        if self.epilogue_product.is_some() {
+            return generate(self);
+        }
+        let section = std::mem::replace(&mut self.section, Section::Before);
+        let result = generate(self);
+        self.section = section;
+        result
+    }
+
+    /// Whether `name` is the same for every element (see
+    /// [`declare_pure`](Self::declare_pure)).
+    pub fn is_uniform(&self, name: &str) -> bool {
+        self.uniform.contains(name)
+    }
+
+    /// Records that `name` (a kernel argument) is the same for every element.
+    pub(crate) fn mark_uniform(&mut self, name: &str) {
+        self.uniform.insert(name.to_string());
+    }
+
+    /// Whether `value` names at least one value and every name in it is
+    /// uniform, apart from the functions it calls and the types it casts
+    /// to. An unknown name (an index, a buffer) makes it per element.
+    fn only_uniform_names(&self, value: &str) -> bool {
+        const TYPES: &[&str] = &["double", "float", "int", "uint", "long", "ulong", "bool"];
+        let bytes = value.as_bytes();
+        let mut named = false;
+        let mut k = 0;
+        while k < bytes.len() {
+            let c = bytes[k];
+            if c.is_ascii_digit() || (c == b'.' && bytes.get(k + 1).is_some_and(u8::is_ascii_digit))
+            {
+                // A number, with its exponent and suffix (`1.5e-3f`).
+                k += 1;
+                while k < bytes.len() {
+                    let d = bytes[k];
+                    let exponent_sign =
+                        (d == b'-' || d == b'+') && matches!(bytes[k - 1], b'e' | b'E');
+                    if d.is_ascii_alphanumeric() || d == b'.' || exponent_sign {
+                        k += 1;
+                    } else {
+                        break;
+                    }
+                }
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let start = k;
+                while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'_') {
+                    k += 1;
+                }
+                let name = &value[start..k];
+                let calls = value[k..].trim_start().starts_with('(');
+                if calls || TYPES.contains(&name) {
+                    continue;
+                }
+                if !self.uniform.contains(name) {
+                    return false;
+                }
+                named = true;
+            } else {
+                k += 1;
+            }
+        }
+        named
     }
 
     /// Appends one statement line, indented to the current block (a line

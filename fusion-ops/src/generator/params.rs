@@ -47,6 +47,7 @@ impl Generator {
         for r in &mut self.recordings {
             r.push(name.clone());
         }
+        self.mark_uniform(&name);
         name
     }
 
@@ -64,6 +65,7 @@ impl Generator {
             cl_type,
         });
         self.keyed_params.push((key.to_string(), name.clone()));
+        self.mark_uniform(&name);
         name
     }
 

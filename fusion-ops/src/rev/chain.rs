@@ -18,7 +18,7 @@ pub fn local_derivative(
     if code == "1" {
         return code;
     }
-    g.declare(cl_type, &code)
+    g.declare_pure(cl_type, &code)
 }
 
 /// Moves the tangents of `dual`, computed inside a branch, into variables

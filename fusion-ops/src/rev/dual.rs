@@ -107,7 +107,7 @@ impl Dual {
                 } else if let Some((_, var)) = declared.iter().find(|(text, _)| *text == sum) {
                     var.clone()
                 } else {
-                    let var = g.declare(cl_type, &sum);
+                    let var = g.declare_pure(cl_type, &sum);
                     declared.push((sum, var.clone()));
                     var
                 };

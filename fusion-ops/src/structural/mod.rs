@@ -6,6 +6,7 @@ mod append;
 mod block;
 mod broadcast;
 mod indexing;
+mod scalar_broadcast;
 mod transpose;
 
 pub use append::{AppendCol, AppendRow, append_col, append_row};
@@ -15,6 +16,8 @@ pub use broadcast::{
     RowwiseBroadcast, colwise_broadcast, optional_broadcast, rowwise_broadcast,
 };
 pub use indexing::{Indexing, indexing};
+pub use scalar_broadcast::{ScalarBroadcast, scalar_broadcast};
+pub(crate) use scalar_broadcast::{only_element, uniform_name};
 pub use transpose::{Diagonal, Transpose, diagonal, transpose};
 
 use crate::operation::Shape;

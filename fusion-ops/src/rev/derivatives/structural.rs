@@ -7,7 +7,7 @@ use crate::operation::Operation;
 use crate::rev::{Both, Depends, Differentiable, Dual, ProductReads, hoist};
 use crate::structural::{
     AppendCol, AppendRow, Block, Broadcast, BroadcastAxis, Diagonal, Indexing, OptionalBroadcast,
-    Transpose,
+    ScalarBroadcast, Transpose, only_element, uniform_name,
 };
 use clfuse_core::{ClType, Promote, Result};
 
@@ -67,6 +67,26 @@ impl<E: Depends, A> Depends for Broadcast<E, A> {
 impl<E: Differentiable, A: BroadcastAxis> Differentiable for Broadcast<E, A> {
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
         self.inner.generate_tangents(g, &A::operand_index(at))
+    }
+
+    fn record_leaves(&self, reads: ProductReads) -> Result<()> {
+        self.inner.record_leaves(reads)
+    }
+}
+
+impl<E: Depends> Depends for ScalarBroadcast<E> {
+    type Dependence = E::Dependence;
+}
+
+impl<E: Differentiable> Differentiable for ScalarBroadcast<E> {
+    fn generate_tangents(&self, g: &mut Generator, _at: &Index) -> Result<Dual> {
+        // The operand's element and its tangents, before the element loop:
+        // every element of the result has the same derivative.
+        let dual = g.before_elements(|g| self.inner.generate_tangents(g, &only_element()))?;
+        Ok(Dual {
+            value: uniform_name::<E::Scalar>(g, dual.value),
+            tangents: dual.tangents,
+        })
     }
 
     fn record_leaves(&self, reads: ProductReads) -> Result<()> {

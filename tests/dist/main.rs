@@ -14,4 +14,5 @@ mod categorical;
 mod checks;
 mod continuous;
 mod discrete;
+mod multivariate;
 mod support;

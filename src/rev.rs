@@ -267,6 +267,23 @@ fn glm_var(
 }
 
 macro_rules! linear_glm {
+    // Successes and trials (binomial): two integer arrays before `x`.
+    ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty, trials) => {
+        $(#[$doc])*
+        #[allow(non_snake_case)]
+        pub fn $name<'a>(
+            n: impl Into<Outcomes<'a, $y>>,
+            N: impl Into<Outcomes<'a, $y>>,
+            x: impl Operand,
+            alpha: impl Operand,
+            beta: impl Operand,
+        ) -> Result<Var> {
+            let (n, N): (Outcomes<'_, $y>, Outcomes<'_, $y>) = (n.into(), N.into());
+            glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
+                $glm(n, N, x.value(), glm_alpha(alpha.value())?, beta.value(), options)
+            })
+        }
+    };
     // With an auxiliary parameter (`sigma`, `phi`): `1 x 1` (read to the
     // host) or `n x 1`, like the intercept.
     ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty, $aux:ident) => {
@@ -325,6 +342,25 @@ linear_glm! {
     /// # Ok::<(), clfuse::Error>(())
     /// ```
     bernoulli_logit_glm => crate::glm::bernoulli_logit_glm_lpmf, i32
+}
+
+linear_glm! {
+    /// `binomial_logit_glm_lpmf` as a differentiable `1 x 1` variable:
+    /// successes `n`, then trials `N` (Stan's order), then `x`, the
+    /// intercept (`1 x 1` or `n x 1`) and the coefficients.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+    /// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.0])?);
+    /// let lp = rev::binomial_logit_glm(&[3, 0][..], &[4, 2][..], &x, &MatrixCl::zeros(1, 1)?, &beta)?;
+    /// lp.grad()?;
+    /// // d/dβ Σ (n - N/2) x = (3 - 2)·1 + (0 - 1)·(-1) = 2
+    /// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    binomial_logit_glm => crate::glm::binomial_logit_glm_lpmf, i32, trials
 }
 
 linear_glm! {
@@ -480,6 +516,37 @@ pub mod composed {
         let eta = linear_predictor(x, alpha, beta);
         let sign = (2 * y - 1).cast::<f64>();
         colwise_sum(log_inv_logit(elt_multiply(sign, eta))).eval()
+    }
+
+    /// Binomial-logit log mass `Σ n·η - N·log1p_exp(η) + lchoose(N, n)`.
+    ///
+    /// ```
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::{self, Var};
+    /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+    /// let (n, trials) = (MatrixCl::from_slice(2, 1, &[3, 0])?, MatrixCl::from_slice(2, 1, &[4, 2])?);
+    /// let (alpha, beta) = (Var::new(MatrixCl::zeros(1, 1)?), Var::new(MatrixCl::zeros(1, 1)?));
+    /// rev::composed::binomial_logit_glm(&n, &trials, &x, &alpha, &beta)?.grad()?;
+    /// assert!((beta.adjoint().to_vec()?[0] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    #[allow(non_snake_case)]
+    pub fn binomial_logit_glm(
+        n: &MatrixCl<i32>,
+        N: &MatrixCl<i32>,
+        x: &MatrixCl<f64>,
+        alpha: &Var,
+        beta: &Var,
+    ) -> Result<Var> {
+        let eta = linear_predictor(x, alpha, beta);
+        let eta = &eta;
+        let (n, trials) = (n.cast::<f64>(), N.cast::<f64>());
+        let (n, trials) = (&n, &trials);
+        colwise_sum(
+            elt_multiply(n, eta) - elt_multiply(trials, log1p_exp(eta))
+                + binomial_coefficient_log(trials, n),
+        )
+        .eval()
     }
 
     /// Poisson-log log mass `Σ y·η - exp(η) - lgamma(y + 1)`.

@@ -3,6 +3,7 @@
 //! ([`checked_eval`]). A density file states its checks and its element-wise
 //! log density; everything else is here.
 
+use clfuse_core::expr::MatrixRef;
 use clfuse_core::{Error, Expr, MatrixCl, Result};
 use clfuse_ops::prelude::*;
 use clfuse_ops::rev::{Both, Constant, Dependence, Differentiable, Var, Variable};
@@ -68,10 +69,19 @@ pub trait Real: Argument {
     fn shape(&self) -> Result<Option<(usize, usize)>>;
     /// Its leaf in a density of length `n`.
     #[doc(hidden)]
-    fn leaf(&self, n: usize) -> Leaf<'_, Self::Dependence>;
+    fn leaf(&self, n: usize) -> Leaf<'_, Self::Dependence> {
+        self.leaf_at(n, 1)
+    }
+    /// Its leaf as a `rows x cols` matrix (itself, or broadcast).
+    #[doc(hidden)]
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, Self::Dependence>;
     /// What its checks read.
     #[doc(hidden)]
     fn checked(&self) -> Checked<'_, f64>;
+    /// Its value on the device, evaluated when it is an expression: what
+    /// a hand-written kernel (a triangular solve) reads.
+    #[doc(hidden)]
+    fn value(&self) -> Result<Value<'_>>;
 }
 
 /// An integer argument of a probability mass function (outcomes, counts,
@@ -83,18 +93,25 @@ pub trait Int: Argument<Dependence = Constant> {
     fn shape(&self) -> Result<Option<(usize, usize)>>;
     /// Its leaf in a density of length `n`.
     #[doc(hidden)]
-    fn leaf(&self, n: usize) -> IntLeaf<'_>;
+    fn leaf(&self, n: usize) -> IntLeaf<'_> {
+        self.leaf_at(n, 1)
+    }
+    /// Its leaf as a `rows x cols` matrix (itself, or broadcast).
+    #[doc(hidden)]
+    fn leaf_at(&self, rows: usize, cols: usize) -> IntLeaf<'_>;
     /// What its checks read.
     #[doc(hidden)]
     fn checked(&self) -> Checked<'_, i32>;
 }
 
-/// `m` read as an `n x 1` vector: itself when it has `n` rows, else
-/// broadcast (a `1 x 1` matrix, or a number).
+/// `a` read as a `rows x cols` matrix: itself when it has that shape
+/// (`shape`; `None` for a number), else broadcast (a `1 x 1` matrix, a
+/// number, or a vector repeated along its dimension that is 1).
 fn spread<'s, A>(
     a: A,
-    rows: Option<usize>,
-    n: usize,
+    shape: Option<(usize, usize)>,
+    rows: usize,
+    cols: usize,
 ) -> Expr<
     DynOp<
         's,
@@ -106,12 +123,12 @@ where
     A: clfuse_core::IntoOperand,
     A::Operand: Differentiable + 's,
 {
-    match rows {
-        Some(rows) if rows == n => boxed(a),
+    match shape {
+        Some(shape) if shape == (rows, cols) => boxed(a),
         // A number or a `1 x 1` argument: read once per work item, and
         // what the density computes from it alone (`log(sigma)`) too.
-        None | Some(1) => boxed(scalar_broadcast(a, n, 1)),
-        Some(_) => boxed(optional_broadcast(a, n, 1)),
+        None | Some((1, 1)) => boxed(scalar_broadcast(a, rows, cols)),
+        Some(_) => boxed(optional_broadcast(a, rows, cols)),
     }
 }
 
@@ -122,11 +139,18 @@ impl Real for f64 {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(None)
     }
-    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
-        spread(*self, None, n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, Constant> {
+        spread(*self, None, rows, cols)
     }
     fn checked(&self) -> Checked<'_, f64> {
         Checked::Number(*self)
+    }
+    fn value(&self) -> Result<Value<'_>> {
+        Ok(Value::Matrix(MatrixRef::Owned(MatrixCl::from_slice(
+            1,
+            1,
+            &[*self],
+        )?)))
     }
 }
 
@@ -137,19 +161,26 @@ impl Real for i32 {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(None)
     }
-    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
-        spread(f64::from(*self), None, n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, Constant> {
+        spread(f64::from(*self), None, rows, cols)
     }
     fn checked(&self) -> Checked<'_, f64> {
         Checked::Number(f64::from(*self))
+    }
+    fn value(&self) -> Result<Value<'_>> {
+        Ok(Value::Matrix(MatrixRef::Owned(MatrixCl::from_slice(
+            1,
+            1,
+            &[f64::from(*self)],
+        )?)))
     }
 }
 impl Int for i32 {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(None)
     }
-    fn leaf(&self, n: usize) -> IntLeaf<'_> {
-        spread(*self, None, n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> IntLeaf<'_> {
+        spread(*self, None, rows, cols)
     }
     fn checked(&self) -> Checked<'_, i32> {
         Checked::Number(*self)
@@ -163,11 +194,14 @@ impl Real for &MatrixCl<f64> {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(Some((self.rows(), self.cols())))
     }
-    fn leaf(&self, n: usize) -> Leaf<'_, Constant> {
-        spread(*self, Some(self.rows()), n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, Constant> {
+        spread(*self, Some((self.rows(), self.cols())), rows, cols)
     }
     fn checked(&self) -> Checked<'_, f64> {
         Checked::Device(self)
+    }
+    fn value(&self) -> Result<Value<'_>> {
+        Ok(Value::Matrix(MatrixRef::Borrowed(self)))
     }
 }
 
@@ -178,8 +212,8 @@ impl Int for &MatrixCl<i32> {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(Some((self.rows(), self.cols())))
     }
-    fn leaf(&self, n: usize) -> IntLeaf<'_> {
-        spread(*self, Some(self.rows()), n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> IntLeaf<'_> {
+        spread(*self, Some((self.rows(), self.cols())), rows, cols)
     }
     fn checked(&self) -> Checked<'_, i32> {
         Checked::Device(self)
@@ -193,11 +227,14 @@ impl Real for &Var {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         Ok(Some((self.rows(), self.cols())))
     }
-    fn leaf(&self, n: usize) -> Leaf<'_, Variable> {
-        spread(*self, Some(self.rows()), n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, Variable> {
+        spread(*self, Some((self.rows(), self.cols())), rows, cols)
     }
     fn checked(&self) -> Checked<'_, f64> {
-        Checked::Device(self.value())
+        Checked::Device(Var::value(self))
+    }
+    fn value(&self) -> Result<Value<'_>> {
+        Ok(Value::Var((*self).clone()))
     }
 }
 
@@ -208,12 +245,37 @@ impl<O: Differentiable<Scalar = f64>> Real for Expr<O> {
     fn shape(&self) -> Result<Option<(usize, usize)>> {
         clfuse_ops::Operation::shape(&self.0)
     }
-    fn leaf(&self, n: usize) -> Leaf<'_, O::Dependence> {
-        let rows = self.shape().ok().flatten().map(|(r, _)| r);
-        spread(self, rows, n)
+    fn leaf_at(&self, rows: usize, cols: usize) -> Leaf<'_, O::Dependence> {
+        let shape = Real::shape(self).ok().flatten();
+        spread(self, shape, rows, cols)
     }
     fn checked(&self) -> Checked<'_, f64> {
         Checked::Unchecked
+    }
+    fn value(&self) -> Result<Value<'_>> {
+        let evaluated = <O::Dependence as Dependence>::eval(&self.0)?;
+        Value::of::<O::Dependence>(evaluated)
+    }
+}
+
+/// An argument's value on the device: a matrix (borrowed, or evaluated from
+/// a number or a constant expression) or a variable.
+#[doc(hidden)]
+pub enum Value<'s> {
+    /// A constant.
+    Matrix(MatrixRef<'s, f64>),
+    /// A variable (differentiated).
+    Var(Var),
+}
+
+impl<'s> Value<'s> {
+    /// The result of evaluating an expression of dependence `D`.
+    pub(crate) fn of<D: Dependence>(evaluated: D::Evaluated<f64>) -> Result<Value<'s>> {
+        if D::VARIABLE {
+            Ok(Value::Var(same_type(evaluated)?))
+        } else {
+            Ok(Value::Matrix(MatrixRef::Owned(same_type(evaluated)?)))
+        }
     }
 }
 
@@ -412,12 +474,13 @@ fn within<'s, T: Checkable, E: Differentiable<Scalar = T> + 's>(
 }
 
 /// A device check of one argument: its values (for the message) and the
-/// predicate, both `n x 1`.
+/// predicate, both of the kernel's shape.
 type DeviceCheck<'s> = Check<DynOp<'s, f64, Constant>, DynOp<'s, i32, Constant>>;
 
-/// A check of one argument, made once the density's length is known: an
-/// error found on the host, or a check for the device kernel.
-type Deferred<'s> = Box<dyn FnOnce(usize) -> Result<Option<DeviceCheck<'s>>> + 's>;
+/// A check of one argument, made once the shape of the kernel it is an
+/// output of is known (`rows x cols`; `n x 1` for a density of length `n`):
+/// an error found on the host, or a check for the device kernel.
+type Deferred<'s> = Box<dyn FnOnce(usize, usize) -> Result<Option<DeviceCheck<'s>>> + 's>;
 
 /// The checks of one density's arguments, and their shapes (see
 /// [`Checks::length`]). Built in argument order; run by [`checked_eval`].
@@ -427,9 +490,10 @@ pub(crate) struct Checks<'s> {
     /// The first argument whose shape could not be known.
     unshaped: Option<Error>,
     checks: Vec<Deferred<'s>>,
-    /// Checks of vectors of their own length (cutpoints, coefficients),
-    /// with that length.
-    apart: Vec<(usize, Deferred<'s>)>,
+    /// Checks made by a kernel of their own, before the density's, with
+    /// that kernel's shape: vectors of their own length (cutpoints,
+    /// coefficients), or a multivariate density's arguments.
+    apart: Vec<((usize, usize), Deferred<'s>)>,
 }
 
 impl<'s> Checks<'s> {
@@ -454,15 +518,15 @@ impl<'s> Checks<'s> {
 
     /// A check of argument `name` whose values are `values`: `host` says
     /// whether it holds when it reads numbers only; else `predicate` (at
-    /// length `n`) is checked on the device and `values` reported where it
-    /// fails.
+    /// the kernel's shape) is checked on the device and `values` reported
+    /// where it fails.
     fn push<T: Checkable>(
         &mut self,
         name: &'static str,
         values: Checked<'s, T>,
         requirement: String,
         host: Option<bool>,
-        predicate: impl FnOnce(usize) -> Expr<DynOp<'s, i32, Constant>> + 's,
+        predicate: impl FnOnce(usize, usize) -> Expr<DynOp<'s, i32, Constant>> + 's,
     ) {
         let function = self.function;
         let deferred: Deferred<'s> = match (values, host) {
@@ -476,11 +540,11 @@ impl<'s> Checks<'s> {
                     value: x.into(),
                     requirement,
                 };
-                Box::new(move |_| Err(failure))
+                Box::new(move |_, _| Err(failure))
             }
-            _ => Box::new(move |n| {
-                let values = boxed(values.leaf(n).cast::<f64>());
-                let check = check(values, function, name, predicate(n));
+            _ => Box::new(move |rows, cols| {
+                let values = boxed(values.leaf(rows, cols).cast::<f64>());
+                let check = check(values, function, name, predicate(rows, cols));
                 Ok(Some(check.requiring(&requirement)))
             }),
         };
@@ -494,8 +558,8 @@ impl<'s> Checks<'s> {
             let (lo, hi, text) = req.bounds();
             let values = arg.checked();
             let host = values.number().map(|x| lo <= x && x <= hi);
-            self.push(name, values, text.into(), host, move |n| {
-                within(|| values.leaf(n), lo, hi)
+            self.push(name, values, text.into(), host, move |r, c| {
+                within(|| values.leaf(r, c), lo, hi)
             });
         }
         self
@@ -510,8 +574,8 @@ impl<'s> Checks<'s> {
         let (lo, hi, text) = req.bounds();
         let values = arg.checked();
         let host = values.number().map(|x| lo <= x && x <= hi);
-        self.push(name, values, text, host, move |n| {
-            within(|| values.leaf(n), lo, hi)
+        self.push(name, values, text, host, move |r, c| {
+            within(|| values.leaf(r, c), lo, hi)
         });
         self
     }
@@ -562,7 +626,7 @@ impl<'s> Checks<'s> {
             _ if matches!(b, Checked::Unchecked) => Some(true),
             _ => None,
         };
-        let predicate = move |n| within(|| a.leaf(n) - b.leaf(n), lo, hi);
+        let predicate = move |r, c| within(|| a.leaf(r, c) - b.leaf(r, c), lo, hi);
         self.push(a_name, a, requirement, host, predicate);
     }
 
@@ -582,8 +646,8 @@ impl<'s> Checks<'s> {
         let (lo, hi, text) = req.bounds();
         let mut checks = std::mem::take(&mut self.checks);
         let host = values.number().map(|x| lo <= x && x <= hi);
-        self.push(name, values, text.into(), host, move |n| {
-            within(|| values.leaf(n), lo, hi)
+        self.push(name, values, text.into(), host, move |r, c| {
+            within(|| values.leaf(r, c), lo, hi)
         });
         if ordered {
             // A number is one element: ordered.
@@ -593,16 +657,84 @@ impl<'s> Checks<'s> {
                 values,
                 "greater than the element before it".into(),
                 host,
-                move |n| {
+                move |n, _| {
                     let row = || row_index(n, 1);
-                    let before = indexing(values.leaf(n), select(eq(row(), 0), 0, row() - 1), 0);
-                    boxed(eq(row(), 0).or(gt(values.leaf(n), before)))
+                    let before = indexing(values.leaf(n, 1), select(eq(row(), 0), 0, row() - 1), 0);
+                    boxed(eq(row(), 0).or(gt(values.leaf(n, 1), before)))
                 },
             );
         }
         std::mem::swap(&mut self.checks, &mut checks);
-        self.apart.extend(checks.into_iter().map(|c| (len, c)));
+        self.apart.extend(checks.into_iter().map(|c| ((len, 1), c)));
         self
+    }
+
+    /// Real argument `name`, of shape `rows x cols` (its own, or one it
+    /// broadcasts to), must satisfy `req` at every element: checked by a
+    /// kernel of its own, before the density's (a multivariate density
+    /// computes in several steps, and a failure must record none).
+    pub(crate) fn ahead<A: Real>(
+        mut self,
+        name: &'static str,
+        arg: &'s A,
+        (rows, cols): (usize, usize),
+        req: Req,
+    ) -> Self {
+        let mut inline = std::mem::take(&mut self.checks);
+        self = self.real(name, arg, req);
+        std::mem::swap(&mut self.checks, &mut inline);
+        self.apart
+            .extend(inline.into_iter().map(|c| ((rows, cols), c)));
+        self
+    }
+
+    /// The columns of real argument `name` (`k x cols`) must each sum to 1
+    /// within `1e-8` (Stan's simplex tolerance; the elements' signs are
+    /// checked apart, with [`real`](Self::real)). Checked by a kernel of its
+    /// own, before the density's; a failure names `sum_name`, the column
+    /// and its sum.
+    pub(crate) fn simplex<A: Real>(
+        mut self,
+        name: &'static str,
+        sum_name: &'static str,
+        arg: &'s A,
+        cols: usize,
+    ) -> Self {
+        const TOLERANCE: f64 = 1e-8;
+        let requirement = format!("1 (within {TOLERANCE:e}): each column of `{name}` a simplex");
+        let function = self.function;
+        let deferred: Deferred<'s> = match arg.checked() {
+            Checked::Unchecked => return self,
+            Checked::Number(x) if (x - 1.0).abs() <= TOLERANCE => return self,
+            Checked::Number(x) => {
+                let failure = Error::CheckFailed {
+                    function: function.to_string(),
+                    argument: sum_name.to_string(),
+                    row: 0,
+                    col: 0,
+                    value: x,
+                    requirement,
+                };
+                Box::new(move |_, _| Err(failure))
+            }
+            Checked::Device(m) => Box::new(move |_, cols| {
+                // The column sums as a row (hoisted: the reduction runs first).
+                let sums = || optional_broadcast(transpose(rowwise_sum(transpose(m))), 1, cols);
+                let ok = boxed(le(fabs(sums() - 1.0), TOLERANCE));
+                let check = check(boxed(sums()), function, sum_name, ok);
+                Ok(Some(check.requiring(&requirement)))
+            }),
+        };
+        self.apart.push(((1, cols), deferred));
+        self
+    }
+
+    /// Runs every check now (those made [`ahead`](Self::ahead) or
+    /// [`simplex`](Self::simplex), and any failure found on the host).
+    pub(crate) fn run(self) -> Result<()> {
+        let inline = self.run_ahead(0, 0)?;
+        debug_assert!(inline.is_empty(), "checks for a kernel that never runs");
+        Ok(())
     }
 
     /// The density's length: that of its vector arguments (`1` if all are
@@ -644,25 +776,25 @@ impl<'s> Checks<'s> {
     }
 
     /// Runs what cannot wait for the density's kernel: a failure found on
-    /// the host, then the checks of the vectors checked
-    /// [`apart`](Self::apart) (one kernel per length). Returns the device
-    /// checks of the arguments of length `n`, for the density's own kernel.
-    fn run_ahead(self, n: usize) -> Result<Vec<DeviceCheck<'s>>> {
+    /// the host, then the checks made [`apart`](Self::apart) (one kernel
+    /// per shape). Returns the device checks for the density's own kernel,
+    /// of shape `rows x cols`.
+    fn run_ahead(self, rows: usize, cols: usize) -> Result<Vec<DeviceCheck<'s>>> {
         let mut inline = Vec::new();
         for deferred in self.checks {
-            inline.extend(deferred(n)?);
+            inline.extend(deferred(rows, cols)?);
         }
-        let mut groups: Vec<(usize, Vec<DeviceCheck<'s>>)> = Vec::new();
-        for (len, deferred) in self.apart {
-            if let Some(c) = deferred(len)? {
-                match groups.iter_mut().find(|(l, _)| *l == len) {
+        let mut groups: Vec<((usize, usize), Vec<DeviceCheck<'s>>)> = Vec::new();
+        for (shape, deferred) in self.apart {
+            if let Some(c) = deferred(shape.0, shape.1)? {
+                match groups.iter_mut().find(|(s, _)| *s == shape) {
                     Some((_, group)) => group.push(c),
-                    None => groups.push((len, vec![c])),
+                    None => groups.push((shape, vec![c])),
                 }
             }
         }
-        for (len, group) in groups {
-            if len > 0 {
+        for ((r, c), group) in groups {
+            if r > 0 && c > 0 {
                 fuse(group)?;
             }
         }
@@ -679,13 +811,13 @@ impl<'s, T: clfuse_core::expr::ScalarOperand> Checked<'s, T> {
         }
     }
 
-    /// The values at length `n` (unchecked expressions read as zeros; they
-    /// are never checked).
-    fn leaf(self, n: usize) -> Expr<DynOp<'s, T, Constant>> {
+    /// The values as a `rows x cols` matrix (unchecked expressions read as
+    /// zeros; they are never checked).
+    fn leaf(self, rows: usize, cols: usize) -> Expr<DynOp<'s, T, Constant>> {
         match self {
-            Checked::Number(x) => spread(x, None, n),
-            Checked::Device(m) => spread(m, Some(m.rows()), n),
-            Checked::Unchecked => spread(T::default(), None, n),
+            Checked::Number(x) => spread(x, None, rows, cols),
+            Checked::Device(m) => spread(m, Some((m.rows(), m.cols())), rows, cols),
+            Checked::Unchecked => spread(T::default(), None, rows, cols),
         }
     }
 }
@@ -748,7 +880,84 @@ pub(crate) fn checked_eval<A: Args, E>(n: usize, lp: Expr<E>, checks: Checks<'_>
 where
     E: Differentiable<Scalar = f64>,
 {
-    let inline = checks.run_ahead(n)?;
+    let inline = checks.run_ahead(n, 1)?;
     let total = clfuse_ops::rev::eval_colwise_sum_with(lp, &inline)?;
     same_type(total)
+}
+
+/// The shape of a matrix argument of a multivariate density (a number is
+/// `1 x 1`).
+pub(crate) fn matrix_shape<A: Real>(arg: &A) -> Result<(usize, usize)> {
+    Ok(arg.shape()?.unwrap_or((1, 1)))
+}
+
+/// Checks that argument `name` of a multivariate density is a `rows x 1`
+/// vector shared by every column or a `rows x cols` matrix, or a number
+/// (the same value everywhere).
+pub(crate) fn per_column<A: Real>(
+    function: &'static str,
+    name: &'static str,
+    arg: &A,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    match arg.shape()? {
+        None => Ok(()),
+        Some((r, c)) if r == rows && (c == 1 || c == cols) => Ok(()),
+        Some((r, c)) => Err(Error::InvalidArgument {
+            function,
+            argument: name,
+            reason: format!("must be {rows} x 1 or {rows} x {cols}, is {r} x {c}"),
+        }),
+    }
+}
+
+/// Evaluates the sum of every element of `lp` (`rows x cols`) to a `1 x 1`
+/// result, like [`checked_eval`]: the checks of shape `rows x cols` are
+/// outputs of the kernel that sums the columns; the row of column sums is
+/// summed by a second step (only once the checks have passed).
+pub(crate) fn checked_eval_all<A: Args, E>(
+    rows: usize,
+    cols: usize,
+    lp: Expr<E>,
+    checks: Checks<'_>,
+) -> Result<Lp<A>>
+where
+    E: Differentiable<Scalar = f64>,
+{
+    let inline = checks.run_ahead(rows, cols)?;
+    let sums = clfuse_ops::rev::eval_colwise_sum_with(lp, &inline)?;
+    if cols == 1 {
+        return same_type(sums);
+    }
+    same_type(sum_row(sums)?)
+}
+
+/// The sum of a `1 x cols` matrix or variable (of the same type).
+fn sum_row<X: 'static>(row: X) -> Result<X> {
+    use std::any::TypeId;
+    if TypeId::of::<X>() == TypeId::of::<Var>() {
+        let row: Var = same_type(row)?;
+        same_type(rowwise_sum(&row).eval()?)
+    } else {
+        let row: MatrixCl<f64> = same_type(row)?;
+        same_type(rowwise_sum(&row).eval()?)
+    }
+}
+
+/// The value of an expression: a matrix, or a variable (a recorded step)
+/// when it depends on one.
+pub(crate) fn value_of<E: Differentiable<Scalar = f64>>(e: Expr<E>) -> Result<Value<'static>> {
+    Value::of::<E::Dependence>(<E::Dependence as Dependence>::eval(e.0)?)
+}
+
+/// A density with no term: `0`, a variable (independent: every gradient
+/// through it is zero) when `A` holds one.
+pub(crate) fn zero<A: Args>() -> Result<Lp<A>> {
+    let zero = MatrixCl::<f64>::zeros(1, 1)?;
+    if <A::Dependence as Dependence>::VARIABLE {
+        same_type(Var::new(zero))
+    } else {
+        same_type(zero)
+    }
 }

@@ -23,7 +23,7 @@
 //! # Ok::<(), clfuse::Error>(())
 //! ```
 //!
-//! The 37 functions, by family:
+//! The 39 functions, by family:
 //!
 //! - on the real line: [`normal_lpdf`], [`std_normal_lpdf`],
 //!   [`student_t_lpdf`], [`cauchy_lpdf`], [`logistic_lpdf`], [`gumbel_lpdf`],
@@ -40,7 +40,11 @@
 //!   [`neg_binomial_2_lpmf`], [`neg_binomial_2_log_lpmf`];
 //! - categories: [`ordered_logistic_lpmf`] and [`categorical_logit_lpmf`],
 //!   whose cutpoints or log-odds are a vector of their own, shared by every
-//!   outcome.
+//!   outcome;
+//! - multivariate, over the columns of a `K x N` matrix (each column an
+//!   observation): [`dirichlet_lpdf`] (simplexes) and
+//!   [`multi_normal_cholesky_lpdf`] (covariance `L Lᵀ`), whose parameters
+//!   are a `K x 1` vector shared by every column or a `K x N` matrix.
 //!
 //! Checks are Stan's (scales positive and finite, locations finite,
 //! outcomes not NaN or in their support, counts non-negative, probabilities
@@ -56,6 +60,7 @@ mod categorical;
 mod common;
 mod counts;
 mod location_scale;
+mod multivariate;
 mod positive;
 
 pub use binary::*;
@@ -63,7 +68,8 @@ pub use bounded::*;
 pub use categorical::*;
 pub use common::{Args, Argument, Density, Int, Lp, Real};
 #[doc(hidden)]
-pub use common::{Checked, IntLeaf, Leaf};
+pub use common::{Checked, IntLeaf, Leaf, Value};
 pub use counts::*;
 pub use location_scale::*;
+pub use multivariate::*;
 pub use positive::*;

@@ -26,6 +26,7 @@
 //! ```
 
 mod bernoulli;
+mod binomial;
 mod categorical;
 mod neg_binomial;
 mod normal;
@@ -34,6 +35,7 @@ mod poisson;
 mod shared;
 
 pub use bernoulli::bernoulli_logit_glm_lpmf;
+pub use binomial::binomial_logit_glm_lpmf;
 pub use categorical::categorical_logit_glm_lpmf;
 
 pub use neg_binomial::neg_binomial_2_log_glm_lpmf;

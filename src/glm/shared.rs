@@ -17,13 +17,24 @@ pub(crate) fn outcomes<'a, T: ClType>(
     y: Outcomes<'a, T>,
     n: usize,
 ) -> Result<MatrixRef<'a, T>> {
+    outcomes_named(function, "y", y, n)
+}
+
+/// Integer or real data of one value per observation (outcomes, trials),
+/// named `argument`, as an `n x 1` device vector.
+pub(crate) fn outcomes_named<'a, T: ClType>(
+    function: &'static str,
+    argument: &'static str,
+    y: Outcomes<'a, T>,
+    n: usize,
+) -> Result<MatrixRef<'a, T>> {
     let m = match y {
         Outcomes::Device(m) => MatrixRef::Borrowed(m),
         Outcomes::Host(s) => {
             if s.len() != n {
                 return Err(Error::SizeMismatch {
                     function,
-                    argument: "y",
+                    argument,
                     expected: n,
                     actual: s.len(),
                 });
@@ -31,7 +42,7 @@ pub(crate) fn outcomes<'a, T: ClType>(
             MatrixRef::Owned(MatrixCl::from_slice(n, 1, s)?)
         }
     };
-    column(function, "y", &m, n)?;
+    column(function, argument, &m, n)?;
     Ok(m)
 }
 
@@ -286,7 +297,7 @@ pub(crate) fn value(total: Option<f64>, options: &super::GlmOptions, constant: f
 }
 
 /// What the GLMs with one linear predictor `η = x·beta + alpha` per
-/// observation share (normal, Bernoulli, Poisson, negative binomial): the
+/// observation share (normal, Bernoulli, binomial, Poisson, negative binomial): the
 /// checked and uploaded outcomes and intercept, and the kernel's targets.
 pub(crate) struct LinearGlm<'a, T: ClType> {
     pub y: MatrixRef<'a, T>,
@@ -314,8 +325,22 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         beta: &'a MatrixCl<f64>,
         options: &super::GlmOptions,
     ) -> Result<Self> {
+        Self::with_outcomes_named(function, "y", y, x, alpha, beta, options)
+    }
+
+    /// [`new`](Self::new) with the outcomes named `y_name` in errors
+    /// (the binomial's successes `n`).
+    pub fn with_outcomes_named(
+        function: &'static str,
+        y_name: &'static str,
+        y: Outcomes<'a, T>,
+        x: &'a MatrixCl<f64>,
+        alpha: Param<'a>,
+        beta: &'a MatrixCl<f64>,
+        options: &super::GlmOptions,
+    ) -> Result<Self> {
         let n = x.rows();
-        let y = outcomes(function, y, n)?;
+        let y = outcomes_named(function, y_name, y, n)?;
         design(function, x, beta, 1)?;
         let alpha_is_vector = is_vector(&alpha);
         let alpha_on_device = !matches!(alpha, Param::Scalar(_));

@@ -14,5 +14,6 @@ mod categorical;
 mod checks;
 mod continuous;
 mod discrete;
+mod multivariate;
 mod random_forms;
 mod support;

@@ -55,7 +55,11 @@ impl Built {
 
     /// The value this argument gives element `i`.
     fn at(&self, i: usize) -> f64 {
-        if self.values.len() == 1 { self.values[0] } else { self.values[i] }
+        if self.values.len() == 1 {
+            self.values[0]
+        } else {
+            self.values[i]
+        }
     }
 }
 
@@ -161,18 +165,25 @@ fn kind() -> impl Strategy<Value = Drawn> {
 
 /// One draw: the arguments built at `length` (the one at `stretched`, if
 /// any, one longer), evaluated and compared.
-fn check(family: &Family, drawn: [Drawn; 3], length: usize, stretched: Option<usize>) -> Result<()> {
+fn check(
+    family: &Family,
+    drawn: [Drawn; 3],
+    length: usize,
+    stretched: Option<usize>,
+) -> Result<()> {
     let built: Vec<Built> = (0..3)
         .map(|j| {
             let n = length + usize::from(stretched == Some(j));
             Built::new(drawn[j], n, family.ranges[j], 0.2 + 0.41 * j as f64)
         })
         .collect::<Result<_>>()?;
-    let built: [Built; 3] = built.try_into().map_err(|_| clfuse::Error::InvalidArgument {
-        function: "check",
-        argument: "built",
-        reason: "three arguments".into(),
-    })?;
+    let built: [Built; 3] = built
+        .try_into()
+        .map_err(|_| clfuse::Error::InvalidArgument {
+            function: "check",
+            argument: "built",
+            reason: "three arguments".into(),
+        })?;
     let result = (family.call)(&built);
     if let Some(j) = stretched {
         let first_long = (0..3).find(|&k| built[k].values.len() == length && is_long(&built[k]));
@@ -195,7 +206,12 @@ fn check(family: &Family, drawn: [Drawn; 3], length: usize, stretched: Option<us
         (got - want).abs() <= 1e-10 * scale.max(1.0),
         "{what}: device {got:e}, reference {want:e}"
     );
-    assert_eq!(is_var, built.iter().any(|b| matches!(b.source, Source::Variable(_))));
+    assert_eq!(
+        is_var,
+        built
+            .iter()
+            .any(|b| matches!(b.source, Source::Variable(_)))
+    );
     for (j, b) in built.iter().enumerate() {
         let Source::Variable(var) = &b.source else {
             continue;
@@ -260,7 +276,8 @@ fn poisson_log_rate_of_every_kind() -> Result<()> {
     let y = MatrixCl::from_slice(n, 1, &counts)?;
     let rates = points(n, -1.0, 2.0, 0.4);
     let reference = |k: i32, a: f64| k as f64 * a - a.exp() - ln_gamma(k as f64 + 1.0);
-    let total = |a: &dyn Fn(usize) -> f64| -> f64 { (0..n).map(|i| reference(counts[i], a(i))).sum() };
+    let total =
+        |a: &dyn Fn(usize) -> f64| -> f64 { (0..n).map(|i| reference(counts[i], a(i))).sum() };
     let close = |got: f64, want: f64| (got - want).abs() <= 1e-10 * want.abs().max(1.0);
 
     let number = dist::poisson_log_lpmf(&y, 0.3).eval()?.to_vec()?[0];
@@ -277,7 +294,10 @@ fn poisson_log_rate_of_every_kind() -> Result<()> {
     lp.grad()?;
     let got = long.adjoint().to_vec()?;
     for i in 0..n {
-        assert!(close(got[i], counts[i] as f64 - rates[i].exp()), "d/dalpha[{i}]");
+        assert!(
+            close(got[i], counts[i] as f64 - rates[i].exp()),
+            "d/dalpha[{i}]"
+        );
     }
     rev::clear()
 }

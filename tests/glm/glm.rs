@@ -636,3 +636,130 @@ fn device_scalars_match_host_scalars() -> Result<()> {
     }
     Ok(())
 }
+
+/// Successes and trials for the binomial: trials in 0..=8 (0 included),
+/// successes in 0..=trials.
+fn binomial_data(n: usize, case: usize) -> (Vec<i32>, Vec<i32>) {
+    let trials: Vec<i32> = (0..n).map(|i| ((i * 5 + case) % 9) as i32).collect();
+    let successes = trials
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| ((i * 3 + case) % (t as usize + 1)) as i32)
+        .collect();
+    (successes, trials)
+}
+
+/// `log C(N, n)`.
+fn lchoose(trials: f64, successes: f64) -> f64 {
+    lgamma(trials + 1.0) - lgamma(successes + 1.0) - lgamma(trials - successes + 1.0)
+}
+
+#[test]
+fn binomial_logit() {
+    let shapes = [(0, 3), (1, 1), (31, 3), (33, 2), (1000, 50), (1000, 1)];
+    for (case, (n, p)) in shapes.into_iter().enumerate() {
+        let (successes, trials) = binomial_data(n, case);
+        let cpu = |s: &Inputs, keep: Keep| {
+            if !keep.everything {
+                return 0.0;
+            }
+            (0..s.n)
+                .map(|i| {
+                    let (eta, k, t) = (s.eta(i), successes[i] as f64, trials[i] as f64);
+                    k * eta - t * log1p_exp(eta) + if keep.constants { lchoose(t, k) } else { 0.0 }
+                })
+                .sum::<f64>()
+        };
+        let gpu = |d: &Device, s: &Inputs, o: &GlmOptions| {
+            binomial_logit_glm_lpmf(
+                &successes,
+                &trials,
+                &d.x,
+                Inputs::param(&s.alpha, &d.alpha),
+                &d.beta,
+                o,
+            )
+        };
+        let inp = Inputs::new(n, p, case % 2 == 1 && n > 1, false, 1.0, 60 + case as u64);
+        check_model("binomial_logit", &inp, false, &cpu, &gpu);
+    }
+}
+
+/// The differentiable forms: the leaf `rev::binomial_logit_glm` (with `x`,
+/// `alpha` and `beta` variables) against finite differences of the
+/// reference, and `rev::composed::binomial_logit_glm` against the leaf.
+#[test]
+fn binomial_logit_rev() -> Result<()> {
+    use clfuse::rev::{self, Var};
+    for (case, (n, p)) in [(1, 1), (33, 3)].into_iter().enumerate() {
+        let (successes, trials) = binomial_data(n, case + 3);
+        let inp = Inputs::new(n, p, false, false, 1.0, 70 + case as u64);
+        let total = |s: &Inputs| -> f64 {
+            (0..s.n)
+                .map(|i| {
+                    let (eta, k, t) = (s.eta(i), successes[i] as f64, trials[i] as f64);
+                    k * eta - t * log1p_exp(eta) + lchoose(t, k)
+                })
+                .sum()
+        };
+        let x = Var::new(MatrixCl::from_slice(n, p, &inp.x)?);
+        let alpha = Var::new(MatrixCl::from_slice(1, 1, &inp.alpha)?);
+        let beta = Var::new(MatrixCl::from_slice(p, 1, &inp.beta)?);
+        let lp = rev::binomial_logit_glm(&successes, &trials, &x, &alpha, &beta)?;
+        let want = total(&inp);
+        close(
+            "rev value",
+            lp.value().to_vec()?[0],
+            want,
+            1e-10 * want.abs().max(1.0),
+        );
+        lp.grad()?;
+        let grads: [(&str, Vec<f64>, fn(&mut Inputs) -> &mut Vec<f64>); 3] = [
+            ("alpha", alpha.adjoint().to_vec()?, |s| &mut s.alpha),
+            ("beta", beta.adjoint().to_vec()?, |s| &mut s.beta),
+            ("x", x.adjoint().to_vec()?, |s| &mut s.x),
+        ];
+        for (what, got, field) in grads {
+            for (i, &g) in got.iter().enumerate() {
+                let (mut plus, mut minus) = (inp.clone(), inp.clone());
+                field(&mut plus)[i] += H;
+                field(&mut minus)[i] -= H;
+                let fd = (total(&plus) - total(&minus)) / (2.0 * H);
+                close(
+                    &format!("rev n={n} p={p}: d_{what}[{i}]"),
+                    g,
+                    fd,
+                    1e-6 * fd.abs().max(1.0) + 1e-13 * want.abs() / H,
+                );
+            }
+        }
+        // The composed form: the same value and gradients.
+        let (xm, ns, ts) = (
+            MatrixCl::from_slice(n, p, &inp.x)?,
+            MatrixCl::from_slice(n, 1, &successes)?,
+            MatrixCl::from_slice(n, 1, &trials)?,
+        );
+        let beta_leaf = beta.adjoint().to_vec()?;
+        rev::clear()?;
+        let alpha = Var::new(MatrixCl::from_slice(1, 1, &inp.alpha)?);
+        let beta = Var::new(MatrixCl::from_slice(p, 1, &inp.beta)?);
+        let lp = rev::composed::binomial_logit_glm(&ns, &ts, &xm, &alpha, &beta)?;
+        close(
+            "composed value",
+            lp.value().to_vec()?[0],
+            want,
+            1e-10 * want.abs().max(1.0),
+        );
+        lp.grad()?;
+        for (k, (a, b)) in beta.adjoint().to_vec()?.iter().zip(&beta_leaf).enumerate() {
+            close(
+                &format!("composed d_beta[{k}]"),
+                *a,
+                *b,
+                1e-10 * b.abs().max(1.0),
+            );
+        }
+        rev::clear()?;
+    }
+    Ok(())
+}

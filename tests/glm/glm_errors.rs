@@ -220,3 +220,88 @@ fn dimension_mismatches() {
         "at least one cutpoint",
     );
 }
+
+#[test]
+fn binomial_successes_and_trials() {
+    let x = m(4, 2, &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]);
+    let beta = m(2, 1, &[0.5, -0.5]);
+    let f = binomial_logit_glm_lpmf;
+    expect(
+        f(&[0, 1, 4, 2][..], &[3, 3, 3, 3][..], &x, 0.0, &beta, &O),
+        "binomial_logit_glm_lpmf: n[2, 0] is 4, but must be in [0, N]",
+    );
+    expect(
+        f(&[0, -1, 1, 2][..], &[3, 3, 3, 3][..], &x, 0.0, &beta, &O),
+        "binomial_logit_glm_lpmf: n[1, 0] is -1, but must be in [0, N]",
+    );
+    expect(
+        f(&[0, 0, 0, 0][..], &[3, 3, 3, -2][..], &x, 0.0, &beta, &O),
+        "binomial_logit_glm_lpmf: N[3, 0] is -2, but must be non-negative",
+    );
+    expect(
+        f(
+            &[0, 0, 0, 0][..],
+            &[3, 3, 3, 3][..],
+            &x,
+            f64::NAN,
+            &beta,
+            &O,
+        ),
+        "binomial_logit_glm_lpmf: alpha[0, 0] is NaN, but must be finite",
+    );
+    let mut xs = vec![0.1; 8];
+    xs[5] = f64::INFINITY; // x[1, 1]
+    expect(
+        f(
+            &[0, 0, 0, 0][..],
+            &[3, 3, 3, 3][..],
+            &m(4, 2, &xs),
+            0.0,
+            &beta,
+            &O,
+        ),
+        "binomial_logit_glm_lpmf: x[1, 1] is inf, but must be finite",
+    );
+    let e = f(&[0, 1, 1][..], &[3, 3, 3, 3][..], &x, 0.0, &beta, &O).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::SizeMismatch {
+                argument: "n",
+                expected: 4,
+                actual: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = f(&[0, 1, 1, 0][..], &[3, 3][..], &x, 0.0, &beta, &O).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::SizeMismatch {
+                argument: "N",
+                expected: 4,
+                actual: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let trials = MatrixCl::from_slice(1, 4, &[3, 3, 3, 3]).unwrap();
+    expect(
+        binomial_logit_glm_lpmf(&[0, 1, 1, 0][..], &trials, &x, 0.0, &beta, &O),
+        "argument `N` is invalid: must be a 4 x 1 column",
+    );
+    expect(
+        f(
+            &[0, 1, 1, 0][..],
+            &[3, 3, 3, 3][..],
+            &x,
+            0.0,
+            &m(3, 1, &[0.0; 3]),
+            &O,
+        ),
+        "beta",
+    );
+}

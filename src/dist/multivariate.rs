@@ -1,0 +1,160 @@
+//! Multivariate densities, over the columns of a matrix (each column one
+//! observation): Dirichlet (simplexes) and the multivariate normal with a
+//! Cholesky factor of its covariance.
+//!
+//! Both sum terms over a `K x N` matrix: one kernel sums each column (and
+//! makes the element checks), a second step sums the `1 x N` row. The
+//! multivariate normal first solves `L z = y - μ` by the library's
+//! triangular-solve leaf, so its argument checks run in a kernel of their
+//! own before anything is recorded.
+
+use super::common::{
+    Checks, Density, LOG_SQRT_TWO_PI, Lp, Real, Req, Value, checked_eval_all, matrix_shape,
+    per_column, value_of, zero,
+};
+use crate::rev;
+use clfuse_core::{Error, Result, View};
+use clfuse_ops::prelude::*;
+
+/// Stan's `dirichlet_lpdf(theta | alpha)`: `theta` a simplex (`K x 1`) or
+/// `N` simplexes, the columns of a `K x N` matrix; `alpha` the
+/// concentrations, `K x 1` (shared by every column) or `K x N` (a number:
+/// the same for every category). Over the columns,
+/// `Σ lgamma(Σ_k α_k) - Σ_k lgamma(α_k) + Σ_k (α_k - 1) log θ_k`
+/// (with `0 · log 0 = 0`).
+///
+/// Checks: `alpha` positive and finite; `theta` non-negative, each column
+/// summing to 1 within `1e-8` (reported as `sum(theta)[0, j]`), at least
+/// one row.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::{dist, rev::Var};
+/// let theta = MatrixCl::from_slice(2, 1, &[0.25, 0.75])?;
+/// let alpha = Var::new(MatrixCl::from_slice(2, 1, &[1.0, 1.0])?);
+/// let lp = dist::dirichlet_lpdf(&theta, &alpha).eval()?;
+/// // Dirichlet(1, 1) is uniform on the simplex: density Γ(2) = 1
+/// assert!(lp.value().to_vec()?[0].abs() < 1e-12);
+/// lp.grad()?; // d/dα_k = ψ(Σα) - ψ(α_k) + log θ_k = 1 + log θ_k at α = 1
+/// let g = alpha.adjoint().to_vec()?;
+/// assert!((g[0] - (1.0 + 0.25f64.ln())).abs() < 1e-12);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn dirichlet_lpdf<T: Real, A: Real>(
+    theta: T,
+    alpha: A,
+) -> Density<impl FnOnce() -> Result<Lp<(T, A)>>> {
+    Density::new(move || {
+        const F: &str = "dirichlet_lpdf";
+        let (k, n) = matrix_shape(&theta)?;
+        if k == 0 {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "theta",
+                reason: "must have at least one row (category)".into(),
+            });
+        }
+        per_column(F, "alpha", &alpha, k, n)?;
+        let checks = Checks::new(F)
+            .real("alpha", &alpha, Req::PositiveFinite)
+            .real("theta", &theta, Req::NonNegative)
+            .simplex("theta", "sum(theta)", &theta, n);
+        let (theta, alpha) = (theta.leaf_at(k, n), alpha.leaf_at(k, n));
+        // lgamma(Σ_k α_k), once per column (in its first row).
+        let total = transpose(rowwise_sum(transpose(&alpha)));
+        let first = eq(row_index(k, n), 0);
+        let lp = lmultiply(&alpha - 1.0, &theta) - lgamma(&alpha)
+            + select(first, lgamma(optional_broadcast(total, k, n)), 0.0);
+        checked_eval_all::<(T, A), _>(k, n, lp, checks)
+    })
+}
+
+/// Stan's `multi_normal_cholesky_lpdf(y | mu, L)`: the columns of `y`
+/// (`K x N`, each an observation) under the normal with mean `mu` (`K x 1`,
+/// shared by every column, or `K x N`; a number: the same everywhere) and
+/// covariance `L Lᵀ`, `L` (`K x K`) lower triangular (its upper triangle is
+/// not read):
+/// `-N K/2 log(2π) - N Σ_k log L_kk - ½ Σ_cols ‖L⁻¹(y - μ)‖²`.
+///
+/// `L⁻¹(y - μ)` is the library's triangular solve
+/// ([`rev::mdivide_left_tri`] of variables), the rest fused expressions;
+/// differentiable in `y`, `mu` and `L`.
+///
+/// Checks (Stan's): `y` not NaN, `mu` finite, `L` `K x K`; made before
+/// anything is recorded. (As in Stan, `L` is not checked to be a Cholesky
+/// factor; the solve rejects a non-finite `y - μ`.)
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::{dist, rev::Var};
+/// let y = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
+/// let l = Var::new(MatrixCl::from_slice(2, 2, &[2.0, 0.0, 0.0, 1.0])?); // Σ = diag(4, 1)
+/// let lp = dist::multi_normal_cholesky_lpdf(&y, 0.0, &l).eval()?;
+/// let want = -2.0 * 0.918_938_533_204_672_8 - 2.0f64.ln() - 0.5 * (0.25 + 4.0);
+/// assert!((lp.value().to_vec()?[0] - want).abs() < 1e-12);
+/// lp.grad()?; // d/dL_00 = -1/L_00 + y_0²/L_00³ = -0.5 + 0.125
+/// assert!((l.adjoint().to_vec()?[0] + 0.375).abs() < 1e-12);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn multi_normal_cholesky_lpdf<Y: Real, M: Real, L: Real>(
+    y: Y,
+    mu: M,
+    l: L,
+) -> Density<impl FnOnce() -> Result<Lp<(Y, M, L)>>> {
+    Density::new(move || {
+        const F: &str = "multi_normal_cholesky_lpdf";
+        let (k, n) = matrix_shape(&y)?;
+        per_column(F, "mu", &mu, k, n)?;
+        let l_shape = matrix_shape(&l)?;
+        if l_shape != (k, k) {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "L",
+                reason: format!(
+                    "must be {k} x {k} for y with {k} rows, is {} x {}",
+                    l_shape.0, l_shape.1
+                ),
+            });
+        }
+        let mu_shape = mu.shape()?.unwrap_or((1, 1));
+        Checks::new(F)
+            .ahead("y", &y, (k, n), Req::NotNan)
+            .ahead("mu", &mu, mu_shape, Req::Finite)
+            .run()?;
+        if k == 0 || n == 0 {
+            // No observation (or no coordinate): no term.
+            return zero::<(Y, M, L)>();
+        }
+        let l = l.value()?;
+        let z = solve(&l, &value_of(y.leaf_at(k, n) - mu.leaf_at(k, n))?)?;
+        match (&z, &l) {
+            (Value::Var(z), Value::Var(l)) => sum_terms::<(Y, M, L), _, _>(z, l, k, n),
+            (Value::Var(z), Value::Matrix(l)) => sum_terms::<(Y, M, L), _, _>(z, &**l, k, n),
+            (Value::Matrix(z), Value::Var(l)) => sum_terms::<(Y, M, L), _, _>(&**z, l, k, n),
+            (Value::Matrix(z), Value::Matrix(l)) => sum_terms::<(Y, M, L), _, _>(&**z, &**l, k, n),
+        }
+    })
+}
+
+/// `l⁻¹ b` for lower-triangular `l`: a recorded step when either is a
+/// variable.
+fn solve(l: &Value<'_>, b: &Value<'_>) -> Result<Value<'static>> {
+    Ok(match (l, b) {
+        (Value::Var(l), Value::Var(b)) => Value::Var(rev::mdivide_left_tri(l, b)?),
+        (Value::Var(l), Value::Matrix(b)) => Value::Var(rev::mdivide_left_tri(l, &**b)?),
+        (Value::Matrix(l), Value::Var(b)) => Value::Var(rev::mdivide_left_tri(&**l, b)?),
+        (Value::Matrix(l), Value::Matrix(b)) => {
+            let lower = l.share().with_view(View::Lower);
+            Value::Matrix(clfuse_core::expr::MatrixRef::Owned(
+                crate::linalg::mdivide_left_tri(&lower, b)?,
+            ))
+        }
+    })
+}
+
+/// `Σ -z²/2 - log L_kk - log √(2π)` over the `k x n` elements of `z`.
+fn sum_terms<A: super::Args, Z: Real, C: Real>(z: Z, l: C, k: usize, n: usize) -> Result<Lp<A>> {
+    let diagonal = optional_broadcast(diagonal(l.leaf_at(k, k)), k, n);
+    let lp = -0.5 * square(z.leaf_at(k, n)) - log(diagonal) - LOG_SQRT_TWO_PI;
+    checked_eval_all::<A, _>(k, n, lp, Checks::new("multi_normal_cholesky_lpdf"))
+}

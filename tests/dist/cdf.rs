@@ -333,7 +333,10 @@ macro_rules! tail {
 #[test]
 fn tails() -> Result<()> {
     let lp30 = log_phi_asymptotic(-30.0);
-    assert!((lp30 + 454.321_174_583_7).abs() < 1e-9, "{lp30}");
+    assert!(
+        (lp30 + 454.321_243_956_343_2).abs() < 1e-10 * 454.0,
+        "{lp30}"
+    );
     tail!(normal_lcdf(-30.0, 0.0, 1.0) == lp30);
     tail!(normal_lcdf(-61.0, -1.0, 2.0) == lp30);
     tail!(normal_lccdf(30.0, 0.0, 1.0) == lp30);
@@ -363,10 +366,7 @@ fn tails() -> Result<()> {
     tail!(double_exponential_lccdf(-800.0, 0.0, 1.0) == 0.0);
     tail!(skew_double_exponential_lcdf(-30.0, 0.0, 1.0, 0.25) == 0.25f64.ln() - 45.0);
     tail!(skew_double_exponential_lccdf(30.0, 0.0, 1.0, 0.25) == 0.75f64.ln() - 15.0);
-    tail!(
-        skew_double_exponential_lcdf(30.0, 0.0, 1.0, 0.25)
-            == (-0.75 * (-15.0f64).exp()).ln_1p()
-    );
+    tail!(skew_double_exponential_lcdf(30.0, 0.0, 1.0, 0.25) == (-0.75 * (-15.0f64).exp()).ln_1p());
     // Exponentially modified normal, u = ±30: log-space references.
     for (y, mu, sigma, lambda) in [(-30.0, 0.0, 1.0, 1.0), (-59.0, 1.0, 2.0, 0.5)] {
         let u: f64 = (y - mu) / sigma;
@@ -439,8 +439,18 @@ fn tail_gradients() -> Result<()> {
         let mills = (r::log_phi(z + h) - r::log_phi(z - h)) / (2.0 * h);
         let dy = y.adjoint().to_vec()?[0];
         assert_close(&format!("d/dy at z = {z}"), dy, mills / 2.0, 1e-6);
-        assert_close(&format!("d/dmu at z = {z}"), mu.adjoint().to_vec()?[0], -mills / 2.0, 1e-6);
-        assert_close(&format!("d/dsigma at z = {z}"), sigma.adjoint().to_vec()?[0], -mills * z / 2.0, 1e-6);
+        assert_close(
+            &format!("d/dmu at z = {z}"),
+            mu.adjoint().to_vec()?[0],
+            -mills / 2.0,
+            1e-6,
+        );
+        assert_close(
+            &format!("d/dsigma at z = {z}"),
+            sigma.adjoint().to_vec()?[0],
+            -mills * z / 2.0,
+            1e-6,
+        );
         rev::clear()?;
     }
     Ok(())

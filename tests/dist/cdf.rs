@@ -391,12 +391,15 @@ fn tails() -> Result<()> {
     tail!(frechet_lccdf(1e13, 2.0, 1.0) == log1m_exp(-1e-26));
     tail!(rayleigh_lcdf(1e-13, 1.0) == log1m_exp(-0.5e-26));
     tail!(rayleigh_lccdf(30.0, 2.0) == -112.5);
-    tail!(pareto_lcdf(1.0 + 1e-12, 1.0, 2.0) == log1m_exp(-2.0 * (1e-12f64).ln_1p()));
+    // y - y_min and y - alpha exactly as the doubles have them.
+    let y = 1.0 + 1e-12;
+    tail!(pareto_lcdf(y, 1.0, 2.0) == log1m_exp(-2.0 * (y - 1.0).ln_1p()));
     tail!(pareto_lccdf(1e13, 1.0, 2.0) == -26.0 * 10f64.ln());
     tail!(pareto_type_2_lcdf(1e-12, 0.0, 1.0, 2.0) == log1m_exp(-2.0 * (1e-12f64).ln_1p()));
     tail!(pareto_type_2_lccdf(1e13, 0.0, 1.0, 2.0) == -2.0 * (1e13f64).ln_1p());
-    tail!(uniform_lcdf(-1.0 + 1e-12, -1.0, 1.0) == (0.5e-12f64).ln());
-    tail!(uniform_lccdf(1.0 - 1e-12, -1.0, 1.0) == (0.5e-12f64).ln());
+    let (lo, hi) = (-1.0 + 1e-12, 1.0 - 1e-12);
+    tail!(uniform_lcdf(lo, -1.0, 1.0) == (0.5 * (lo + 1.0)).ln());
+    tail!(uniform_lccdf(hi, -1.0, 1.0) == (0.5 * (1.0 - hi)).ln());
     Ok(())
 }
 

@@ -147,11 +147,13 @@ cdf! {
         = -0.5 * square(elt_divide(&y, &sigma));
 }
 
-/// `α log(y_min/y)`, kept at or below 0 (its value where `y < y_min`, which
-/// the callers do not select, would make `log1m_exp` NaN).
+/// `α log(y_min/y)`, as `-α log1p((y - y_min)/y_min)` (exact near `y_min`,
+/// where `log y_min - log y` would cancel), kept at or below 0 (its value
+/// where `y < y_min`, which the callers do not select, would make
+/// `log1m_exp` NaN).
 macro_rules! pareto_log_survival {
     ($y:expr, $y_min:expr, $alpha:expr) => {
-        elt_multiply($alpha, fmin(log($y_min) - log($y), 0.0))
+        elt_multiply($alpha, fmin(-log1p(elt_divide($y - $y_min, $y_min)), 0.0))
     };
 }
 

@@ -258,7 +258,7 @@ cdf! {
     /// Checks: `y` not NaN, `mu` finite, `sigma` and `lambda` positive and
     /// finite.
     fn exp_mod_normal_cdf(y: Y = Req::NotNan, mu: M = Req::Finite, sigma: S = Req::PositiveFinite, lambda: L = Req::PositiveFinite)
-        => checked_eval_product, example("1.0", "0.0, 1.0, 1.0", "0.841_344_746_068_543 - 0.5")
+        => checked_eval_product, example("1.0", "0.0, 1.0, 1.0", "0.841_344_746_068_543 - 0.5 * (-0.5f64).exp()")
         = let u = elt_divide(&y - &mu, &sigma);
           let v = elt_multiply(&lambda, &sigma);
           let second = elt_multiply(&v, 0.5 * &v - &u) + log_phi(&u - &v);
@@ -273,7 +273,7 @@ cdf! {
     /// Checks: `y` not NaN, `mu` finite, `sigma` and `lambda` positive and
     /// finite.
     fn exp_mod_normal_lcdf(y: Y = Req::NotNan, mu: M = Req::Finite, sigma: S = Req::PositiveFinite, lambda: L = Req::PositiveFinite)
-        => checked_eval, example("1.0", "0.0, 1.0, 1.0", "(0.841_344_746_068_543f64 - 0.5).ln()")
+        => checked_eval, example("1.0", "0.0, 1.0, 1.0", "(0.841_344_746_068_543 - 0.5 * (-0.5f64).exp()).ln()")
         = let u = elt_divide(&y - &mu, &sigma);
           let v = elt_multiply(&lambda, &sigma);
           let second = elt_multiply(&v, 0.5 * &v - &u) + log_phi(&u - &v);
@@ -288,7 +288,7 @@ cdf! {
     /// Checks: `y` not NaN, `mu` finite, `sigma` and `lambda` positive and
     /// finite.
     fn exp_mod_normal_lccdf(y: Y = Req::NotNan, mu: M = Req::Finite, sigma: S = Req::PositiveFinite, lambda: L = Req::PositiveFinite)
-        => checked_eval, example("1.0", "0.0, 1.0, 1.0", "(1.5f64 - 0.841_344_746_068_543).ln()")
+        => checked_eval, example("1.0", "0.0, 1.0, 1.0", "(1.0 - 0.841_344_746_068_543 + 0.5 * (-0.5f64).exp()).ln()")
         = let u = elt_divide(&y - &mu, &sigma);
           let v = elt_multiply(&lambda, &sigma);
           let second = elt_multiply(&v, 0.5 * &v - &u) + log_phi(&u - &v);

@@ -115,6 +115,45 @@ inline REAL Phi_F(REAL x) {
   return 0.5 * (1 + erf(0.7071067811865476 * x));
 }";
 
+/// The asymptotic series of the Mills ratio, `S(x) = -x Φ(x) / φ(x)` for
+/// `x ≤ -10`: `1 - 1/x² + 3/x⁴ - 15/x⁶ + ...` to twenty terms (the next is
+/// below 1e-16 at `x = -10`; the smallest term of the divergent series is
+/// near `k = x²/2`), in Horner form.
+pub const MILLS_SERIES: &str = "
+inline REAL mills_series_F(REAL x) {
+  REAL r = 1 / (x * x);
+  REAL s = 1;
+  for (int k = 20; k >= 1; k--) {
+    s = 1 - (2 * k - 1) * r * s;
+  }
+  return s;
+}";
+
+/// `log Φ(x)`: `log1p(-erfc(x/√2)/2)` above 0 (where `Φ` is near 1),
+/// `log(erfc(-x/√2)/2)` down to -10, and below that the asymptotic form
+/// `-x²/2 - log(-x) - log √(2π) + log S(x)`, which `erfc` would underflow
+/// long before (at -38 in double, -14 in float).
+pub const LOG_PHI: &str = "
+inline REAL log_phi_F(REAL x) {
+  if (x > 0) {
+    return log1p(-0.5 * erfc(0.7071067811865476 * x));
+  }
+  if (x > -10) {
+    return log(0.5 * erfc(-0.7071067811865476 * x));
+  }
+  return -0.5 * x * x - log(-x) - 0.9189385332046728 + log(mills_series_F(x));
+}";
+
+/// `d/dx log Φ(x) = φ(x)/Φ(x)`: directly above -10, and below as the
+/// inverse Mills ratio `-x / S(x)` (no underflowing quotient).
+pub const LOG_PHI_DERIVATIVE: &str = "
+inline REAL log_phi_derivative_F(REAL x) {
+  if (x > -10) {
+    return 0.7978845608028654 * exp(-0.5 * x * x) / erfc(-0.7071067811865476 * x);
+  }
+  return -x / mills_series_F(x);
+}";
+
 pub const PHI_APPROX: &str = "
 inline REAL Phi_approx_F(REAL x) {
   return inv_logit_F(0.07056 * x * x * x + 1.5976 * x);

@@ -961,3 +961,39 @@ pub(crate) fn zero<A: Args>() -> Result<Lp<A>> {
         same_type(zero)
     }
 }
+
+/// Evaluates `exp(Σ lcdf)`, the product of the element-wise CDFs, from the
+/// element-wise log CDF `lcdf` (for the `_cdf` functions): the summed log
+/// CDF is evaluated and checked as by [`checked_eval`], then `exp` of that
+/// `1 x 1` result is one more element-wise step, recorded when it is a
+/// [`Var`]. The product is never formed element by element, so it does not
+/// lose precision to a long run of factors, and its gradient is
+/// `P · ∂(Σ lcdf)`.
+pub(crate) fn checked_eval_product<A: Args, E>(
+    n: usize,
+    lcdf: Expr<E>,
+    checks: Checks<'_>,
+) -> Result<Lp<A>>
+where
+    E: Differentiable<Scalar = f64>,
+{
+    let total: Lp<A> = checked_eval::<A, E>(n, lcdf, checks)?;
+    exp_of(total)
+}
+
+/// `exp` of a `1 x 1` result, which is a [`Var`] or a `MatrixCl<f64>` (as in
+/// [`same_type`], generic code cannot name which).
+fn exp_of<T: 'static>(x: T) -> Result<T> {
+    let any: &dyn std::any::Any = &x;
+    if let Some(v) = any.downcast_ref::<Var>() {
+        return same_type(exp(v).eval()?);
+    }
+    if let Some(m) = any.downcast_ref::<MatrixCl<f64>>() {
+        return same_type(exp(m).eval()?);
+    }
+    Err(Error::InvalidArgument {
+        function: "dist",
+        argument: "cdf",
+        reason: "internal: a density evaluates to a Var or a MatrixCl<f64>".into(),
+    })
+}

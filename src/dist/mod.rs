@@ -23,7 +23,7 @@
 //! # Ok::<(), clfuse::Error>(())
 //! ```
 //!
-//! The 39 functions, by family:
+//! The 39 densities and masses, by family:
 //!
 //! - on the real line: [`normal_lpdf`], [`std_normal_lpdf`],
 //!   [`student_t_lpdf`], [`cauchy_lpdf`], [`logistic_lpdf`], [`gumbel_lpdf`],
@@ -46,6 +46,31 @@
 //!   [`multi_normal_cholesky_lpdf`] (covariance `L Lᵀ`), whose parameters
 //!   are a `K x 1` vector shared by every column or a `K x N` matrix.
 //!
+//! And Stan's cumulative distribution functions of 17 families, 51 in all:
+//! `_cdf` (the product of the elements' CDFs, computed as `exp(Σ lcdf)`),
+//! `_lcdf` and `_lccdf` (the sums of their log CDFs and log complementary
+//! CDFs, in forms accurate far into the tails):
+//!
+//! - on the real line: [`normal_cdf`], [`normal_lcdf`], [`normal_lccdf`],
+//!   [`std_normal_cdf`], [`std_normal_lcdf`], [`std_normal_lccdf`],
+//!   [`cauchy_cdf`], [`cauchy_lcdf`], [`cauchy_lccdf`], [`logistic_cdf`],
+//!   [`logistic_lcdf`], [`logistic_lccdf`], [`gumbel_cdf`], [`gumbel_lcdf`],
+//!   [`gumbel_lccdf`], [`double_exponential_cdf`],
+//!   [`double_exponential_lcdf`], [`double_exponential_lccdf`],
+//!   [`skew_double_exponential_cdf`], [`skew_double_exponential_lcdf`],
+//!   [`skew_double_exponential_lccdf`], [`exp_mod_normal_cdf`],
+//!   [`exp_mod_normal_lcdf`], [`exp_mod_normal_lccdf`];
+//! - positive: [`lognormal_cdf`], [`lognormal_lcdf`], [`lognormal_lccdf`],
+//!   [`exponential_cdf`], [`exponential_lcdf`], [`exponential_lccdf`],
+//!   [`weibull_cdf`], [`weibull_lcdf`], [`weibull_lccdf`], [`frechet_cdf`],
+//!   [`frechet_lcdf`], [`frechet_lccdf`], [`rayleigh_cdf`],
+//!   [`rayleigh_lcdf`], [`rayleigh_lccdf`], [`pareto_cdf`], [`pareto_lcdf`],
+//!   [`pareto_lccdf`], [`pareto_type_2_cdf`], [`pareto_type_2_lcdf`],
+//!   [`pareto_type_2_lccdf`];
+//! - on an interval, and Bernoulli: [`uniform_cdf`], [`uniform_lcdf`],
+//!   [`uniform_lccdf`], [`bernoulli_cdf`], [`bernoulli_lcdf`],
+//!   [`bernoulli_lccdf`].
+//!
 //! Checks are Stan's (scales positive and finite, locations finite,
 //! outcomes not NaN or in their support, counts non-negative, probabilities
 //! in `[0, 1]`), made in the density's own forward kernel (numbers on the
@@ -57,6 +82,7 @@
 mod binary;
 mod bounded;
 mod categorical;
+mod cdf;
 mod common;
 mod counts;
 mod location_scale;
@@ -66,6 +92,7 @@ mod positive;
 pub use binary::*;
 pub use bounded::*;
 pub use categorical::*;
+pub use cdf::*;
 pub use common::{Args, Argument, Density, Int, Lp, Real};
 #[doc(hidden)]
 pub use common::{Checked, IntLeaf, Leaf, Value};

@@ -36,6 +36,23 @@ pub fn log1m(x: f64) -> f64 {
 pub fn phi(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
+/// `log Φ(x)`: from `libm::erfc` down to -35, below by the continued
+/// fraction of the Mills ratio `Φ(x)/φ(x) = 1/(t + 1/(t + 2/(t + ...)))`,
+/// `t = -x` (not the kernel's asymptotic series).
+pub fn log_phi(x: f64) -> f64 {
+    if x > 0.0 {
+        (-0.5 * libm::erfc(x / std::f64::consts::SQRT_2)).ln_1p()
+    } else if x > -35.0 {
+        (0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)).ln()
+    } else {
+        let t = -x;
+        let mut f = t;
+        for k in (1..=200).rev() {
+            f = t + k as f64 / f;
+        }
+        -0.5 * x * x - 0.918_938_533_204_672_8 - f.ln()
+    }
+}
 pub fn phi_approx(x: f64) -> f64 {
     inv_logit(0.07056 * x.powi(3) + 1.5976 * x)
 }

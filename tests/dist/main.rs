@@ -11,6 +11,7 @@ mod common;
 
 mod api;
 mod categorical;
+mod cdf;
 mod checks;
 mod continuous;
 mod discrete;

@@ -137,6 +137,7 @@ unary_tests! {
     log1m_exp: [-20.0, -1e-6], r::log1m_exp, 1e-12;
     log1m: [-10.0, 0.999], r::log1m, 1e-13;
     phi: [-40.0, 10.0], r::phi, 1e-12;
+    log_phi: [-60.0, 10.0], r::log_phi, 1e-12;
     phi_approx: [-10.0, 10.0], r::phi_approx, 1e-13;
     inv_phi: [1e-10, 0.9999999], r::inv_phi, 1e-12;
     digamma: [0.05, 30.0], r::digamma, 1e-12;

@@ -85,6 +85,7 @@ unary! {
     log1m_exp: -5.0, -0.1;
     log1m: -3.0, 0.9;
     phi: -3.0, 3.0;
+    log_phi: -30.0, 3.0;
     phi_approx: -3.0, 3.0;
     inv_phi: 0.05, 0.95;
     digamma: 0.3, 8.0;

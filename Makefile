@@ -38,7 +38,9 @@ test: opencl
 	FUSION_GEMM=32,8,32 $(TESTS) --test linalg
 	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
 	# (`glm::` also matches `golden_glm::`: skipped here and below, as before.)
-	FUSION_TRANSFER_QUEUE=1 $(TESTS) --test glm --test ops --test runtime -- glm:: glm_errors:: ops_reductions:: buffer_pool:: --skip golden_glm::
+	FUSION_TRANSFER_QUEUE=1 $(TESTS) --test glm --test ops --test runtime --test dist -- glm:: glm_errors:: ops_reductions:: buffer_pool:: checks:: --skip golden_glm::
+	# A kernel's read-backs share one marker behind an in-order queue (ReadBatch).
+	FUSION_QUEUE=in-order FUSION_TRANSFER_QUEUE=1 $(TESTS) --test dist --test glm -- checks:: glm_errors::
 	# The other staging layouts: the GLMs' xᵀ·d always in their kernel (rows
 	# shared by work items, blocks prefetched) or never; rows split finer.
 	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::

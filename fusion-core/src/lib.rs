@@ -67,6 +67,7 @@ mod pending_read;
 mod pinned;
 mod profile;
 mod program_cache;
+mod read_batch;
 mod runtime;
 mod tuning;
 mod typed_kernel;
@@ -96,6 +97,7 @@ pub use profile::{
 pub use program_cache::{
     ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
+pub use read_batch::ReadBatch;
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
 pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};

@@ -442,6 +442,18 @@ impl<T: ClType> MatrixCl<T> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
+        self.queue_read(None)
+    }
+
+    /// [`read_later`](Self::read_later) as one of the reads of `batch`,
+    /// which share the wait for the main queue and the queues' flushes
+    /// (see [`ReadBatch`](crate::ReadBatch)); the read is submitted by the
+    /// batch's `finish`.
+    pub fn read_later_in(&self, batch: &crate::ReadBatch) -> Result<PendingRead<T>> {
+        self.queue_read(Some(batch))
+    }
+
+    fn queue_read(&self, batch: Option<&crate::ReadBatch>) -> Result<PendingRead<T>> {
         let mut data = vec![T::default(); self.len()];
         let Some(buffer) = self.buffer() else {
             return Ok(PendingRead::new(data, None, None));
@@ -450,7 +462,12 @@ impl<T: ClType> MatrixCl<T> {
         let _ordering = crate::events::ordered();
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_read(&mut wait);
+        let batch = batch.filter(|b| b.serves(rt));
         let queue = match rt.transfer_queue() {
+            Some(transfer) if let Some(batch) = batch => {
+                wait.extend(batch.behind_main_queue(rt)?);
+                transfer
+            }
             Some(transfer) => {
                 if !rt.tracks_events() {
                     // Kernels on the in-order main queue record no events:
@@ -506,8 +523,12 @@ impl<T: ClType> MatrixCl<T> {
         if rt.transfer_queue().is_some() {
             // Later commands of the main queue may wait for this copy (a
             // write to the buffer): OpenCL requires the copy's queue to be
-            // flushed before another queue's commands wait for its events.
-            queue.flush().call("clFlush")?;
+            // flushed before another queue's commands wait for its events
+            // (a batch's reads once, when it finishes).
+            match batch {
+                Some(batch) => batch.transfer_queued(),
+                None => queue.flush().call("clFlush")?,
+            }
         }
         self.storage.events.add_read(event.clone());
         Ok(PendingRead::new(data, slot, Some((rt, event))))

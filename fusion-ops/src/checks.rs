@@ -13,6 +13,7 @@ use crate::operation::{Operation, combine_shapes};
 use crate::outputs::{OutputList, Schedule};
 use crate::read_back::ReadBack;
 use crate::structural::{Block, diagonal, transpose};
+use clfuse_core::ReadBatch;
 use clfuse_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -197,12 +198,12 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
         Ok(())
     }
 
-    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+    fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
         if launch.rows > 0
             && launch.cols > 0
             && let Some(flag) = self.first_failure.get()
         {
-            self.flag_read.start(flag)?;
+            self.flag_read.start(flag, reads)?;
         }
         Ok(())
     }

@@ -179,9 +179,13 @@ pub(crate) fn complete<L: OutputList>(
     launch: &LaunchShape,
     then: Then<'_>,
 ) -> Result<()> {
+    // The read-backs share one wait for the kernel and are submitted
+    // before `then` queues anything behind them.
+    let reads = clfuse_core::ReadBatch::new();
     let finished = list
         .finish(launch)
-        .and_then(|()| list.start_reads(launch))
+        .and_then(|()| list.start_reads(launch, &reads))
+        .and_then(|()| reads.finish())
         .and_then(|()| then());
     list.verify(launch)?;
     finished

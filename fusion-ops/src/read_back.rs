@@ -3,7 +3,7 @@
 //! `start_reads` so that all of a kernel's read-backs share one round trip,
 //! collected by its `verify`.
 
-use clfuse_core::{ClType, MatrixCl, PendingRead, Result};
+use clfuse_core::{ClType, MatrixCl, PendingRead, ReadBatch, Result};
 use std::sync::Mutex;
 
 #[derive(Debug)]
@@ -16,9 +16,9 @@ impl<T: ClType> Default for ReadBack<T> {
 }
 
 impl<T: ClType> ReadBack<T> {
-    /// Queues the copy of `m` without waiting.
-    pub fn start(&self, m: &MatrixCl<T>) -> Result<()> {
-        let read = m.read_later()?;
+    /// Queues the copy of `m` without waiting, as one of `batch`'s reads.
+    pub fn start(&self, m: &MatrixCl<T>, batch: &ReadBatch) -> Result<()> {
+        let read = m.read_later_in(batch)?;
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(read);
         Ok(())
     }

@@ -8,6 +8,7 @@ use crate::binder::Binder;
 use crate::generator::Generator;
 use crate::launch_shape::LaunchShape;
 use crate::operation::HeldProduct;
+use clfuse_core::ReadBatch;
 use clfuse_core::Result;
 use std::any::Any;
 
@@ -96,9 +97,9 @@ impl<O: OutputList> OutputList for Optional<O> {
             Ok(())
         }
     }
-    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+    fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
         if self.enabled {
-            self.inner.start_reads(launch)
+            self.inner.start_reads(launch, reads)
         } else {
             Ok(())
         }
@@ -173,8 +174,8 @@ impl<O: OutputList> OutputList for &O {
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
         (**self).finish(launch)
     }
-    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
-        (**self).start_reads(launch)
+    fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
+        (**self).start_reads(launch, reads)
     }
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
         (**self).verify(launch)
@@ -237,8 +238,8 @@ macro_rules! output_tuple {
                 $(if let Err(e) = self.$index.finish(launch) { if first.is_ok() { first = Err(e); } })+
                 first
             }
-            fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
-                $(self.$index.start_reads(launch)?;)+
+            fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
+                $(self.$index.start_reads(launch, reads)?;)+
                 Ok(())
             }
             fn verify(&self, launch: &LaunchShape) -> Result<()> {
@@ -363,8 +364,8 @@ impl<O: OutputList> OutputList for Vec<O> {
         }
         first
     }
-    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
-        self.iter().try_for_each(|o| o.start_reads(launch))
+    fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
+        self.iter().try_for_each(|o| o.start_reads(launch, reads))
     }
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
         self.iter().try_for_each(|o| o.verify(launch))

@@ -11,6 +11,7 @@ use crate::operation::HeldProduct;
 use crate::operation::Operation;
 use crate::read_back::ReadBack;
 use crate::reductions::ReduceOp;
+use clfuse_core::ReadBatch;
 use clfuse_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
 use std::sync::{Mutex, OnceLock};
@@ -102,12 +103,12 @@ impl<R: ReduceOp, E: Operation> OutputList for FullReduction<R, E> {
     fn finish(&self, _launch: &LaunchShape) -> Result<()> {
         Ok(())
     }
-    fn start_reads(&self, launch: &LaunchShape) -> Result<()> {
+    fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
         if launch.rows > 0
             && launch.cols > 0
             && let Some(p) = self.inner.partial.get()
         {
-            self.partial_read.start(p)?;
+            self.partial_read.start(p, reads)?;
         }
         Ok(())
     }

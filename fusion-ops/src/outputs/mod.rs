@@ -27,6 +27,7 @@ use crate::binder::Binder;
 use crate::generator::Generator;
 use crate::launch_shape::LaunchShape;
 use crate::operation::HeldProduct;
+use clfuse_core::ReadBatch;
 use clfuse_core::{Error, Result};
 use std::any::Any;
 
@@ -116,7 +117,7 @@ pub trait OutputList {
     /// After every output's `finish`, before the caller's follow-up work:
     /// queues the read-backs that `verify` needs without waiting, so that all
     /// of a kernel's flags and partial sums share one round trip.
-    fn start_reads(&self, _launch: &LaunchShape) -> Result<()> {
+    fn start_reads(&self, _launch: &LaunchShape, _reads: &ReadBatch) -> Result<()> {
         Ok(())
     }
     /// Last: the checks' verdicts and the full reductions' values, from the

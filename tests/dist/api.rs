@@ -115,7 +115,10 @@ fn readme_model() -> Result<()> {
                 StudentsT::new(eta, sigma, nu).unwrap().ln_pdf(ys[i])
             })
             .sum();
-        let prior: f64 = b.iter().map(|&v| Normal::new(0.0, 2.0).unwrap().ln_pdf(v)).sum();
+        let prior: f64 = b
+            .iter()
+            .map(|&v| Normal::new(0.0, 2.0).unwrap().ln_pdf(v))
+            .sum();
         likelihood
             + prior
             + Exp::new(1.0).unwrap().ln_pdf(sigma)
@@ -135,8 +138,17 @@ fn readme_model() -> Result<()> {
         });
         assert!(close(beta.adjoint().to_vec()?[j], want), "beta[{j}]");
     }
-    assert!(close(alpha.adjoint().to_vec()?[0], fd(&|d| total(&b, 0.2 + d, 1.1, 5.0))));
-    assert!(close(sigma.adjoint().to_vec()?[0], fd(&|d| total(&b, 0.2, 1.1 + d, 5.0))));
-    assert!(close(nu.adjoint().to_vec()?[0], fd(&|d| total(&b, 0.2, 1.1, 5.0 + d))));
+    assert!(close(
+        alpha.adjoint().to_vec()?[0],
+        fd(&|d| total(&b, 0.2 + d, 1.1, 5.0))
+    ));
+    assert!(close(
+        sigma.adjoint().to_vec()?[0],
+        fd(&|d| total(&b, 0.2, 1.1 + d, 5.0))
+    ));
+    assert!(close(
+        nu.adjoint().to_vec()?[0],
+        fd(&|d| total(&b, 0.2, 1.1, 5.0 + d))
+    ));
     rev::clear()
 }

@@ -295,13 +295,14 @@ fn nonempty<O: Operation>(function: &'static str, x: &O) -> Result<usize> {
 pub fn variance<T, A>(x: A) -> Result<Expr<Variance<A::Operand>>>
 where
     T: ClFloat,
-    A: IntoOperand,
-    A::Operand: Operation<Scalar = T> + Clone,
+    A: IntoOperand + Clone,
+    A::Operand: Operation<Scalar = T>,
 {
+    let centre = mean(x.clone())?;
     let x = x.into_operand();
     let (r, c) = dims("variance", "x", &x)?;
     let n = nonempty("variance", &x)?;
-    let centre = scalar_broadcast(mean(Expr(x.clone()))?, r, c);
+    let centre = scalar_broadcast(centre, r, c);
     let squares = sum_all(square(Expr(Sub(x, centre.0))));
     let denominator = T::from_f64(n.saturating_sub(1).max(1) as f64);
     Ok(Expr(ElewiseDiv(squares.0, Scalar(denominator))))
@@ -319,8 +320,8 @@ where
 pub fn sd<T, A>(x: A) -> Result<Expr<Sqrt<Variance<A::Operand>>>>
 where
     T: ClFloat,
-    A: IntoOperand,
-    A::Operand: Operation<Scalar = T> + Clone,
+    A: IntoOperand + Clone,
+    A::Operand: Operation<Scalar = T>,
 {
     Ok(sqrt(variance(x)?))
 }
@@ -414,14 +415,15 @@ where
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn quad_form_diag<M: IntoOperand, V: IntoOperand>(
+pub fn quad_form_diag<M: IntoOperand, V: IntoOperand + Clone>(
     m: M,
     v: V,
 ) -> Result<Expr<ElewiseMul<ElewiseMul<AlongRows<V::Operand>, M::Operand>, AlongCols<V::Operand>>>>
 where
-    V::Operand: Operation + Clone,
+    V::Operand: Operation,
     M::Operand: Operation,
 {
+    let v_again = v.clone().into_operand();
     let (m, v) = (m.into_operand(), v.into_operand());
     let (r, c) = dims("quad_form_diag", "m", &m)?;
     if r != c {
@@ -439,7 +441,7 @@ where
             format!("has {} elements, but m is {r} x {c}", at.0),
         ));
     }
-    let scaled_rows = elt_multiply(along_rows(v.clone(), r, c, at), Expr(m));
+    let scaled_rows = elt_multiply(along_rows(v_again, r, c, at), Expr(m));
     Ok(elt_multiply(scaled_rows, along_cols(v, r, c, at)))
 }
 
@@ -455,16 +457,17 @@ where
 /// assert!(p.iter().all(|p| (p + 2f64.ln()).abs() < 1e-12));
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub fn log_softmax<A: IntoOperand>(
+pub fn log_softmax<A: IntoOperand + Clone>(
     v: A,
 ) -> Result<Expr<Sub<A::Operand, ScalarBroadcast<LogSumExpAll<A::Operand>>>>>
 where
-    A::Operand: Operation + Clone,
+    A::Operand: Operation,
 {
+    let v_again = v.clone().into_operand();
     let v = v.into_operand();
     let (r, c) = dims("log_softmax", "v", &v)?;
     nonempty("log_softmax", &v)?;
-    let total = scalar_broadcast(log_sum_exp_all(Expr(v.clone())), r, c);
+    let total = scalar_broadcast(log_sum_exp_all(Expr(v_again)), r, c);
     Ok(Expr(Sub(v, total.0)))
 }
 
@@ -481,19 +484,12 @@ where
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
 #[allow(clippy::type_complexity)]
-pub fn log_mix<Th: IntoOperand, L1: IntoOperand, L2: IntoOperand>(
+pub fn log_mix<Th: IntoOperand + Clone, L1: IntoOperand, L2: IntoOperand>(
     theta: Th,
     lambda1: L1,
     lambda2: L2,
-) -> Expr<LogSumExp<Add<Log<Th::Operand>, L1::Operand>, Add<Log1m<Th::Operand>, L2::Operand>>>
-where
-    Th::Operand: Clone,
-{
-    let theta = theta.into_operand();
-    log_sum_exp(
-        log(Expr(theta.clone())) + lambda1,
-        log1m(Expr(theta)) + lambda2,
-    )
+) -> Expr<LogSumExp<Add<Log<Th::Operand>, L1::Operand>, Add<Log1m<Th::Operand>, L2::Operand>>> {
+    log_sum_exp(log(theta.clone()) + lambda1, log1m(theta) + lambda2)
 }
 
 /// Stan's `log_mix(theta, lambda)` of a vector of mixing proportions and a
@@ -587,16 +583,12 @@ where
 /// assert_eq!(quad_form(&a, &b).eval()?.to_vec()?, vec![14.0]);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub fn quad_form<A: IntoOperand, B: IntoOperand>(
+pub fn quad_form<A: IntoOperand, B: IntoOperand + Clone>(
     a: A,
     b: B,
-) -> Expr<MatrixProduct<Transpose<B::Operand>, MatrixProduct<A::Operand, B::Operand>>>
-where
-    B::Operand: Clone,
-{
-    let b = b.into_operand();
-    let ab = MatrixProduct::new(a.into_operand(), b.clone());
-    Expr(MatrixProduct::new(Transpose(b), ab))
+) -> Expr<MatrixProduct<Transpose<B::Operand>, MatrixProduct<A::Operand, B::Operand>>> {
+    let ab = MatrixProduct::new(a.into_operand(), b.clone().into_operand());
+    Expr(MatrixProduct::new(Transpose(b.into_operand()), ab))
 }
 
 /// Stan's `crossprod(a)`: `aᵀ · a`, by one matrix product.
@@ -607,12 +599,13 @@ where
 /// assert_eq!(crossprod(&a).eval()?.to_vec()?, vec![25.0]);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub fn crossprod<A: IntoOperand>(a: A) -> Expr<MatrixProduct<Transpose<A::Operand>, A::Operand>>
-where
-    A::Operand: Clone,
-{
-    let a = a.into_operand();
-    Expr(MatrixProduct::new(Transpose(a.clone()), a))
+pub fn crossprod<A: IntoOperand + Clone>(
+    a: A,
+) -> Expr<MatrixProduct<Transpose<A::Operand>, A::Operand>> {
+    Expr(MatrixProduct::new(
+        Transpose(a.clone().into_operand()),
+        a.into_operand(),
+    ))
 }
 
 /// Stan's `tcrossprod(a)`: `a · aᵀ`, by one matrix product.
@@ -623,10 +616,11 @@ where
 /// assert_eq!(tcrossprod(&a).eval()?.to_vec()?, vec![9.0, 12.0, 12.0, 16.0]);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```
-pub fn tcrossprod<A: IntoOperand>(a: A) -> Expr<MatrixProduct<A::Operand, Transpose<A::Operand>>>
-where
-    A::Operand: Clone,
-{
-    let a = a.into_operand();
-    Expr(MatrixProduct::new(a.clone(), Transpose(a)))
+pub fn tcrossprod<A: IntoOperand + Clone>(
+    a: A,
+) -> Expr<MatrixProduct<A::Operand, Transpose<A::Operand>>> {
+    Expr(MatrixProduct::new(
+        a.clone().into_operand(),
+        Transpose(a.into_operand()),
+    ))
 }

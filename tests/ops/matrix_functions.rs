@@ -112,9 +112,13 @@ fn mean_variance_sd() -> Result<()> {
 fn trace_and_diagonal_scalings() -> Result<()> {
     for (r, c) in SHAPES {
         let (hm, m) = pair(r, c, 6.0)?;
-        scalar("trace", &trace(&m).eval()?, (0..r.min(c)).map(|i| hm[(i, i)]).sum())?;
+        scalar(
+            "trace",
+            &trace(&m).eval()?,
+            (0..r.min(c)).map(|i| hm[(i, i)]).sum(),
+        )?;
         let (hv, v) = pair(r, 1, 7.0)?;
-        let vrow = MatrixCl::from_slice(1, r, &hv.as_slice().to_vec())?;
+        let vrow = MatrixCl::from_slice(1, r, hv.as_slice())?;
         let want = DMatrix::from_diagonal(&hv.column(0)) * &hm;
         same(
             "diag_pre_multiply",
@@ -127,7 +131,7 @@ fn trace_and_diagonal_scalings() -> Result<()> {
             &want,
         )?;
         let (hw, w) = pair(c, 1, 8.0)?;
-        let wrow = MatrixCl::from_slice(1, c, &hw.as_slice().to_vec())?;
+        let wrow = MatrixCl::from_slice(1, c, hw.as_slice())?;
         let want = &hm * DMatrix::from_diagonal(&hw.column(0));
         same(
             "diag_post_multiply",

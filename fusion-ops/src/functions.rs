@@ -121,7 +121,7 @@ pub fn multiply_log<A: IntoOperand, B: IntoOperand>(
 /// ```
 /// use clfuse_ops::prelude::*;
 /// let n = MatrixCl::from_slice(1, 1, &[5.0f64])?;
-/// let got = lchoose(&n, 2.0).eval()?.to_vec()?[0];
+/// let got: f64 = lchoose(&n, 2.0).eval()?.to_vec()?[0];
 /// assert!((got - 10f64.ln()).abs() < 1e-12);
 /// # Ok::<(), clfuse_ops::Error>(())
 /// ```

@@ -300,6 +300,13 @@ inline REAL log_diff_exp_F(REAL x, REAL y) {
   return x + log1m_exp_F(y - x);
 }";
 
+/// `log(inv_logit(x) - inv_logit(y))` for `x > y`, without the difference:
+/// `x - log1p_exp(x) + log1m_exp(y - x) - log1p_exp(y)` (Stan's form).
+pub const LOG_INV_LOGIT_DIFF: &str = "
+inline REAL log_inv_logit_diff_F(REAL x, REAL y) {
+  return x - log1p_exp_F(x) + log1m_exp_F(y - x) - log1p_exp_F(y);
+}";
+
 pub const LOG_SUM_EXP: &str = "
 inline REAL log_sum_exp_F(REAL a, REAL b) {
   if (a == -INFINITY) {

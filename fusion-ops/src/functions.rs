@@ -80,6 +80,10 @@ crate::elementwise! { pub struct NormalCdfApprox; fn phi_approx(x) = "Phi_approx
 crate::elementwise! { pub struct InvNormalCdf; fn inv_phi(x) = "inv_Phi{F}({x})"; result = real; view = entire; helpers = [dev::INV_PHI]; example = true; d/dx = "2.5066282746310002 * exp(0.5 * {res} * {res})"; }
 crate::elementwise! { pub struct Digamma; fn digamma(x) = "digamma{F}({x})"; result = real; view = entire; helpers = [dev::DIGAMMA]; example = true; d/dx = "trigamma{F}({x})"; derivative_helpers = [dev::TRIGAMMA]; }
 crate::elementwise! { pub struct Trigamma; fn trigamma(x) = "trigamma{F}({x})"; result = real; view = entire; helpers = [dev::TRIGAMMA]; example = true; d/dx = "tetragamma{F}({x})"; derivative_helpers = [dev::TETRAGAMMA]; }
+crate::elementwise! { pub struct Inv; fn inv(x) = "1 / {x}"; result = real; view = entire; example = true; d/dx = "-{res} * {res}"; }
+crate::elementwise! { pub struct InvSquare; fn inv_square(x) = "1 / ({x} * {x})"; result = real; view = entire; example = true; d/dx = "-2 * {res} / {x}"; }
+crate::elementwise! { pub struct InvCloglog; fn inv_cloglog(x) = "-expm1(-exp({x}))"; result = real; view = entire; example = true; d/dx = "exp({x} - exp({x}))"; }
+crate::elementwise! { pub struct Sign; fn sign(x) = "sign({x})"; result = real; view = keep; example = true; d/dx = "0"; }
 
 crate::elementwise! { pub struct Pow; fn pow(x, y) = "pow({x}, {y})"; result = real; view = entire; example = true; d/dx = "{y} * pow({x}, {y} - 1)"; d/dy = "{res} * log({x})"; }
 crate::elementwise! { pub struct Fmin; fn fmin(x, y) = "fmin({x}, {y})"; result = real; view = union; example = true; d/dx = "({x} <= {y} || isnan({y})) ? 1 : 0"; d/dy = "({x} <= {y} || isnan({y})) ? 0 : 1"; }
@@ -93,6 +97,8 @@ crate::elementwise! { pub struct BinomialCoefficientLog; fn binomial_coefficient
 crate::elementwise! { pub struct Lmultiply; fn lmultiply(x, y) = "lmultiply{F}({x}, {y})"; result = real; view = first; helpers = [dev::LMULTIPLY]; example = true; d/dx = "log({y})"; d/dy = "{x} / {y}"; }
 crate::elementwise! { pub struct LogDiffExp; fn log_diff_exp(x, y) = "log_diff_exp{F}({x}, {y})"; result = real; view = entire; helpers = [dev::LOG1M_EXP, dev::LOG_DIFF_EXP]; example = true; d/dx = "-1 / expm1({y} - {x})"; d/dy = "-1 / expm1({x} - {y})"; }
 crate::elementwise! { pub struct LogSumExp; fn log_sum_exp(x, y) = "log_sum_exp{F}({x}, {y})"; result = real; view = entire; helpers = [dev::LOG1P_EXP, dev::LOG_SUM_EXP]; example = true; d/dx = "exp({x} - {res})"; d/dy = "exp({y} - {res})"; }
+crate::elementwise! { pub struct LogInvLogitDiff; fn log_inv_logit_diff(x, y) = "log_inv_logit_diff{F}({x}, {y})"; result = real; view = entire; helpers = [dev::LOG1P_EXP, dev::LOG1M_EXP, dev::LOG_INV_LOGIT_DIFF]; example = true; d/dx = "-1 / expm1({y} - {x}) - inv_logit{F}({x})"; d/dy = "-1 / expm1({x} - {y}) - inv_logit{F}({y})"; derivative_helpers = [dev::INV_LOGIT]; }
+crate::elementwise! { pub struct Ldexp; fn ldexp(x, y) = "ldexp({x}, (int)({y}))"; result = real; view = first; example = true; d/dx = "ldexp(1.0, (int)({y}))"; d/dy = "0"; }
 
 /// Stan's name for [`lmultiply`]: `a * log(b)` with `0 * log(0) = 0`.
 ///
@@ -107,6 +113,23 @@ pub fn multiply_log<A: IntoOperand, B: IntoOperand>(
     b: B,
 ) -> Expr<Lmultiply<A::Operand, B::Operand>> {
     lmultiply(a, b)
+}
+
+/// Stan's name for [`binomial_coefficient_log`]: `log(n choose k)`, the
+/// same node (one kernel serves both names).
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// let n = MatrixCl::from_slice(1, 1, &[5.0f64])?;
+/// let got: f64 = lchoose(&n, 2.0).eval()?.to_vec()?[0];
+/// assert!((got - 10f64.ln()).abs() < 1e-12);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn lchoose<N: IntoOperand, K: IntoOperand>(
+    n: N,
+    k: K,
+) -> Expr<BinomialCoefficientLog<N::Operand, K::Operand>> {
+    binomial_coefficient_log(n, k)
 }
 
 /// Stan's spelling of [`inv_phi`].

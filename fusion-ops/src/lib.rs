@@ -55,6 +55,7 @@ mod hoisted;
 mod launch_shape;
 mod leaves;
 mod logic;
+mod matrix_functions;
 mod methods;
 mod operation;
 mod outputs;
@@ -92,6 +93,7 @@ pub use leaves::{
     ColIndex, Constant, RowIndex, ScalarOrColumn, col_index, constant, row_index, scalar_or_column,
 };
 pub use logic::*;
+pub use matrix_functions::*;
 pub use methods::{ElementwiseMethods, ExprMethods};
 pub use operation::{HeldProduct, Operation, Shape, combine_shapes};
 pub use outputs::{
@@ -125,6 +127,12 @@ pub mod prelude {
     };
     pub use crate::functions::*;
     pub use crate::logic::*;
+    pub use crate::matrix_functions::{
+        columns_dot_product, columns_dot_self, crossprod, cumulative_sum, diag_post_multiply,
+        diag_pre_multiply, dot_product, dot_self, log_mix, log_mix_vector, log_softmax, mean,
+        quad_form, quad_form_diag, reverse, rows_dot_product, rows_dot_self, sd, tcrossprod, trace,
+        variance,
+    };
     pub use crate::reductions::{
         colwise_log_sum_exp, colwise_max, colwise_min, colwise_prod, colwise_sum,
         matrix_vector_multiply, rowwise_log_sum_exp, rowwise_max, rowwise_min, rowwise_prod,

@@ -117,3 +117,22 @@ pub fn log_sum_exp(a: f64, b: f64) -> f64 {
 pub fn fdim(a: f64, b: f64) -> f64 {
     if a > b { a - b } else { 0.0 }
 }
+pub fn inv_cloglog(x: f64) -> f64 {
+    -(-x.exp()).exp_m1()
+}
+pub fn sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+pub fn log_inv_logit_diff(x: f64, y: f64) -> f64 {
+    (inv_logit(x) - inv_logit(y)).ln()
+}
+/// `x 2^n` with `n` truncated toward zero, as C's `(int)` cast.
+pub fn ldexp(x: f64, n: f64) -> f64 {
+    x * 2f64.powi(n as i32)
+}

@@ -142,6 +142,10 @@ unary_tests! {
     inv_phi: [1e-10, 0.9999999], r::inv_phi, 1e-12;
     digamma: [0.05, 30.0], r::digamma, 1e-12;
     trigamma: [0.05, 30.0], r::trigamma, 1e-10;
+    inv: [0.1, 10.0], |x| 1.0 / x, 1e-13;
+    inv_square: [0.1, 10.0], |x| 1.0 / (x * x), 1e-13;
+    inv_cloglog: [-10.0, 3.0], r::inv_cloglog, 1e-13;
+    sign: [-5.0, 5.0], r::sign, 0.0;
 }
 
 macro_rules! binary_tests {
@@ -190,6 +194,8 @@ binary_tests! {
     lmultiply: [0.0, 5.0], [0.01, 5.0], r::lmultiply, 1e-13;
     log_diff_exp: [0.0, 5.0], [-10.0, -0.1], r::log_diff_exp, 1e-12;
     log_sum_exp: [-50.0, 50.0], [-50.0, 50.0], r::log_sum_exp, 1e-13;
+    log_inv_logit_diff: [0.0, 5.0], [-5.0, -0.1], r::log_inv_logit_diff, 1e-12;
+    ldexp: [-5.0, 5.0], [-10.0, 10.0], r::ldexp, 0.0;
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod rev_basics;
 mod rev_functions;
 mod rev_inline_products;
 mod rev_leaves;
+mod rev_matrix_functions;
 mod rev_memory;
 mod rev_nested;
 mod rev_proptest;

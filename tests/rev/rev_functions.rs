@@ -90,6 +90,10 @@ unary! {
     inv_phi: 0.05, 0.95;
     digamma: 0.3, 8.0;
     trigamma: 0.3, 8.0;
+    inv: 0.5, 3.0;
+    inv_square: 0.5, 3.0;
+    inv_cloglog: -3.0, 2.0;
+    sign: 0.1, 3.0;
 }
 
 /// Trigamma's derivative for negative arguments (the reflection formula's).
@@ -169,6 +173,9 @@ binary! {
     lmultiply: [-3.0, 3.0], [0.1, 5.0];
     log_diff_exp: [1.0, 3.0], [-3.0, 0.9];
     log_sum_exp: [-3.0, 3.0], [-3.0, 3.0];
+    log_inv_logit_diff: [0.5, 3.0], [-3.0, 0.4];
+    // Exponents in (1, 2): the finite differences stay at one integer.
+    ldexp: [-3.0, 3.0], [1.2, 1.8];
     elt_multiply: [-3.0, 3.0], [-3.0, 3.0];
     elt_divide: [-3.0, 3.0], [0.5, 3.0];
 }

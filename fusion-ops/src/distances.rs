@@ -14,12 +14,8 @@ use std::marker::PhantomData;
 /// Each row's squared norm, `Σ_k a_ik²`, as an `n x 1` column.
 type RowNorms<A> = RowwiseReduction<SumOp, ElewiseMul<A, A>>;
 
-fn row_norms<A: IntoOperand + Clone>(a: &A) -> RowNorms<A::Operand> {
-    RowwiseReduction(
-        ElewiseMul(a.clone().into_operand(), a.clone().into_operand()),
-        PhantomData,
-        Materialized::default(),
-    )
+fn row_norms_of<A>(a: A, again: A) -> RowNorms<A> {
+    RowwiseReduction(ElewiseMul(a, again), PhantomData, Materialized::default())
 }
 
 /// The node [`squared_distance()`] builds.
@@ -82,18 +78,37 @@ where
             rhs: (m, dy),
         });
     }
+    Ok(Expr(squared_distance_of(
+        || x.clone().into_operand(),
+        || y.clone().into_operand(),
+        n,
+        m,
+    )))
+}
+
+/// The node of [`squared_distance()`] from operands made on demand (each
+/// of `x` and `y` is read twice, and an operand need not be `Clone`), for
+/// `n` rows of `x` and `m` of `y`, their shapes already checked.
+pub(crate) fn squared_distance_of<X, Y, T>(
+    x: impl Fn() -> X,
+    y: impl Fn() -> Y,
+    n: usize,
+    m: usize,
+) -> SquaredDistance<X, Y, T>
+where
+    T: ClFloat,
+    X: Operation<Scalar = T>,
+    Y: Operation<Scalar = T>,
+{
     let sum_of_norms = Add(
-        ColwiseBroadcast::new(row_norms(&x), m),
-        RowwiseBroadcast::new(Transpose(row_norms(&y)), n),
+        ColwiseBroadcast::new(row_norms_of(x(), x()), m),
+        RowwiseBroadcast::new(Transpose(row_norms_of(y(), y())), n),
     );
     let cross = ElewiseMul(
         Scalar(T::from_f64(2.0)),
-        MatrixProduct::new(x.into_operand(), Transpose(y.into_operand())),
+        MatrixProduct::new(x(), Transpose(y())),
     );
-    Ok(Expr(Fmax(
-        Sub(sum_of_norms, cross),
-        Scalar(T::from_f64(0.0)),
-    )))
+    Fmax(Sub(sum_of_norms, cross), Scalar(T::from_f64(0.0)))
 }
 
 /// The node [`log_determinant_cholesky()`] builds.

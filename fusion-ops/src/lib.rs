@@ -51,6 +51,7 @@ pub mod epilogue;
 mod evaluate;
 mod functions;
 mod generator;
+mod gp_covariance;
 mod hoisted;
 mod launch_shape;
 mod leaves;
@@ -86,6 +87,7 @@ pub use driver::{cached_kernels, fuse, fuse_then, run, source_of};
 pub use epilogue::EpilogueProduct;
 pub use evaluate::eval_colwise;
 pub use functions::*;
+pub use gp_covariance::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
 pub use hoisted::Hoisted;
 pub use launch_shape::{LaunchShape, RowBlockKind, staged_row_team};
@@ -148,6 +150,12 @@ pub mod prelude {
         AssignExt, CustomCode, ElementwiseMethods, Eval, ExprMethods, ReductionMethods,
         ScalarOrColumn, boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min,
         optional, output, prod, results, row_index, scalar_or_column, sum,
+    };
+    pub use crate::gp_covariance::{
+        GpParameter, add_diag, gp_dot_prod_cov, gp_dot_prod_cross_cov, gp_exp_quad_cov,
+        gp_exp_quad_cross_cov, gp_exponential_cov, gp_exponential_cross_cov, gp_matern32_cov,
+        gp_matern32_cross_cov, gp_matern52_cov, gp_matern52_cross_cov, gp_periodic_cov,
+        gp_periodic_cross_cov,
     };
     pub use crate::{log_determinant_cholesky, squared_distance};
     pub use clfuse_core::{ClType, Error, Expr, MatrixCl, View};

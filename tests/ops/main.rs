@@ -10,6 +10,7 @@ mod common;
 mod basic_kernels;
 mod epilogue;
 mod golden_sources;
+mod gp_covariance;
 mod matrix_functions;
 mod non_finite_inputs;
 mod ops_distances;

@@ -12,6 +12,7 @@ mod common;
 
 mod rev_basics;
 mod rev_functions;
+mod rev_gp_cov;
 mod rev_inline_products;
 mod rev_leaves;
 mod rev_matrix_functions;

@@ -181,8 +181,7 @@ pub type GpMatern52Cov<X, S, L> = SymmetricCov<S, GpMatern52Kernel<ScaledDistanc
 pub type GpMatern52CrossCov<X1, X2, S, L> =
     CrossCov<S, GpMatern52Kernel<ScaledDistance<X1, X2, L>>>;
 /// The node [`gp_exponential_cov()`] builds.
-pub type GpExponentialCov<X, S, L> =
-    SymmetricCov<S, GpExponentialKernel<ScaledDistance<X, X, L>>>;
+pub type GpExponentialCov<X, S, L> = SymmetricCov<S, GpExponentialKernel<ScaledDistance<X, X, L>>>;
 /// The node [`gp_exponential_cross_cov()`] builds.
 pub type GpExponentialCrossCov<X1, X2, S, L> =
     CrossCov<S, GpExponentialKernel<ScaledDistance<X1, X2, L>>>;
@@ -244,7 +243,11 @@ fn check_scalar<P: GpParameter>(
     if let Some(v) = p.number() {
         let ok = v.is_finite() && (v > 0.0 || (allow_zero && v == 0.0));
         if !ok {
-            let need = if allow_zero { "non-negative" } else { "positive" };
+            let need = if allow_zero {
+                "non-negative"
+            } else {
+                "positive"
+            };
             return Err(invalid(
                 function,
                 argument,
@@ -257,7 +260,10 @@ fn check_scalar<P: GpParameter>(
         return Err(invalid(
             function,
             argument,
-            format!("must be a number or 1 x 1, but is {} x {}", shape.0, shape.1),
+            format!(
+                "must be a number or 1 x 1, but is {} x {}",
+                shape.0, shape.1
+            ),
         ));
     }
     Ok(())
@@ -281,7 +287,9 @@ fn vector_layout<P: GpParameter>(
         (r, c) => Err(invalid(
             function,
             argument,
-            format!("must be a number, 1 x 1 or a vector of {len} elements ({what}), but is {r} x {c}"),
+            format!(
+                "must be a number, 1 x 1 or a vector of {len} elements ({what}), but is {r} x {c}"
+            ),
         )),
     }
 }
@@ -590,7 +598,10 @@ where
         n2,
     );
     let pi_over_p = scalar_broadcast(
-        Expr(ElewiseDiv(Scalar(std::f64::consts::PI), period.gp_operand())),
+        Expr(ElewiseDiv(
+            Scalar(std::f64::consts::PI),
+            period.gp_operand(),
+        )),
         n1,
         n2,
     );
@@ -627,14 +638,8 @@ where
     L: GpParameter,
     P: GpParameter,
 {
-    let (s2, kernel, n) = periodic_parts(
-        "gp_periodic_cov",
-        x.clone(),
-        x,
-        sigma,
-        length_scale,
-        period,
-    )?;
+    let (s2, kernel, n) =
+        periodic_parts("gp_periodic_cov", x.clone(), x, sigma, length_scale, period)?;
     Ok(Expr(symmetric(s2, kernel, n)))
 }
 
@@ -668,8 +673,7 @@ where
     L: GpParameter,
     P: GpParameter,
 {
-    let (s2, kernel, _) =
-        periodic_parts("gp_periodic_cov", x1, x2, sigma, length_scale, period)?;
+    let (s2, kernel, _) = periodic_parts("gp_periodic_cov", x1, x2, sigma, length_scale, period)?;
     Ok(Expr(ElewiseMul(s2, kernel)))
 }
 

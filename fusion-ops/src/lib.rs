@@ -87,8 +87,8 @@ pub use driver::{cached_kernels, fuse, fuse_then, run, source_of};
 pub use epilogue::EpilogueProduct;
 pub use evaluate::eval_colwise;
 pub use functions::*;
-pub use gp_covariance::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
+pub use gp_covariance::*;
 pub use hoisted::Hoisted;
 pub use launch_shape::{LaunchShape, RowBlockKind, staged_row_team};
 pub use leaves::{
@@ -128,6 +128,12 @@ pub mod prelude {
         check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
     };
     pub use crate::functions::*;
+    pub use crate::gp_covariance::{
+        GpParameter, add_diag, gp_dot_prod_cov, gp_dot_prod_cross_cov, gp_exp_quad_cov,
+        gp_exp_quad_cross_cov, gp_exponential_cov, gp_exponential_cross_cov, gp_matern32_cov,
+        gp_matern32_cross_cov, gp_matern52_cov, gp_matern52_cross_cov, gp_periodic_cov,
+        gp_periodic_cross_cov,
+    };
     pub use crate::logic::*;
     pub use crate::matrix_functions::{
         columns_dot_product, columns_dot_self, crossprod, cumulative_sum, diag_post_multiply,
@@ -150,12 +156,6 @@ pub mod prelude {
         AssignExt, CustomCode, ElementwiseMethods, Eval, ExprMethods, ReductionMethods,
         ScalarOrColumn, boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min,
         optional, output, prod, results, row_index, scalar_or_column, sum,
-    };
-    pub use crate::gp_covariance::{
-        GpParameter, add_diag, gp_dot_prod_cov, gp_dot_prod_cross_cov, gp_exp_quad_cov,
-        gp_exp_quad_cross_cov, gp_exponential_cov, gp_exponential_cross_cov, gp_matern32_cov,
-        gp_matern32_cross_cov, gp_matern52_cov, gp_matern52_cross_cov, gp_periodic_cov,
-        gp_periodic_cross_cov,
     };
     pub use crate::{log_determinant_cholesky, squared_distance};
     pub use clfuse_core::{ClType, Error, Expr, MatrixCl, View};

@@ -114,14 +114,22 @@ fn covariances_match_stan_definitions() -> Result<()> {
                     let what = format!("{kind:?} n={n} m={m} d={d} l={}", l.len());
                     let (dx1, dx2) = (to_device(&x1), to_device(&x2));
                     let k = one_set(kind, &dx1, &dl)?;
-                    assert_matches(&format!("{what} one set"), &k, &reference(kind, &x1, &x1, l));
+                    assert_matches(
+                        &format!("{what} one set"),
+                        &k,
+                        &reference(kind, &x1, &x1, l),
+                    );
                     // One set: exactly symmetric where Stan's is, σ² on the diagonal.
                     let kh = to_host(&k);
                     if !matches!(kind, DotProd) {
                         assert!((0..n).all(|i| kh[(i, i)] == SIGMA * SIGMA), "{what}");
                     }
                     let k = two_sets(kind, &dx1, &dx2, &dl)?;
-                    assert_matches(&format!("{what} two sets"), &k, &reference(kind, &x1, &x2, l));
+                    assert_matches(
+                        &format!("{what} two sets"),
+                        &k,
+                        &reference(kind, &x1, &x2, l),
+                    );
                 }
             }
         }
@@ -173,18 +181,46 @@ fn bad_arguments_are_errors_naming_function_and_argument() -> Result<()> {
             "{err} should name {function} and {argument}"
         );
     };
-    expect(gp_exp_quad_cov(&x, -1.0, 1.0).map(|_| ()), "gp_exp_quad_cov", "sigma");
-    expect(gp_matern32_cov(&x, 1.0, 0.0).map(|_| ()), "gp_matern32_cov", "length_scale");
-    expect(gp_matern52_cov(&x, 1.0, &l3).map(|_| ()), "gp_matern52_cov", "length_scale");
+    expect(
+        gp_exp_quad_cov(&x, -1.0, 1.0).map(|_| ()),
+        "gp_exp_quad_cov",
+        "sigma",
+    );
+    expect(
+        gp_matern32_cov(&x, 1.0, 0.0).map(|_| ()),
+        "gp_matern32_cov",
+        "length_scale",
+    );
+    expect(
+        gp_matern52_cov(&x, 1.0, &l3).map(|_| ()),
+        "gp_matern52_cov",
+        "length_scale",
+    );
     expect(
         gp_exponential_cross_cov(&x, &y, 1.0, 1.0).map(|_| ()),
         "gp_exponential_cov",
         "x2",
     );
-    expect(gp_periodic_cov(&x, 1.0, 1.0, f64::NAN).map(|_| ()), "gp_periodic_cov", "period");
-    expect(gp_periodic_cov(&x, 1.0, &l3, 1.0).map(|_| ()), "gp_periodic_cov", "length_scale");
-    expect(gp_dot_prod_cov(&x, -0.5).map(|_| ()), "gp_dot_prod_cov", "sigma");
+    expect(
+        gp_periodic_cov(&x, 1.0, 1.0, f64::NAN).map(|_| ()),
+        "gp_periodic_cov",
+        "period",
+    );
+    expect(
+        gp_periodic_cov(&x, 1.0, &l3, 1.0).map(|_| ()),
+        "gp_periodic_cov",
+        "length_scale",
+    );
+    expect(
+        gp_dot_prod_cov(&x, -0.5).map(|_| ()),
+        "gp_dot_prod_cov",
+        "sigma",
+    );
     assert!(gp_dot_prod_cov(&x, 0.0).is_ok());
-    expect(add_diag(&y, &MatrixCl::from_slice(2, 1, &[1.0f64; 2])?).map(|_| ()), "add_diag", "d");
+    expect(
+        add_diag(&y, &MatrixCl::from_slice(2, 1, &[1.0f64; 2])?).map(|_| ()),
+        "add_diag",
+        "d",
+    );
     Ok(())
 }

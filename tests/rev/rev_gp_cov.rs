@@ -64,7 +64,11 @@ fn stationary_covariances_match_finite_differences() -> Result<()> {
         let x2 = var(m, d, &points(m, d, 0.8))?;
         let sigma = var(1, 1, &[1.3])?;
         let l = if ard {
-            var(d, 1, &(0..d).map(|k| 0.6 + 0.4 * k as f64).collect::<Vec<_>>())?
+            var(
+                d,
+                1,
+                &(0..d).map(|k| 0.6 + 0.4 * k as f64).collect::<Vec<_>>(),
+            )?
         } else {
             var(1, 1, &[0.8])?
         };
@@ -114,7 +118,10 @@ fn periodic_and_dot_product_covariances_match_finite_differences() -> Result<()>
             weighted_total(&gp_periodic_cov(&x, &sigma, &l, &p)?.eval()?, &w)
         })?;
         check_against_fd(&tag("periodic cross"), &[&x, &x2, &sigma, &l, &p], &|| {
-            weighted_total(&gp_periodic_cross_cov(&x, &x2, &sigma, &l, &p)?.eval()?, &w2)
+            weighted_total(
+                &gp_periodic_cross_cov(&x, &x2, &sigma, &l, &p)?.eval()?,
+                &w2,
+            )
         })?;
         check_against_fd(&tag("dot_prod"), &[&x, &sigma], &|| {
             weighted_total(&gp_dot_prod_cov(&x, &sigma)?.eval()?, &w)
@@ -180,7 +187,10 @@ fn gp_log_likelihood_matches_nalgebra_and_finite_differences() -> Result<()> {
             s * s * (-0.5 * r2 / (lv * lv)).exp() + if i == j { noise * noise } else { 0.0 }
         });
         let chol = k.cholesky().expect("positive definite");
-        let z = chol.l().solve_lower_triangular(&DMatrix::from_vec(n, 1, yv.clone())).unwrap();
+        let z = chol
+            .l()
+            .solve_lower_triangular(&DMatrix::from_vec(n, 1, yv.clone()))
+            .unwrap();
         let log_det: f64 = 2.0 * (0..n).map(|i| chol.l()[(i, i)].ln()).sum::<f64>();
         -0.5 * (z.norm_squared() + log_det) - n as f64 * HALF_LOG_TWO_PI
     };

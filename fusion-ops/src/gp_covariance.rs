@@ -460,7 +460,7 @@ stationary! {
     /// // ARD: the second dimension's length scale is 2
     /// let l = MatrixCl::from_slice(2, 1, &[1.0f64, 2.0])?;
     /// let k = gp_exp_quad_cross_cov(&x1, &x2, 1.0, &l)?.eval()?.to_vec()?;
-    /// assert!((k[0] - (-0.5 * (9.0 + 4.0)).exp()).abs() < 1e-12);
+    /// assert!((k[0] - (-0.5f64 * (9.0 + 4.0)).exp()).abs() < 1e-12);
     /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     gp_exp_quad_cross_cov => GpExpQuadCrossCov,

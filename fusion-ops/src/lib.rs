@@ -130,9 +130,10 @@ pub mod prelude {
     pub use crate::functions::*;
     pub use crate::gp_covariance::{
         GpParameter, add_diag, gp_dot_prod_cov, gp_dot_prod_cross_cov, gp_exp_quad_cov,
-        gp_exp_quad_cross_cov, gp_exponential_cov, gp_exponential_cross_cov, gp_matern32_cov,
-        gp_matern32_cross_cov, gp_matern52_cov, gp_matern52_cross_cov, gp_periodic_cov,
-        gp_periodic_cross_cov,
+        gp_exp_quad_cross_cov, gp_exponential_cov, gp_exponential_cross_cov, gp_exponential_kernel,
+        gp_matern32_cov, gp_matern32_cross_cov, gp_matern32_kernel, gp_matern52_cov,
+        gp_matern52_cross_cov, gp_matern52_kernel, gp_periodic_cov, gp_periodic_cross_cov,
+        gp_periodic_kernel,
     };
     pub use crate::logic::*;
     pub use crate::matrix_functions::{

@@ -224,3 +224,23 @@ fn bad_arguments_are_errors_naming_function_and_argument() -> Result<()> {
     );
     Ok(())
 }
+
+/// The distances' pieces (row norms, the GEMM and the scaled points it
+/// reads) and then ONE kernel for the whole covariance.
+#[test]
+fn covariance_is_one_kernel_after_the_distances() -> Result<()> {
+    let x = to_device(&Rng::new(4).matrix(20, 2));
+    let l = MatrixCl::from_slice(1, 1, &[0.7])?;
+    let d2 = squared_distance(&x, &x)?;
+    let before = thread_kernel_stats();
+    d2.eval()?;
+    let distances = (thread_kernel_stats() - before).launched;
+    let before = thread_kernel_stats();
+    gp_matern52_cov(&x, 1.0, &l)?.eval()?;
+    let cov = (thread_kernel_stats() - before).launched;
+    println!("squared_distance: {distances} launches, gp_matern52_cov: {cov}");
+    // The covariance's kernel replaces the distances' own; the scaled
+    // points are evaluated for the GEMM (one kernel per operand).
+    assert!(cov <= distances + 2, "{cov} vs {distances}");
+    Ok(())
+}

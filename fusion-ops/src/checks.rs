@@ -225,6 +225,31 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             self.clean.store(true, Ordering::Relaxed);
             return Ok(());
         }
+        self.failure(first, launch)
+    }
+
+    fn target_ids(&self, _ids: &mut Vec<u64>) {}
+
+    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
+        // Checks write no target: run alone, before any target changes.
+        run_direct(self)
+    }
+
+    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<V: Operation, P: Operation> Check<V, P> {
+    /// The predicate's value at the work item's element (for a
+    /// [`CheckSet`](crate::CheckSet) holding this check).
+    pub(crate) fn predicate(&self) -> &P {
+        &self.predicate
+    }
+
+    /// The error for a failure first seen at flat index `first` of the
+    /// `launch` grid: the element's value is read back to name it.
+    pub(crate) fn failure(&self, first: i32, launch: &LaunchShape) -> Result<()> {
         let (row, col) = (first as usize % launch.rows, first as usize / launch.rows);
         let value = eval_direct(Block {
             inner: &self.value,
@@ -244,17 +269,6 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
             value,
             requirement: self.requirement.clone(),
         })
-    }
-
-    fn target_ids(&self, _ids: &mut Vec<u64>) {}
-
-    fn eval_to_temporaries(&self, _temps: &mut Vec<Box<dyn Any>>) -> Result<()> {
-        // Checks write no target: run alone, before any target changes.
-        run_direct(self)
-    }
-
-    fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
-        Ok(())
     }
 }
 

@@ -43,6 +43,7 @@ pub mod __macros {
 mod arithmetic;
 mod assign;
 mod binder;
+mod check_set;
 mod checks;
 pub mod device_functions;
 mod distances;
@@ -75,6 +76,7 @@ mod transpose_product;
 pub use arithmetic::{elt_divide, elt_multiply};
 pub use assign::AssignExt;
 pub use binder::{Binder, Identity};
+pub use check_set::{CheckSet, CheckSetKey};
 pub use checks::{
     Check, check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
 };
@@ -124,6 +126,7 @@ pub use clfuse_core::{ClType, Error, Expr, IntoOperand, MatrixCl, Promote, Resul
 
 /// Everything needed to write expressions: `use clfuse_ops::prelude::*;`.
 pub mod prelude {
+    pub use crate::check_set::CheckSet;
     pub use crate::checks::{
         check, check_diagonal_zeros, check_finite, check_nan, check_positive, check_symmetric,
     };

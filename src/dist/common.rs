@@ -795,7 +795,7 @@ impl<'s> Checks<'s> {
         }
         for ((r, c), group) in groups {
             if r > 0 && c > 0 {
-                fuse(group)?;
+                fuse(CheckSet::new(group))?;
             }
         }
         Ok(inline)
@@ -880,7 +880,7 @@ pub(crate) fn checked_eval<A: Args, E>(n: usize, lp: Expr<E>, checks: Checks<'_>
 where
     E: Differentiable<Scalar = f64>,
 {
-    let inline = checks.run_ahead(n, 1)?;
+    let inline = CheckSet::new(checks.run_ahead(n, 1)?);
     let total = clfuse_ops::rev::eval_colwise_sum_with(lp, &inline)?;
     same_type(total)
 }
@@ -925,7 +925,7 @@ pub(crate) fn checked_eval_all<A: Args, E>(
 where
     E: Differentiable<Scalar = f64>,
 {
-    let inline = checks.run_ahead(rows, cols)?;
+    let inline = CheckSet::new(checks.run_ahead(rows, cols)?);
     let sums = clfuse_ops::rev::eval_colwise_sum_with(lp, &inline)?;
     if cols == 1 {
         return same_type(sums);

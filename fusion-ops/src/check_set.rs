@@ -2,18 +2,16 @@
 //! per check, so that the kernel's verdicts come back in one read instead
 //! of one read per check (a density checks each of its arguments).
 
-use crate::binder::{Binder, Identity};
+use crate::binder::Binder;
 use crate::checks::Check;
 use crate::driver::run_direct;
+use crate::failure_flags::FailureFlags;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
 use crate::operation::{HeldProduct, Operation};
 use crate::outputs::{OutputList, Schedule};
-use crate::read_back::ReadBack;
-use clfuse_core::{Access, MatrixCl, ReadBatch, Result};
+use clfuse_core::{ReadBatch, Result};
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 /// Checks made by one kernel, reported in their order: the first failing
 /// check's error, as [`Check`] words it. Outputs computed by the same
@@ -33,21 +31,8 @@ use std::sync::{Mutex, OnceLock};
 #[derive(Debug)]
 pub struct CheckSet<V, P> {
     checks: Vec<Check<V, P>>,
-    /// One `int` per check: the first failing flat index, `i32::MAX` if none.
-    flags: OnceLock<MatrixCl<i32>>,
-    flags_read: ReadBack<i32>,
-    /// The flags were read back holding "no failure": they can serve again.
-    clean: AtomicBool,
-}
-
-/// Flag buffers read back clean, for new sets of the same size.
-static CLEAN_SETS: Mutex<Vec<MatrixCl<i32>>> = Mutex::new(Vec::new());
-
-/// At most this many are kept.
-const CLEAN_SETS_KEPT: usize = 32;
-
-fn clean_sets() -> std::sync::MutexGuard<'static, Vec<MatrixCl<i32>>> {
-    CLEAN_SETS.lock().unwrap_or_else(|p| p.into_inner())
+    /// One flag per check.
+    flags: FailureFlags,
 }
 
 impl<V, P> CheckSet<V, P> {
@@ -55,22 +40,7 @@ impl<V, P> CheckSet<V, P> {
     pub fn new(checks: Vec<Check<V, P>>) -> Self {
         CheckSet {
             checks,
-            flags: OnceLock::new(),
-            flags_read: ReadBack::default(),
-            clean: AtomicBool::new(false),
-        }
-    }
-}
-
-impl<V, P> Drop for CheckSet<V, P> {
-    fn drop(&mut self) {
-        if *self.clean.get_mut()
-            && let Some(flags) = self.flags.take()
-        {
-            let mut kept = clean_sets();
-            if kept.len() < CLEAN_SETS_KEPT {
-                kept.push(flags);
-            }
+            flags: FailureFlags::default(),
         }
     }
 }
@@ -98,29 +68,7 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
-        let count = self.checks.len();
-        if count == 0 {
-            return Ok(());
-        }
-        let was_clean = self.clean.swap(false, Ordering::Relaxed);
-        match self.flags.get() {
-            Some(flags) if !was_clean => flags.fill(i32::MAX),
-            Some(_) => Ok(()),
-            None => {
-                let here = clfuse_core::Device::current()?;
-                let reused = {
-                    let mut kept = clean_sets();
-                    let fits = |f: &MatrixCl<i32>| f.len() == count && f.device() == Some(here);
-                    kept.iter().rposition(fits).map(|k| kept.swap_remove(k))
-                };
-                let flags = match reused {
-                    Some(flags) => flags,
-                    None => MatrixCl::constant(count, 1, i32::MAX)?,
-                };
-                let _ = self.flags.set(flags);
-                Ok(())
-            }
-        }
+        self.flags.prepare(self.checks.len())
     }
 
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
@@ -131,9 +79,7 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
     }
 
     fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
-        if let Some(flags) = self.flags.get() {
-            b.matrix(flags, Access::ReadWrite, false);
-        }
+        self.flags.bind(b);
     }
 
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
@@ -146,16 +92,10 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
         if self.checks.is_empty() {
             return;
         }
-        let id = Identity::Buffer(self.flags.get().map_or(u64::MAX, MatrixCl::buffer_id));
-        let flags = g.buffer(id, "int", false);
-        g.mark_written(id);
+        let base = self.flags.declare(g);
         for slot in 0..self.checks.len() {
             let ok = values.next().cloned().unwrap_or_default();
-            g.statement(&format!("if (!({ok})) {{"));
-            g.statement(&format!(
-                "atomic_min(&{flags}_global[{slot}], i + rows * j);"
-            ));
-            g.statement("}");
+            FailureFlags::generate(g, &base, slot, &ok);
         }
     }
 
@@ -164,29 +104,18 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
     }
 
     fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
-        if launch.rows > 0
-            && launch.cols > 0
-            && let Some(flags) = self.flags.get()
-        {
-            self.flags_read.start(flags, reads)?;
-        }
-        Ok(())
+        self.flags.start_reads(launch, reads)
     }
 
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
-        let Some(flags) = self.flags.get() else {
+        let Some(firsts) = self.flags.failures(launch)? else {
             return Ok(());
         };
-        if launch.rows == 0 || launch.cols == 0 {
-            return Ok(());
-        }
-        let firsts = self.flags_read.finish(flags)?;
         for (check, &first) in self.checks.iter().zip(&firsts) {
             if first != i32::MAX {
                 return check.failure(first, launch);
             }
         }
-        self.clean.store(true, Ordering::Relaxed);
         Ok(())
     }
 

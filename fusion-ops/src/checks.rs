@@ -2,8 +2,9 @@
 //! kernel as the other outputs; a failure becomes an `Err` naming the
 //! function, the argument, the first failing (row, col) and its value.
 
-use crate::binder::{Binder, Identity};
+use crate::binder::Binder;
 use crate::driver::{eval_direct, run, run_direct};
+use crate::failure_flags::FailureFlags;
 use crate::functions::fabs;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
@@ -11,13 +12,10 @@ use crate::logic::{eq, le, lt, ne};
 use crate::operation::HeldProduct;
 use crate::operation::{Operation, combine_shapes};
 use crate::outputs::{OutputList, Schedule};
-use crate::read_back::ReadBack;
 use crate::structural::{Block, diagonal, transpose};
 use clfuse_core::ReadBatch;
-use clfuse_core::{Access, ClType, Error, IntoOperand, MatrixCl, Result};
+use clfuse_core::{ClType, Error, IntoOperand, MatrixCl, Result};
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 /// A check output: the node built by [`check()`].
 #[derive(Debug)]
@@ -27,36 +25,8 @@ pub struct Check<V, P> {
     function: &'static str,
     argument: &'static str,
     requirement: String,
-    first_failure: OnceLock<MatrixCl<i32>>,
-    /// The flag on its way to the host.
-    flag_read: ReadBack<i32>,
-    /// The flag was read back holding "no failure" after its last kernel:
-    /// it can serve again without being reset.
-    clean: AtomicBool,
-}
-
-/// Flags read back clean, for new checks to take instead of filling a new
-/// one (a fill is one more OpenCL call per check and per kernel).
-static CLEAN_FLAGS: Mutex<Vec<MatrixCl<i32>>> = Mutex::new(Vec::new());
-
-/// At most this many clean flags are kept.
-const CLEAN_FLAGS_KEPT: usize = 64;
-
-fn clean_flags() -> std::sync::MutexGuard<'static, Vec<MatrixCl<i32>>> {
-    CLEAN_FLAGS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl<V, P> Drop for Check<V, P> {
-    fn drop(&mut self) {
-        if *self.clean.get_mut()
-            && let Some(flag) = self.first_failure.take()
-        {
-            let mut kept = clean_flags();
-            if kept.len() < CLEAN_FLAGS_KEPT {
-                kept.push(flag);
-            }
-        }
-    }
+    /// Its one flag: the first failing element.
+    flag: FailureFlags,
 }
 
 /// Validates `predicate` (non-zero = valid) on every element; a failure
@@ -86,9 +56,7 @@ pub fn check<V: IntoOperand, P: IntoOperand>(
         function,
         argument,
         requirement: "valid".into(),
-        first_failure: OnceLock::new(),
-        flag_read: ReadBack::default(),
-        clean: AtomicBool::new(false),
+        flag: FailureFlags::default(),
     }
 }
 
@@ -139,31 +107,7 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     }
 
     fn prepare(&self, _launch: &LaunchShape) -> Result<()> {
-        // Whatever the kernel does to the flag, it is unknown until read back.
-        let was_clean = self.clean.swap(false, Ordering::Relaxed);
-        match self.first_failure.get() {
-            // A check run again resets its flag on the queue, unless it
-            // was read back clean.
-            Some(flag) if !was_clean => flag.fill(i32::MAX),
-            Some(_) => Ok(()),
-            // A clean flag of an earlier check, or a new one holding "no
-            // failure", filled on the queue (no wait).
-            None => {
-                // Only a flag of the device the kernel runs on will do.
-                let here = clfuse_core::Device::current()?;
-                let reused = {
-                    let mut kept = clean_flags();
-                    let mine = kept.iter().rposition(|f| f.device() == Some(here));
-                    mine.map(|k| kept.swap_remove(k))
-                };
-                let flag = match reused {
-                    Some(flag) => flag,
-                    None => MatrixCl::constant(1, 1, i32::MAX)?,
-                };
-                let _ = self.first_failure.set(flag);
-                Ok(())
-            }
-        }
+        self.flag.prepare(1)
     }
 
     fn bind_exprs<'a>(&'a self, b: &mut Binder<'a>) {
@@ -171,9 +115,7 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     }
 
     fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
-        if let Some(flag) = self.first_failure.get() {
-            b.matrix(flag, Access::ReadWrite, false);
-        }
+        self.flag.bind(b);
     }
 
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
@@ -182,16 +124,8 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
 
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let ok = values.next().cloned().unwrap_or_default();
-        let id = Identity::Buffer(
-            self.first_failure
-                .get()
-                .map_or(u64::MAX, MatrixCl::buffer_id),
-        );
-        let base = g.buffer(id, "int", false);
-        g.mark_written(id);
-        g.statement(&format!("if (!({ok})) {{"));
-        g.statement(&format!("atomic_min(&{base}_global[0], i + rows * j);"));
-        g.statement("}");
+        let base = self.flag.declare(g);
+        FailureFlags::generate(g, &base, 0, &ok);
     }
 
     fn finish(&self, _launch: &LaunchShape) -> Result<()> {
@@ -199,33 +133,14 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     }
 
     fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
-        if launch.rows > 0
-            && launch.cols > 0
-            && let Some(flag) = self.first_failure.get()
-        {
-            self.flag_read.start(flag, reads)?;
-        }
-        Ok(())
+        self.flag.start_reads(launch, reads)
     }
 
     fn verify(&self, launch: &LaunchShape) -> Result<()> {
-        let Some(flag) = self.first_failure.get() else {
-            return Ok(());
-        };
-        if launch.rows == 0 || launch.cols == 0 {
-            return Ok(());
+        match self.flag.failures(launch)? {
+            Some(firsts) => self.failure(firsts.first().copied().unwrap_or(0), launch),
+            None => Ok(()),
         }
-        let first = self
-            .flag_read
-            .finish(flag)?
-            .first()
-            .copied()
-            .unwrap_or(i32::MAX);
-        if first == i32::MAX {
-            self.clean.store(true, Ordering::Relaxed);
-            return Ok(());
-        }
-        self.failure(first, launch)
     }
 
     fn target_ids(&self, _ids: &mut Vec<u64>) {}

@@ -50,6 +50,7 @@ mod distances;
 mod driver;
 pub mod epilogue;
 mod evaluate;
+mod failure_flags;
 mod functions;
 mod generator;
 mod gp_covariance;

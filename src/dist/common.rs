@@ -930,19 +930,33 @@ where
     if cols == 1 {
         return same_type(sums);
     }
-    same_type(sum_row(sums)?)
+    step_on(
+        same_type::<_, Lp<A>>(sums)?,
+        |v| rowwise_sum(v).eval(),
+        |m| rowwise_sum(m).eval(),
+    )
 }
 
-/// The sum of a `1 x cols` matrix or variable (of the same type).
-fn sum_row<X: 'static>(row: X) -> Result<X> {
-    use std::any::TypeId;
-    if TypeId::of::<X>() == TypeId::of::<Var>() {
-        let row: Var = same_type(row)?;
-        same_type(rowwise_sum(&row).eval()?)
-    } else {
-        let row: MatrixCl<f64> = same_type(row)?;
-        same_type(rowwise_sum(&row).eval()?)
+/// One more step on a result that is a [`Var`] or a `MatrixCl<f64>`
+/// (generic code cannot name which, as in [`same_type`]): `on_var` or
+/// `on_matrix`, whichever applies, giving a result of the same type.
+fn step_on<X: 'static>(
+    x: X,
+    on_var: impl FnOnce(&Var) -> Result<Var>,
+    on_matrix: impl FnOnce(&MatrixCl<f64>) -> Result<MatrixCl<f64>>,
+) -> Result<X> {
+    let any: &dyn std::any::Any = &x;
+    if let Some(v) = any.downcast_ref::<Var>() {
+        return same_type(on_var(v)?);
     }
+    if let Some(m) = any.downcast_ref::<MatrixCl<f64>>() {
+        return same_type(on_matrix(m)?);
+    }
+    Err(Error::InvalidArgument {
+        function: "dist",
+        argument: "lp",
+        reason: "internal: a density evaluates to a Var or a MatrixCl<f64>".into(),
+    })
 }
 
 /// The value of an expression: a matrix, or a variable (a recorded step)
@@ -978,22 +992,5 @@ where
     E: Differentiable<Scalar = f64>,
 {
     let total: Lp<A> = checked_eval::<A, E>(n, lcdf, checks)?;
-    exp_of(total)
-}
-
-/// `exp` of a `1 x 1` result, which is a [`Var`] or a `MatrixCl<f64>` (as in
-/// [`same_type`], generic code cannot name which).
-fn exp_of<T: 'static>(x: T) -> Result<T> {
-    let any: &dyn std::any::Any = &x;
-    if let Some(v) = any.downcast_ref::<Var>() {
-        return same_type(exp(v).eval()?);
-    }
-    if let Some(m) = any.downcast_ref::<MatrixCl<f64>>() {
-        return same_type(exp(m).eval()?);
-    }
-    Err(Error::InvalidArgument {
-        function: "dist",
-        argument: "cdf",
-        reason: "internal: a density evaluates to a Var or a MatrixCl<f64>".into(),
-    })
+    step_on(total, |v| exp(v).eval(), |m| exp(m).eval())
 }

@@ -2,6 +2,7 @@
 //! weighted differently) in sigma, the length scale (isotropic and ARD),
 //! the period and the points, against central finite differences; and a GP
 //! log-likelihood through the Cholesky factor against nalgebra.
+use crate::rev_leaves::check_against_fd;
 use clfuse::Result;
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
@@ -17,34 +18,6 @@ fn weights(n: usize, m: usize) -> MatrixCl<f64> {
 fn weighted_total(v: &Var, w: &MatrixCl<f64>) -> Result<Var> {
     let by_col = colwise_sum(elt_multiply(v, w)).eval()?;
     colwise_sum(transpose(&by_col)).eval()
-}
-
-/// Every element of every input against central differences, relative 1e-6.
-fn check_against_fd(name: &str, inputs: &[&Var], f: &dyn Fn() -> Result<Var>) -> Result<()> {
-    let (_, grads) = rev::value_and_grad(inputs, f)?;
-    for (which, (input, grad)) in inputs.iter().zip(&grads).enumerate() {
-        let base = input.value().to_vec()?;
-        let got = grad.to_vec()?;
-        for k in 0..base.len() {
-            let h = 1e-6 * base[k].abs().max(1.0);
-            let at = |d: f64| -> Result<f64> {
-                let mut shifted = base.clone();
-                shifted[k] += d;
-                input.value().write(&shifted)?;
-                let v = f()?.value().to_vec()?[0];
-                input.value().write(&base)?;
-                rev::clear()?;
-                Ok(v)
-            };
-            let fd = (at(h)? - at(-h)?) / (2.0 * h);
-            assert!(
-                (got[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
-                "{name}: d/d(input {which})[{k}] = {} vs finite difference {fd}",
-                got[k]
-            );
-        }
-    }
-    rev::clear()
 }
 
 fn var(rows: usize, cols: usize, v: &[f64]) -> Result<Var> {

@@ -180,7 +180,11 @@ fn glm_leaves_agree_with_their_composed_forms() -> Result<()> {
 
 /// The gradient of a leaf built by `f` from the variables `inputs` against
 /// central differences of its value, one element of one input at a time.
-fn check_against_fd(name: &str, inputs: &[&Var], f: &dyn Fn() -> Result<Var>) -> Result<()> {
+pub(crate) fn check_against_fd(
+    name: &str,
+    inputs: &[&Var],
+    f: &dyn Fn() -> Result<Var>,
+) -> Result<()> {
     let (_, grads) = rev::value_and_grad(inputs, f)?;
     for (which, (input, grad)) in inputs.iter().zip(&grads).enumerate() {
         let base = input.value().to_vec()?;

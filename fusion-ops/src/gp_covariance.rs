@@ -437,7 +437,7 @@ stationary! {
     /// covariance `σ² exp(-‖x_i − x_j‖² / (2 l²))` of the rows of `x`
     /// (`n x n`). `length_scale` is a number or `1 x 1` (isotropic) or a vector
     /// of one length scale per column of `x` (ARD: `σ² exp(-½ Σ_k (x_ik −
-    /// x_jk)² / l_k²)`). See the [module docs](self) for the arguments.
+    /// x_jk)² / l_k²)`). Arguments are any [`GpParameter`].
     ///
     /// ```
     /// use clfuse_ops::prelude::*;

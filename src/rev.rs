@@ -284,8 +284,8 @@ macro_rules! linear_glm {
             })
         }
     };
-    // With an auxiliary parameter (`sigma`, `phi`): `1 x 1` (read to the
-    // host) or `n x 1`, like the intercept.
+    // With an auxiliary parameter (`sigma`, `phi`): `1 x 1` (checked in the
+    // kernel) or `n x 1`, like the intercept.
     ($(#[$doc:meta])* $name:ident => $glm:path, $y:ty, $aux:ident) => {
         $(#[$doc])*
         pub fn $name<'a>(
@@ -381,7 +381,7 @@ linear_glm! {
 
 linear_glm! {
     /// `normal_id_glm_lpdf` as a differentiable `1 x 1` variable; `sigma` is a
-    /// `1 x 1` operand (read to the host) or `n x 1`.
+    /// `1 x 1` operand (checked in the kernel, never read to the host) or `n x 1`.
     ///
     /// ```
     /// use clfuse::prelude::*;
@@ -399,7 +399,7 @@ linear_glm! {
 
 linear_glm! {
     /// `neg_binomial_2_log_glm_lpmf` as a differentiable `1 x 1` variable;
-    /// `phi` is a `1 x 1` operand (read to the host) or `n x 1`.
+    /// `phi` is a `1 x 1` operand (checked in the kernel, never read to the host) or `n x 1`.
     ///
     /// ```
     /// use clfuse::prelude::*;

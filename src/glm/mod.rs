@@ -55,8 +55,8 @@ pub enum Param<'a> {
     Vector(&'a MatrixCl<f64>),
     /// The same value for every observation, kept in a `1 x 1` device
     /// matrix: the kernel reads (and checks) it there, so nothing waits for
-    /// a transfer to the host. A parameter that must be positive (`sigma`,
-    /// `phi`) is read to the host and checked there instead.
+    /// a transfer to the host (positive parameters such as `sigma` and `phi`
+    /// too).
     ///
     /// ```
     /// use clfuse::glm::{bernoulli_logit_glm_lpmf, GlmOptions, Param};

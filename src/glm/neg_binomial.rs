@@ -1,6 +1,8 @@
 //! `neg_binomial_2_log_glm_lpmf(y | x, alpha, beta, phi)`.
 
-use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
+use super::shared::{
+    LINEAR_PREDICTOR, LinearGlm, Requirement, checked_in_kernel, is_vector, keep, parameter, target,
+};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use clfuse_core::{MatrixCl, Result};
 use clfuse_ops::prelude::*;
@@ -36,6 +38,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
     let n = x.rows();
     let phi = phi.into();
     let phi_vector = is_vector(&phi);
+    let phi_in_kernel = checked_in_kernel(&phi);
     let phi = parameter(F, "phi", phi, n, Requirement::PositiveFinite)?;
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
@@ -71,7 +74,7 @@ pub fn neg_binomial_2_log_glm_lpmf<'a>(
                 optional(
                     check(phi, F, "phi", gt(phi, 0.0).and(lt(phi, f64::INFINITY)))
                         .requiring("positive finite"),
-                    phi_vector,
+                    phi_in_kernel,
                 ),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
                 glm.gradient_outputs(d_eta),

@@ -1,6 +1,8 @@
 //! `normal_id_glm_lpdf(y | x, alpha, beta, sigma)`.
 
-use super::shared::{LINEAR_PREDICTOR, LinearGlm, Requirement, is_vector, keep, parameter, target};
+use super::shared::{
+    LINEAR_PREDICTOR, LinearGlm, Requirement, checked_in_kernel, is_vector, keep, parameter, target,
+};
 use super::{GlmOptions, GlmOutput, Outcomes, Param};
 use clfuse_core::{MatrixCl, Result};
 use clfuse_ops::prelude::*;
@@ -35,6 +37,7 @@ pub fn normal_id_glm_lpdf<'a>(
     let n = x.rows();
     let sigma = sigma.into();
     let sigma_vector = is_vector(&sigma);
+    let sigma_in_kernel = checked_in_kernel(&sigma);
     let sigma = parameter(F, "sigma", sigma, n, Requirement::PositiveFinite)?;
     let glm = LinearGlm::new(F, y.into(), x, alpha.into(), beta, options)?;
     let wrt = options.wrt;
@@ -66,7 +69,7 @@ pub fn normal_id_glm_lpdf<'a>(
                         gt(sigma, 0.0).and(lt(sigma, f64::INFINITY)),
                     )
                     .requiring("positive finite"),
-                    sigma_vector,
+                    sigma_in_kernel,
                 ),
                 check(eta, F, LINEAR_PREDICTOR, lt(fabs(eta), f64::INFINITY)).requiring("finite"),
                 glm.gradient_outputs(d_eta),

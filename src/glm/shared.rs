@@ -71,9 +71,8 @@ pub(crate) enum Requirement {
 }
 
 /// A parameter as a kernel operand: a scalar is a kernel argument (checked
-/// here), a vector a `len x 1` column and a finite device scalar a `1 x 1`
-/// matrix (both checked in the GLM's kernel; a positive device scalar is
-/// read and checked here).
+/// here), a vector a `len x 1` column and a device scalar a `1 x 1` matrix
+/// (both checked in the GLM's kernel, see [`checked_in_kernel`]).
 pub(crate) fn parameter<'a>(
     function: &'static str,
     argument: &'static str,
@@ -93,11 +92,9 @@ pub(crate) fn parameter<'a>(
                 ),
             });
         }
-        if requirement == Requirement::Finite {
-            return Ok(scalar_or_column(ScalarOrColumn::Broadcast(m, len)));
-        }
-        let value = m.to_vec()?.first().copied().unwrap_or(f64::NAN);
-        return parameter(function, argument, Param::Scalar(value), len, requirement);
+        // Checked in the GLM's kernel like a vector: nothing waits for a
+        // transfer to the host (a sampler calls this once per gradient).
+        return Ok(scalar_or_column(ScalarOrColumn::Broadcast(m, len)));
     }
     match p {
         Param::Scalar(v) => {
@@ -155,6 +152,12 @@ pub(crate) fn design(
 /// place; `true` when the argument is a vector.
 pub(crate) fn is_vector(p: &Param<'_>) -> bool {
     matches!(p, Param::Vector(_))
+}
+
+/// Whether the GLM's kernel checks this parameter (a vector or a device
+/// scalar; a host number is checked before the launch).
+pub(crate) fn checked_in_kernel(p: &Param<'_>) -> bool {
+    !matches!(p, Param::Scalar(_))
 }
 
 /// The GLM kernel found a non-finite linear predictor: name the argument

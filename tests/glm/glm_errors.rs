@@ -143,7 +143,7 @@ fn scalar_and_vector_parameters() {
         neg_binomial_2_log_glm_lpmf(&y[..], &x, 0.0, &beta, &phi, &O),
         "phi[3, 0] is inf",
     );
-    // Device scalars: checked by the kernel (finite) or on the host (positive).
+    // Device scalars: checked by the GLM's own kernel, never read to the host.
     let nan = m(1, 1, &[f64::NAN]);
     expect(
         bernoulli_logit_glm_lpmf(&y[..], &x, Param::Device(&nan), &beta, &O),
@@ -153,6 +153,11 @@ fn scalar_and_vector_parameters() {
     expect(
         normal_id_glm_lpdf(&yr[..], &x, 0.0, &beta, Param::Device(&zero), &O),
         "normal_id_glm_lpdf: sigma[0, 0] is 0, but must be positive finite",
+    );
+    let negative = m(1, 1, &[-0.5]);
+    expect(
+        neg_binomial_2_log_glm_lpmf(&y[..], &x, 0.0, &beta, Param::Device(&negative), &O),
+        "neg_binomial_2_log_glm_lpmf: phi[0, 0] is -0.5, but must be positive finite",
     );
     let column = m(2, 1, &[0.0, 0.0]);
     expect(

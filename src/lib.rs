@@ -33,6 +33,7 @@ pub mod glm;
 
 #[cfg(feature = "nuts")]
 pub mod nuts;
+pub mod params;
 pub mod rev;
 pub mod special;
 

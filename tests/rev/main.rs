@@ -18,6 +18,7 @@ mod rev_leaves;
 mod rev_matrix_functions;
 mod rev_memory;
 mod rev_nested;
+mod rev_params;
 mod rev_proptest;
 mod rev_scalar_variables;
 mod rev_structure;

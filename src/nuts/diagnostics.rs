@@ -119,7 +119,13 @@ fn ess_of(chains: &[Vec<f64>]) -> f64 {
     let acov = |lag: usize| {
         centred
             .iter()
-            .map(|c| c[..n - lag].iter().zip(&c[lag..]).map(|(a, b)| a * b).sum::<f64>())
+            .map(|c| {
+                c[..n - lag]
+                    .iter()
+                    .zip(&c[lag..])
+                    .map(|(a, b)| a * b)
+                    .sum::<f64>()
+            })
             .sum::<f64>()
             / (n * m) as f64
     };

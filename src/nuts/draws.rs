@@ -130,7 +130,11 @@ impl Fit {
     /// ```
     pub fn new(column_names: Vec<String>, chains: Vec<ChainDraws>) -> Result<Self> {
         for (c, chain) in chains.iter().enumerate() {
-            if let Some(d) = chain.draws.iter().position(|d| d.len() != column_names.len()) {
+            if let Some(d) = chain
+                .draws
+                .iter()
+                .position(|d| d.len() != column_names.len())
+            {
                 return Err(Error::InvalidArgument {
                     function: "Fit::new",
                     argument: "chains",
@@ -167,7 +171,7 @@ impl Fit {
     /// ```
     /// use clfuse::nuts::Fit;
     /// assert_eq!(Fit::new(vec!["mu".into()], vec![])?.column_names(), ["mu"]);
-/// # Ok::<(), clfuse::Error>(())
+    /// # Ok::<(), clfuse::Error>(())
     /// ```
     pub fn column_names(&self) -> &[String] {
         &self.column_names
@@ -178,7 +182,7 @@ impl Fit {
     /// ```
     /// use clfuse::nuts::Fit;
     /// assert!(Fit::new(vec![], vec![])?.chains().is_empty());
-/// # Ok::<(), clfuse::Error>(())
+    /// # Ok::<(), clfuse::Error>(())
     /// ```
     pub fn chains(&self) -> &[ChainDraws] {
         &self.chains

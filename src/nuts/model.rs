@@ -44,7 +44,7 @@ pub trait Model: Sync {
         Self: 'm;
     /// Unconstrained dimension.
     fn dim(&self) -> usize;
-    /// Names of the constrained output columns, Stan style: "mu", "theta[1]", "L[2,1]" (1-based).
+    /// Names of the constrained output columns, Stan style: `"mu"`, `"theta[1]"`, `"L[2,1]"` (1-based).
     fn column_names(&self) -> Vec<String>;
     /// A fresh density for one chain.
     fn density(&self) -> clfuse_core::Result<Self::Density<'_>>;

@@ -68,7 +68,11 @@ impl ChainResult {
 /// assert_eq!(run.draws.len(), 200);
 /// # Ok::<(), clfuse::Error>(())
 /// ```
-pub fn sample_chain<D: CpuLogpFunc>(density: D, init: &[f64], length: RunLength) -> Result<ChainResult> {
+pub fn sample_chain<D: CpuLogpFunc>(
+    density: D,
+    init: &[f64],
+    length: RunLength,
+) -> Result<ChainResult> {
     let sampler_error = |e: &dyn std::fmt::Display| Error::InvalidArgument {
         function: "nuts::sample_chain",
         argument: "density",

@@ -165,7 +165,16 @@ impl fmt::Display for Summary {
             writeln!(
                 f,
                 "{:<width$} {:>10.4} {:>9.4} {:>9.4} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>8.0} {:>6.3}",
-                r.name, r.mean, r.mcse_mean, r.sd, r.q5, r.q50, r.q95, r.ess_bulk, r.ess_tail, r.rhat
+                r.name,
+                r.mean,
+                r.mcse_mean,
+                r.sd,
+                r.q5,
+                r.q50,
+                r.q95,
+                r.ess_bulk,
+                r.ess_tail,
+                r.rhat
             )?;
         }
         write!(

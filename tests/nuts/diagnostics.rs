@@ -119,7 +119,10 @@ fn degenerate_inputs_are_nan() {
     assert!(rhat(&empty).is_nan());
     assert!(ess_bulk(&[[1.0; 10], [1.0; 10]]).is_nan(), "constant");
     assert!(ess_tail(&[vec![1.0, 2.0, f64::NAN, 4.0]]).is_nan(), "NaN");
-    assert!(rhat(&[vec![1.0, 2.0, 3.0], vec![1.0, 2.0]]).is_nan(), "lengths");
+    assert!(
+        rhat(&[vec![1.0, 2.0, 3.0], vec![1.0, 2.0]]).is_nan(),
+        "lengths"
+    );
     assert!(mcse_mean(&[[1.0, 2.0]]).is_nan(), "too short");
     assert!(quantile(&[], 0.5).is_nan());
     assert!(quantile(&[1.0], 1.5).is_nan());

@@ -51,7 +51,11 @@ fn conjugate_normal_four_chains() -> Result<()> {
         row.mean,
         row.mcse_mean
     );
-    assert!((row.sd / sd - 1.0).abs() < 0.1, "sd {} vs exact {sd}", row.sd);
+    assert!(
+        (row.sd / sd - 1.0).abs() < 0.1,
+        "sd {} vs exact {sd}",
+        row.sd
+    );
     // The normal's 5% and 95% quantiles, within a few of their MC errors.
     for (q, z) in [(row.q5, -1.6448536269514722), (row.q95, 1.6448536269514722)] {
         assert!((q - (mean + z * sd)).abs() < 0.1 * sd * 4.0, "quantile {q}");
@@ -128,13 +132,25 @@ fn seeded_runs_reproduce() -> Result<()> {
     let b = sample(&model, &settings)?;
     assert_eq!(draws_of(&a), draws_of(&b));
     assert_eq!(
-        a.chains().iter().map(|c| c.stats.clone()).collect::<Vec<_>>(),
-        b.chains().iter().map(|c| c.stats.clone()).collect::<Vec<_>>()
+        a.chains()
+            .iter()
+            .map(|c| c.stats.clone())
+            .collect::<Vec<_>>(),
+        b.chains()
+            .iter()
+            .map(|c| c.stats.clone())
+            .collect::<Vec<_>>()
     );
     // Chains differ from each other, and another seed differs.
     assert_ne!(a.chains()[0].draws, a.chains()[1].draws);
     assert_ne!(a.chains()[0].init, a.chains()[1].init);
-    let c = sample(&model, &Sampler { seed: 6, ..settings })?;
+    let c = sample(
+        &model,
+        &Sampler {
+            seed: 6,
+            ..settings
+        },
+    )?;
     assert_ne!(draws_of(&a), draws_of(&c));
     Ok(())
 }
@@ -152,7 +168,10 @@ fn user_inits_are_used() -> Result<()> {
         },
     )?;
     assert_eq!(
-        fit.chains().iter().map(|c| c.init.clone()).collect::<Vec<_>>(),
+        fit.chains()
+            .iter()
+            .map(|c| c.init.clone())
+            .collect::<Vec<_>>(),
         points
     );
     // Far starts still reach the posterior.
@@ -178,7 +197,11 @@ fn random_inits_retry_until_finite() -> Result<()> {
         },
     )?;
     for chain in fit.chains() {
-        assert!(chain.init[0] > 1.0 && chain.init[0] < 2.0, "{:?}", chain.init);
+        assert!(
+            chain.init[0] > 1.0 && chain.init[0] < 2.0,
+            "{:?}",
+            chain.init
+        );
     }
     Ok(())
 }
@@ -197,7 +220,10 @@ fn no_finite_init_is_an_error() -> Result<()> {
         ..quick(2, 1)
     };
     let message = sample(&model, &given).expect_err("not finite").to_string();
-    assert!(message.contains("chain 1") && message.contains("not finite"), "{message}");
+    assert!(
+        message.contains("chain 1") && message.contains("not finite"),
+        "{message}"
+    );
     Ok(())
 }
 

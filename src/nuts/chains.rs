@@ -2,11 +2,13 @@
 
 use super::progress::{ChainProgress, RunProgress};
 use super::settings::MAX_INIT_ATTEMPTS;
-use super::{ChainDraws, DrawStats, Fit, Init, Model, Sampler};
+use super::{ChainDraws, DensityError, DrawStats, Fit, Init, Model, Sampler};
 use clfuse_core::{Error, Result};
 use nuts_rs::rand::rngs::StdRng;
 use nuts_rs::rand::{RngExt, SeedableRng};
-use nuts_rs::{Chain, CpuLogpFunc, CpuMath, LogpError, Settings};
+use nuts_rs::{Chain, CpuLogpFunc, CpuMath, LogpError, NutsError, Settings};
+use std::fmt::Display;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -56,11 +58,16 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
             .map(|chain| {
                 let (bar, stop) = (progress.bar(chain), &stop);
                 scope.spawn(move || {
-                    let result = run_chain(model, sampler, chain, columns, &bar, stop);
+                    // A panicking model stops the other chains too, and
+                    // becomes this chain's error.
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        run_chain(model, sampler, chain, columns, &bar, stop)
+                    }))
+                    .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())));
                     if result.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    bar.finish(result.is_ok());
+                    bar.finish(matches!(result, Ok(Some(_))));
                     result
                 })
             })
@@ -69,17 +76,9 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
             .into_iter()
             .enumerate()
             .map(|(chain, handle)| {
-                handle.join().unwrap_or_else(|panic| {
-                    let message = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Err(failed(
-                        "model",
-                        format!("chain {} panicked: {message}", chain + 1),
-                    ))
-                })
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())))
             })
             .collect()
     });
@@ -102,6 +101,46 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
     Fit::new(names, chains)
 }
 
+/// A chain's panic as an error, with its message.
+fn panicked(chain: usize, panic: &(dyn std::any::Any + Send)) -> Error {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    failed("model", format!("chain {} panicked: {message}", chain + 1))
+}
+
+/// A model's unrecoverable failure: the model's own error where it is a
+/// [`DensityError`] (a device error stays itself), else its message.
+fn density_failure(chain: usize, error: Box<dyn std::error::Error + Send + Sync>) -> Error {
+    match error.downcast::<DensityError>() {
+        Ok(density) => density.0,
+        Err(other) => failed(
+            "model",
+            format!("chain {}: the log density failed: {other}", chain + 1),
+        ),
+    }
+}
+
+/// A failure of `nuts-rs` (given as the result of downcasting its error to
+/// [`NutsError`]).
+fn sampler_failure<E: Display>(chain: usize, error: std::result::Result<NutsError, E>) -> Error {
+    match error {
+        Ok(NutsError::LogpFailure(inner) | NutsError::BadInitGrad(inner)) => {
+            density_failure(chain, inner)
+        }
+        Ok(other) => failed(
+            "model",
+            format!("chain {}: the sampler stopped: {other}", chain + 1),
+        ),
+        Err(other) => failed(
+            "model",
+            format!("chain {}: the sampler stopped: {other}", chain + 1),
+        ),
+    }
+}
+
 /// Chain `chain`'s seed: the run's seed mixed with the chain's number
 /// (SplitMix64), so that chains get unrelated streams.
 fn chain_seed(seed: u64, chain: usize) -> u64 {
@@ -113,12 +152,12 @@ fn chain_seed(seed: u64, chain: usize) -> u64 {
 
 /// Whether `density` is finite, with a finite gradient, at `position`;
 /// an unrecoverable model error is returned.
-fn finite_at<D: CpuLogpFunc>(density: &mut D, position: &[f64]) -> Result<bool> {
+fn finite_at<D: CpuLogpFunc>(density: &mut D, position: &[f64], chain: usize) -> Result<bool> {
     let mut gradient = vec![0.0; position.len()];
     match density.logp(position, &mut gradient) {
         Ok(value) => Ok(value.is_finite() && gradient.iter().all(|g| g.is_finite())),
         Err(e) if e.is_recoverable() => Ok(false),
-        Err(e) => Err(failed("model", format!("the log density failed: {e}"))),
+        Err(e) => Err(density_failure(chain, Box::new(e))),
     }
 }
 
@@ -133,7 +172,7 @@ fn initial_point<D: CpuLogpFunc>(
     match init {
         Init::Points(points) => {
             let point = points[chain].clone();
-            if !finite_at(density, &point)? {
+            if !finite_at(density, &point, chain)? {
                 return Err(failed(
                     "init",
                     format!(
@@ -149,7 +188,7 @@ fn initial_point<D: CpuLogpFunc>(
                 let point: Vec<f64> = (0..dim)
                     .map(|_| radius * (2.0 * rng.random::<f64>() - 1.0))
                     .collect();
-                if finite_at(density, &point)? {
+                if finite_at(density, &point, chain)? {
                     return Ok(point);
                 }
             }
@@ -188,19 +227,15 @@ fn run_chain<M: Model>(
     }
     let mut rng = StdRng::seed_from_u64(chain_seed(sampler.seed, chain));
     let init = initial_point(&mut density, &sampler.init, chain, dim, &mut rng)?;
-    let stopped = |e: &dyn std::fmt::Display| {
-        failed(
-            "model",
-            format!("chain {}: the sampler stopped: {e}", chain + 1),
-        )
-    };
     let mut nuts = sampler
         .nuts_settings()
         .new_chain(chain as u64, CpuMath::new(density), &mut rng)
-        .map_err(|e| stopped(&e))?;
-    nuts.set_position(&init).map_err(|e| stopped(&e))?;
+        .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
+    nuts.set_position(&init)
+        .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
 
-    let kept = usize::try_from(sampler.draws).unwrap_or(0);
+    // Reserve no more than a large run needs: `draws` is the user's number.
+    let kept = usize::try_from(sampler.draws).map_or(0, |d| d.min(1 << 20));
     let mut draws = Vec::with_capacity(kept);
     let mut stats = Vec::with_capacity(kept);
     let mut divergences = 0;
@@ -212,7 +247,9 @@ fn run_chain<M: Model>(
         if iteration == sampler.warmup {
             warmup_time = Some(start.elapsed());
         }
-        let (position, _, s, progress) = nuts.expanded_draw().map_err(|e| stopped(&e))?;
+        let (position, _, s, progress) = nuts
+            .expanded_draw()
+            .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
         bar.step(progress.tuning, divergences, progress.step_size);
         if progress.tuning {
             continue;

@@ -121,6 +121,12 @@ impl Sampler {
                 "and warmup are both 0: there is nothing to run".into(),
             ));
         }
+        if self.warmup.checked_add(self.draws).is_none() {
+            return Err(invalid(
+                "draws",
+                "plus warmup overflows the iteration count".into(),
+            ));
+        }
         if self.max_depth == 0 {
             return Err(invalid("max_depth", "is 0: a tree needs a doubling".into()));
         }

@@ -255,3 +255,128 @@ fn device_data_is_shareable() {
     shareable::<MatrixCl<f64>>();
     shareable::<&MatrixCl<f64>>();
 }
+
+/// The sampler settings reach nuts-rs: a higher target acceptance gives
+/// smaller steps and higher acceptance; a low maximum depth caps the trees.
+#[test]
+fn target_accept_and_max_depth_are_used() -> Result<()> {
+    let model = UnconstrainedModel::new(2, |t: &Var| colwise_sum(-0.5f64 * square(t)).eval());
+    let run = |target_accept: f64, max_depth: u64| {
+        sample(
+            &model,
+            &Sampler {
+                target_accept,
+                max_depth,
+                ..quick(2, 21)
+            },
+        )
+    };
+    let mean_of = |fit: &Fit, stat: fn(&clfuse::nuts::DrawStats) -> f64| {
+        let all: Vec<f64> = fit
+            .chains()
+            .iter()
+            .flat_map(|c| c.stats.iter().map(stat))
+            .collect();
+        all.iter().sum::<f64>() / all.len() as f64
+    };
+    let (low, high) = (run(0.6, 10)?, run(0.95, 10)?);
+    assert!(mean_of(&high, |s| s.step_size) < 0.8 * mean_of(&low, |s| s.step_size));
+    assert!(mean_of(&high, |s| s.accept) > mean_of(&low, |s| s.accept));
+    assert!((mean_of(&high, |s| s.accept) - 0.95).abs() < 0.05);
+    let shallow = run(0.99, 1)?;
+    assert!(shallow.chains().iter().all(|c| {
+        c.stats
+            .iter()
+            .all(|s| s.depth <= 1 && s.leapfrog_steps <= 2)
+    }));
+    assert!(shallow.max_depth_hits() > 0);
+    assert_eq!(shallow.summary().max_depth_hits, shallow.max_depth_hits());
+    Ok(())
+}
+
+/// Without mass-matrix adaptation the sampler still targets the posterior
+/// (a badly scaled normal: sd 1 and 10), with a different adaptation.
+#[test]
+fn mass_matrix_adaptation_off() -> Result<()> {
+    let scales = MatrixCl::from_slice(2, 1, &[1.0, 0.01])?;
+    let model = UnconstrainedModel::new(2, |t: &Var| {
+        colwise_sum(-0.5f64 * elt_multiply(&scales, square(t))).eval()
+    });
+    let on = sample(&model, &quick(4, 13))?;
+    let off = sample(
+        &model,
+        &Sampler {
+            adapt_mass_matrix: false,
+            ..quick(4, 13)
+        },
+    )?;
+    assert_ne!(draws_of(&on), draws_of(&off));
+    for fit in [&on, &off] {
+        let summary = fit.summary();
+        for (row, sd) in summary.rows.iter().zip([1.0, 10.0]) {
+            assert!(row.mean.abs() < 5.0 * row.mcse_mean, "{summary}");
+            assert!((row.sd / sd - 1.0).abs() < 0.2, "{summary}");
+        }
+    }
+    Ok(())
+}
+
+fn failing_on_purpose() -> clfuse::Error {
+    clfuse::Error::InvalidArgument {
+        function: "test model",
+        argument: "theta",
+        reason: "fails on purpose".into(),
+    }
+}
+
+/// An unrecoverable model error (a device error, say) ends the run as
+/// itself, whether at the initial point or mid-run, and stops all chains.
+#[test]
+fn model_errors_come_back_as_themselves() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let always = UnconstrainedModel::new(1, |_: &Var| -> Result<Var> { Err(failing_on_purpose()) });
+    let err = sample(&always, &quick(2, 1)).expect_err("the model fails");
+    assert!(
+        matches!(
+            err,
+            clfuse::Error::InvalidArgument {
+                function: "test model",
+                ..
+            }
+        ),
+        "{err}"
+    );
+
+    let calls = AtomicUsize::new(0);
+    let later = UnconstrainedModel::new(1, |t: &Var| {
+        if calls.fetch_add(1, Ordering::Relaxed) > 200 {
+            return Err(failing_on_purpose());
+        }
+        colwise_sum(-0.5f64 * square(t)).eval()
+    });
+    let err = sample(&later, &quick(2, 1)).expect_err("the model fails mid-run");
+    assert!(
+        matches!(
+            err,
+            clfuse::Error::InvalidArgument {
+                function: "test model",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Both chains stopped soon after: far fewer calls than a whole run.
+    assert!(calls.load(Ordering::Relaxed) < 1000);
+}
+
+#[test]
+fn a_panicking_model_is_an_error() {
+    let model = UnconstrainedModel::new(1, |t: &Var| -> Result<Var> {
+        if t.value().to_vec().is_ok_and(|v| v[0] > 1.5) {
+            panic!("model panics on purpose");
+        }
+        colwise_sum(-0.5f64 * square(t)).eval()
+    });
+    let err = sample(&model, &quick(2, 1)).expect_err("the model panics");
+    assert!(err.to_string().contains("panics on purpose"), "{err}");
+}

@@ -172,3 +172,14 @@ fn inconsistent_models_are_errors() {
         assert_eq!(argument_of(sample(&model, &run)), "model");
     }
 }
+
+#[test]
+fn overflowing_lengths_are_errors() {
+    let model = UnconstrainedModel::new(1, |t: &Var| colwise_sum(-0.5f64 * square(t)).eval());
+    let huge = Sampler {
+        warmup: u64::MAX,
+        draws: 1,
+        ..Sampler::default()
+    };
+    assert_eq!(argument_of(sample(&model, &huge)), "draws");
+}

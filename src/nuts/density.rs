@@ -7,7 +7,15 @@ use std::collections::HashMap;
 
 /// A model's failure at one position. Non-finite values and failed
 /// decompositions are recoverable (the sampler treats the position as a
-/// divergence); anything else (a device error) stops sampling.
+/// divergence); anything else (a device error) stops sampling, and
+/// [`sample`](super::sample) returns the wrapped error.
+///
+/// ```
+/// use clfuse::nuts::DensityError;
+/// use clfuse::nuts::nuts_rs::LogpError;
+/// let nan = DensityError(clfuse::Error::NaN { function: "model", argument: "theta", row: 0, col: 0 });
+/// assert!(nan.is_recoverable());
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct DensityError(pub Error);

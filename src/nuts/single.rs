@@ -4,7 +4,13 @@ use clfuse_core::{Error, Result};
 use nuts_rs::{Chain, CpuLogpFunc, CpuMath, DiagNutsSettings, Settings};
 use std::time::{Duration, Instant};
 
-/// How long to run one chain.
+/// How long to run one chain ([`sample_chain`]).
+///
+/// ```
+/// use clfuse::nuts::RunLength;
+/// let length = RunLength { warmup: 500, draws: 1000, seed: 1 };
+/// assert_eq!(length.warmup + length.draws, 1500);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct RunLength {
     /// Warm-up (adaptation) iterations, not kept.
@@ -15,7 +21,13 @@ pub struct RunLength {
     pub seed: u64,
 }
 
-/// What one chain produced.
+/// What one chain of [`sample_chain`] produced (unconstrained draws).
+///
+/// ```
+/// use clfuse::nuts::ChainResult;
+/// let r = ChainResult { draws: vec![vec![0.5]], divergences: 0, leapfrog_steps: 3, elapsed: Default::default() };
+/// assert_eq!(r.draws[0], [0.5]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct ChainResult {
     /// The kept draws, `draws x dim`, one row per draw.

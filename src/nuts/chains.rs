@@ -240,6 +240,9 @@ fn run_chain<M: Model>(
     let mut stats = Vec::with_capacity(kept);
     let mut divergences = 0;
     let mut warmup_time = None;
+    // nuts-rs reports the step size after a draw's adaptation (and jitter),
+    // that is the next draw's: a draw's own is the one reported before it.
+    let mut step_size = None;
     for iteration in 0..sampler.warmup + sampler.draws {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
@@ -251,7 +254,8 @@ fn run_chain<M: Model>(
             .expanded_draw()
             .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
         bar.step(progress.tuning, divergences, progress.step_size);
-        if progress.tuning {
+        let used_step_size = step_size.replace(progress.step_size);
+        if iteration < sampler.warmup {
             continue;
         }
         divergences += usize::from(progress.diverging);
@@ -269,7 +273,7 @@ fn run_chain<M: Model>(
         stats.push(DrawStats {
             log_density: s.point.logp,
             accept: s.adapt.step_size.mean_tree_accept,
-            step_size: s.hamiltonian.step_size,
+            step_size: used_step_size.unwrap_or(s.hamiltonian.step_size),
             depth: s.depth,
             max_depth_reached: s.maxdepth_reached,
             leapfrog_steps: progress.num_steps,

@@ -21,7 +21,9 @@ pub struct DrawStats {
     pub log_density: f64,
     /// Mean acceptance statistic over the trajectory.
     pub accept: f64,
-    /// Step size of the trajectory.
+    /// Step size of the trajectory. (The first draw of a run without
+    /// warm-up reports the step size after it: `nuts-rs` does not expose
+    /// the initial one.)
     pub step_size: f64,
     /// Tree depth of the trajectory.
     pub depth: u64,

@@ -21,7 +21,8 @@ test: opencl
 	# compile-fail projects resolve the whole workspace offline.
 	cargo fetch
 	# The integration tests are one binary per area (tests/<area>/main.rs:
-	# ops, linalg, rev, glm, runtime, dist; a module per topic), plus
+	# ops, linalg, rev, glm, runtime, dist; nuts with its feature, below; a
+	# module per topic), plus
 	# host_interop below: each binary links the whole library, so new tests
 	# join a module instead of adding a binary. The runs below pick modules
 	# with libtest filters (`-- module::`) and reuse this run's binaries.
@@ -52,6 +53,8 @@ test: opencl
 	cargo run --example autodiff_model -- --quick --compare-glm
 	# The seeds' workflows at quick sizes; each checks its own answer.
 	cargo test --features nuts --doc nuts
+	# The multi-chain front end: diagnostics against ArviZ, known posteriors.
+	cargo test --features nuts --test nuts
 	cargo run --features nuts --example logistic_nuts -- --quick
 	cargo run --features nuts --example gp_nuts -- --quick
 	cargo run --example mixture_estep -- --quick

@@ -22,7 +22,7 @@ mod gp;
 mod support;
 
 use clfuse::Result;
-use clfuse::nuts::{DeviceDensity, RunLength, sample};
+use clfuse::nuts::{DeviceDensity, RunLength, sample_chain};
 use clfuse::prelude::*;
 use faer::Mat;
 use gp::{CpuGp, PRIOR_MEAN, TRUTH, device_model, synthetic};
@@ -75,11 +75,11 @@ fn main() -> Result<()> {
     );
 
     let init = [0.0; 3];
-    let device_run = sample(device, &init, length)?;
+    let device_run = sample_chain(device, &init, length)?;
     report_run("device", &device_run);
     check_posterior(EXAMPLE, "device", &device_run, &TRUTH)?;
     if cpu_run {
-        let cpu_result = sample(cpu, &init, length)?;
+        let cpu_result = sample_chain(cpu, &init, length)?;
         report_run("CPU", &cpu_result);
         check_posterior(EXAMPLE, "CPU", &cpu_result, &TRUTH)?;
         println!(

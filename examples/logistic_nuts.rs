@@ -19,7 +19,7 @@ mod support;
 
 use clfuse::Result;
 use clfuse::nuts::nuts_rs::CpuLogpFunc;
-use clfuse::nuts::{DeviceDensity, RunLength, sample};
+use clfuse::nuts::{DeviceDensity, RunLength, sample_chain};
 use clfuse::prelude::*;
 use logistic::{CpuLogistic, device_model, synthetic};
 use support::{agree, check_posterior, flag, per_gradient, report_run};
@@ -68,8 +68,8 @@ fn main() -> Result<()> {
     );
 
     let init = vec![0.0; k + 1];
-    let device_run = sample(device, &init, length)?;
-    let cpu_run = sample(cpu, &init, length)?;
+    let device_run = sample_chain(device, &init, length)?;
+    let cpu_run = sample_chain(cpu, &init, length)?;
     for (name, run) in [("device", &device_run), ("CPU", &cpu_run)] {
         report_run(name, run);
         check_posterior(EXAMPLE, name, run, &data.truth)?;

@@ -19,7 +19,7 @@ mod support;
 use crate::timing::measure;
 use crate::workloads::Ctx;
 use clfuse::Result;
-use clfuse::nuts::{DeviceDensity, RunLength, sample};
+use clfuse::nuts::{DeviceDensity, RunLength, sample_chain};
 use clfuse::prelude::*;
 use faer::{Mat, Side};
 use std::time::Instant;
@@ -194,7 +194,7 @@ where
     density
         .logp(init, &mut vec![0.0; init.len()])
         .map_err(|e| e.0)?;
-    let run = sample(density, init, length)?;
+    let run = sample_chain(density, init, length)?;
     let t = run.elapsed.as_secs_f64();
     ctx.push(workload, variant, n, 0.0, 0.0, (t, t, t));
     eprintln!(

@@ -1,0 +1,292 @@
+//! Several chains of a [`Model`] in parallel threads ([`sample`]).
+
+use super::progress::{ChainProgress, RunProgress};
+use super::settings::MAX_INIT_ATTEMPTS;
+use super::{ChainDraws, DensityError, DrawStats, Fit, Init, Model, Sampler};
+use clfuse_core::{Error, Result};
+use nuts_rs::rand::rngs::StdRng;
+use nuts_rs::rand::{RngExt, SeedableRng};
+use nuts_rs::{Chain, CpuLogpFunc, CpuMath, LogpError, NutsError, Settings};
+use std::fmt::Display;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+fn failed(argument: &'static str, reason: String) -> Error {
+    Error::InvalidArgument {
+        function: "nuts::sample",
+        argument,
+        reason,
+    }
+}
+
+/// Runs [`Sampler::chains`] NUTS chains of `model`, each on its own thread
+/// with its own density and seeded stream, and returns their draws mapped
+/// to the constrained columns ([`Model::constrain`]).
+///
+/// Fails on invalid settings ([`Sampler::validate`]), when no finite
+/// initial point is found (100 random tries per chain, as Stan), when a
+/// given initial point has a non-finite log density or gradient, or when a
+/// chain stops on an unrecoverable model error; the first chain's error is
+/// returned and the other chains stop early.
+///
+/// ```
+/// use clfuse::nuts::{Sampler, UnconstrainedModel, sample};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// // A standard normal in two dimensions.
+/// let model = UnconstrainedModel::new(2, |t: &Var| colwise_sum(-0.5f64 * square(t)).eval());
+/// let sampler = Sampler { chains: 2, warmup: 100, draws: 100, seed: 1, ..Sampler::default() };
+/// let fit = sample(&model, &sampler)?;
+/// assert_eq!(fit.column("theta[2]").map(|c| c.len()), Some(2));
+/// println!("{}", fit.summary());
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
+    let dim = model.dim();
+    sampler.validate(dim)?;
+    let names = model.column_names();
+    let columns = names.len();
+    let progress = RunProgress::new(
+        sampler.progress,
+        sampler.chains,
+        sampler.warmup + sampler.draws,
+    );
+    let stop = AtomicBool::new(false);
+    let results: Vec<Result<Option<ChainDraws>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..sampler.chains)
+            .map(|chain| {
+                let (bar, stop) = (progress.bar(chain), &stop);
+                scope.spawn(move || {
+                    // A panicking model stops the other chains too, and
+                    // becomes this chain's error.
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        run_chain(model, sampler, chain, columns, &bar, stop)
+                    }))
+                    .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())));
+                    if result.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    bar.finish(matches!(result, Ok(Some(_))));
+                    result
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(chain, handle)| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())))
+            })
+            .collect()
+    });
+    // The first real failure, not a chain that stopped because of it.
+    let mut chains = Vec::with_capacity(results.len());
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(Some(chain)) => chains.push(chain),
+            // Stopped because another chain failed.
+            Ok(None) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Fit::new(names, chains)
+}
+
+/// A chain's panic as an error, with its message.
+fn panicked(chain: usize, panic: &(dyn std::any::Any + Send)) -> Error {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    failed("model", format!("chain {} panicked: {message}", chain + 1))
+}
+
+/// A model's unrecoverable failure: the model's own error where it is a
+/// [`DensityError`] (a device error stays itself), else its message.
+fn density_failure(chain: usize, error: Box<dyn std::error::Error + Send + Sync>) -> Error {
+    match error.downcast::<DensityError>() {
+        Ok(density) => density.0,
+        Err(other) => failed(
+            "model",
+            format!("chain {}: the log density failed: {other}", chain + 1),
+        ),
+    }
+}
+
+/// A failure of `nuts-rs` (given as the result of downcasting its error to
+/// [`NutsError`]).
+fn sampler_failure<E: Display>(chain: usize, error: std::result::Result<NutsError, E>) -> Error {
+    match error {
+        Ok(NutsError::LogpFailure(inner) | NutsError::BadInitGrad(inner)) => {
+            density_failure(chain, inner)
+        }
+        Ok(other) => failed(
+            "model",
+            format!("chain {}: the sampler stopped: {other}", chain + 1),
+        ),
+        Err(other) => failed(
+            "model",
+            format!("chain {}: the sampler stopped: {other}", chain + 1),
+        ),
+    }
+}
+
+/// Chain `chain`'s seed: the run's seed mixed with the chain's number
+/// (SplitMix64), so that chains get unrelated streams.
+fn chain_seed(seed: u64, chain: usize) -> u64 {
+    let mut z = seed ^ (chain as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Whether `density` is finite, with a finite gradient, at `position`;
+/// an unrecoverable model error is returned.
+fn finite_at<D: CpuLogpFunc>(density: &mut D, position: &[f64], chain: usize) -> Result<bool> {
+    let mut gradient = vec![0.0; position.len()];
+    match density.logp(position, &mut gradient) {
+        Ok(value) => Ok(value.is_finite() && gradient.iter().all(|g| g.is_finite())),
+        Err(e) if e.is_recoverable() => Ok(false),
+        Err(e) => Err(density_failure(chain, Box::new(e))),
+    }
+}
+
+/// The chain's initial point: the given one, or Stan's random search.
+fn initial_point<D: CpuLogpFunc>(
+    density: &mut D,
+    init: &Init,
+    chain: usize,
+    dim: usize,
+    rng: &mut StdRng,
+) -> Result<Vec<f64>> {
+    match init {
+        Init::Points(points) => {
+            let point = points[chain].clone();
+            if !finite_at(density, &point, chain)? {
+                return Err(failed(
+                    "init",
+                    format!(
+                        "chain {}: the log density or its gradient is not finite at the given point {point:?}",
+                        chain + 1
+                    ),
+                ));
+            }
+            Ok(point)
+        }
+        Init::Random { radius } => {
+            for _ in 0..MAX_INIT_ATTEMPTS {
+                let point: Vec<f64> = (0..dim)
+                    .map(|_| radius * (2.0 * rng.random::<f64>() - 1.0))
+                    .collect();
+                if finite_at(density, &point, chain)? {
+                    return Ok(point);
+                }
+            }
+            Err(failed(
+                "init",
+                format!(
+                    "chain {}: the log density or its gradient was not finite at any of {MAX_INIT_ATTEMPTS} random points uniform in (-{radius}, {radius}); give initial points (Init::Points) or a smaller radius",
+                    chain + 1
+                ),
+            ))
+        }
+    }
+}
+
+/// One chain, on the calling thread; `None` when it stopped because
+/// another chain failed.
+fn run_chain<M: Model>(
+    model: &M,
+    sampler: &Sampler,
+    chain: usize,
+    columns: usize,
+    bar: &ChainProgress,
+    stop: &AtomicBool,
+) -> Result<Option<ChainDraws>> {
+    let start = Instant::now();
+    let mut density = model.density()?;
+    let dim = model.dim();
+    if density.dim() != dim {
+        return Err(failed(
+            "model",
+            format!(
+                "its density has {} parameters, Model::dim says {dim}",
+                density.dim()
+            ),
+        ));
+    }
+    let mut rng = StdRng::seed_from_u64(chain_seed(sampler.seed, chain));
+    let init = initial_point(&mut density, &sampler.init, chain, dim, &mut rng)?;
+    let mut nuts = sampler
+        .nuts_settings()
+        .new_chain(chain as u64, CpuMath::new(density), &mut rng)
+        .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
+    nuts.set_position(&init)
+        .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
+
+    // Reserve no more than a large run needs: `draws` is the user's number.
+    let kept = usize::try_from(sampler.draws).map_or(0, |d| d.min(1 << 20));
+    let mut draws = Vec::with_capacity(kept);
+    let mut stats = Vec::with_capacity(kept);
+    let mut divergences = 0;
+    let mut warmup_time = None;
+    // nuts-rs reports the step size after a draw's adaptation (and jitter),
+    // that is the next draw's: a draw's own is the one reported before it.
+    let mut step_size = None;
+    for iteration in 0..sampler.warmup + sampler.draws {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        if iteration == sampler.warmup {
+            warmup_time = Some(start.elapsed());
+        }
+        let (position, _, s, progress) = nuts
+            .expanded_draw()
+            .map_err(|e| sampler_failure(chain, e.downcast::<NutsError>()))?;
+        bar.step(progress.tuning, divergences, progress.step_size);
+        let used_step_size = step_size.replace(progress.step_size);
+        if iteration < sampler.warmup {
+            continue;
+        }
+        divergences += usize::from(progress.diverging);
+        let values = model.constrain(&position)?;
+        if values.len() != columns {
+            return Err(failed(
+                "model",
+                format!(
+                    "constrain gave {} values for {columns} columns",
+                    values.len()
+                ),
+            ));
+        }
+        draws.push(values);
+        stats.push(DrawStats {
+            log_density: s.point.logp,
+            accept: s.adapt.step_size.mean_tree_accept,
+            step_size: used_step_size.unwrap_or(s.hamiltonian.step_size),
+            depth: s.depth,
+            max_depth_reached: s.maxdepth_reached,
+            leapfrog_steps: progress.num_steps,
+            diverging: progress.diverging,
+            energy: s.point.energy,
+        });
+    }
+    let warmup_time = warmup_time.unwrap_or_else(|| start.elapsed());
+    Ok(Some(ChainDraws {
+        draws,
+        stats,
+        init,
+        warmup_time,
+        sampling_time: start.elapsed() - warmup_time,
+    }))
+}

@@ -1,0 +1,150 @@
+//! [`DeviceDensity`]: a device model as `nuts-rs`'s log density.
+
+use crate::rev::{self, Var};
+use clfuse_core::{Error, MatrixCl, Result};
+use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims, LogpError};
+use std::collections::HashMap;
+
+/// A model's failure at one position. Non-finite values and failed
+/// decompositions are recoverable (the sampler treats the position as a
+/// divergence); anything else (a device error) stops sampling, and
+/// [`sample`](super::sample) returns the wrapped error.
+///
+/// ```
+/// use clfuse::nuts::DensityError;
+/// use clfuse::nuts::nuts_rs::LogpError;
+/// let nan = DensityError(clfuse::Error::NaN { function: "model", argument: "theta", row: 0, col: 0 });
+/// assert!(nan.is_recoverable());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DensityError(pub Error);
+
+impl LogpError for DensityError {
+    fn is_recoverable(&self) -> bool {
+        matches!(
+            self.0,
+            Error::NotFinite { .. }
+                | Error::NotPositiveDefinite { .. }
+                | Error::CheckFailed { .. }
+                | Error::NaN { .. }
+        )
+    }
+}
+
+/// A log density on the device, for `nuts-rs`: `model(&theta)` returns the
+/// `1 x 1` log density of the `dim x 1` parameter column `theta`.
+///
+/// ```
+/// use clfuse::nuts::DeviceDensity;
+/// use clfuse::prelude::*;
+/// use nuts_rs::CpuLogpFunc;
+/// // A standard normal in two dimensions.
+/// let mut density = DeviceDensity::new(2, |theta| colwise_sum(-0.5f64 * square(theta)).eval())?;
+/// let mut gradient = [0.0; 2];
+/// let lp = density.logp(&[1.0, 2.0], &mut gradient)?;
+/// assert_eq!((lp, gradient), (-2.5, [-1.0, -2.0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DeviceDensity<F> {
+    theta: Var,
+    model: F,
+    evaluations: u64,
+}
+
+impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
+    /// A density over `dim` parameters.
+    pub fn new(dim: usize, model: F) -> Result<Self> {
+        Ok(DeviceDensity {
+            theta: Var::new(MatrixCl::zeros(dim, 1)?),
+            model,
+            evaluations: 0,
+        })
+    }
+
+    /// How many times the density was evaluated.
+    ///
+    /// ```
+    /// use clfuse::nuts::DeviceDensity;
+    /// use clfuse::prelude::*;
+    /// let density = DeviceDensity::new(1, |theta| colwise_sum(theta).eval())?;
+    /// assert_eq!(density.evaluations(), 0);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn evaluations(&self) -> u64 {
+        self.evaluations
+    }
+
+    /// The log density at `position`, its gradient written to `gradient`.
+    ///
+    /// ```
+    /// use clfuse::nuts::DeviceDensity;
+    /// use clfuse::prelude::*;
+    /// let mut density = DeviceDensity::new(1, |theta| colwise_sum(theta).eval())?;
+    /// let mut g = [0.0];
+    /// assert_eq!(density.value_and_grad(&[3.0], &mut g)?, 3.0);
+    /// assert_eq!(g, [1.0]);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn value_and_grad(&mut self, position: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        let dim = self.theta.rows();
+        if position.len() != dim {
+            return Err(Error::InvalidArgument {
+                function: "DeviceDensity::value_and_grad",
+                argument: "position",
+                reason: format!("has {} values for {dim} parameters", position.len()),
+            });
+        }
+        self.theta.value().write(position)?;
+        self.evaluations += 1;
+        let (theta, model) = (&self.theta, &mut self.model);
+        rev::value_and_grad_to_host(theta, || model(theta), gradient)
+    }
+}
+
+impl<F> HasDims for DeviceDensity<F> {
+    fn dim_sizes(&self) -> HashMap<String, u64> {
+        HashMap::from([(
+            "unconstrained_parameter".to_string(),
+            self.theta.rows() as u64,
+        )])
+    }
+}
+
+impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
+    type LogpError = DensityError;
+    type FlowParameters = ();
+    type ExpandedVector = Vec<f64>;
+
+    fn dim(&self) -> usize {
+        self.theta.rows()
+    }
+
+    fn logp(
+        &mut self,
+        position: &[f64],
+        gradient: &mut [f64],
+    ) -> std::result::Result<f64, DensityError> {
+        let value = self
+            .value_and_grad(position, gradient)
+            .map_err(DensityError)?;
+        if value.is_nan() {
+            return Err(DensityError(Error::NotFinite {
+                function: "DeviceDensity::logp",
+                argument: "model",
+                row: 0,
+                col: 0,
+                value,
+            }));
+        }
+        Ok(value)
+    }
+
+    fn expand_vector<R: nuts_rs::rand::Rng + ?Sized>(
+        &mut self,
+        _rng: &mut R,
+        array: &[f64],
+    ) -> std::result::Result<Vec<f64>, CpuMathError> {
+        Ok(array.to_vec())
+    }
+}

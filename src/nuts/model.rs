@@ -1,0 +1,129 @@
+//! What [`sample`](super::sample) samples: the [`Model`] trait and
+//! [`UnconstrainedModel`], its adapter for plain closures.
+
+use super::DeviceDensity;
+use crate::rev::Var;
+use clfuse_core::{Error, Result};
+
+/// A model the multi-chain front end ([`sample`](super::sample)) samples: a
+/// log density on an unconstrained space of [`dim`](Model::dim) parameters
+/// and a host map from that space to the named, constrained output columns.
+///
+/// The model is shared by all chains (`Sync`); each chain builds its own
+/// [`density`](Model::density) on its own thread, because device variables
+/// ([`Var`]) are reference counted per thread.
+///
+/// ```
+/// use clfuse::nuts::{DeviceDensity, Model};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// type Logp = fn(&Var) -> clfuse::Result<Var>;
+/// fn standard_normal(t: &Var) -> clfuse::Result<Var> {
+///     colwise_sum(-0.5f64 * square(t)).eval()
+/// }
+/// // A scale sampled on the log scale: the sampler moves `log(sigma)`,
+/// // the draws report `sigma` (log(sigma) ~ N(0, 1)).
+/// struct LogNormalScale;
+/// impl Model for LogNormalScale {
+///     type Density<'m> = DeviceDensity<Logp>;
+///     fn dim(&self) -> usize { 1 }
+///     fn column_names(&self) -> Vec<String> { vec!["sigma".into()] }
+///     fn density(&self) -> clfuse::Result<DeviceDensity<Logp>> {
+///         DeviceDensity::new(1, standard_normal as Logp)
+///     }
+///     fn constrain(&self, u: &[f64]) -> clfuse::Result<Vec<f64>> { Ok(vec![u[0].exp()]) }
+/// }
+/// assert_eq!(LogNormalScale.constrain(&[0.0])?, [1.0]);
+/// assert_eq!(LogNormalScale.column_names(), ["sigma"]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub trait Model: Sync {
+    /// The per-chain density (built on the chain's own thread: `Var` is `Rc`, not `Send`).
+    type Density<'m>: nuts_rs::CpuLogpFunc
+    where
+        Self: 'm;
+    /// Unconstrained dimension.
+    fn dim(&self) -> usize;
+    /// Names of the constrained output columns, Stan style: `"mu"`, `"theta[1]"`, `"L[2,1]"` (1-based).
+    fn column_names(&self) -> Vec<String>;
+    /// A fresh density for one chain.
+    fn density(&self) -> clfuse_core::Result<Self::Density<'_>>;
+    /// Host map of one unconstrained position to the constrained columns (same order as column_names).
+    fn constrain(&self, unconstrained: &[f64]) -> clfuse_core::Result<Vec<f64>>;
+}
+
+/// A model without constraints: a closure from the `dim x 1` parameter
+/// column to the `1 x 1` log density (as for [`DeviceDensity`]), its
+/// columns named `theta[1]` … `theta[dim]`, constrained = unconstrained.
+///
+/// The closure is shared by the chains' threads, so it is `Fn + Sync`; data
+/// it captures by reference (`&MatrixCl<f64>`) is shared with them too
+/// (`MatrixCl` is `Send + Sync`).
+///
+/// ```
+/// use clfuse::nuts::{Model, UnconstrainedModel};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// let y = MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?;
+/// // y_i ~ N(mu, 1), flat prior on mu.
+/// let model = UnconstrainedModel::new(1, |mu: &Var| {
+///     colwise_sum(-0.5f64 * square(&y - optional_broadcast(mu, 3, 1))).eval()
+/// });
+/// assert_eq!(model.dim(), 1);
+/// assert_eq!(model.column_names(), ["theta[1]"]);
+/// assert_eq!(model.constrain(&[2.5])?, [2.5]);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub struct UnconstrainedModel<F> {
+    dim: usize,
+    model: F,
+}
+
+impl<F: Fn(&Var) -> Result<Var> + Sync> UnconstrainedModel<F> {
+    /// A model over `dim` unconstrained parameters with log density `model`.
+    ///
+    /// ```
+    /// use clfuse::nuts::{Model, UnconstrainedModel};
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::Var;
+    /// let model = UnconstrainedModel::new(2, |t: &Var| colwise_sum(-0.5f64 * square(t)).eval());
+    /// assert_eq!(model.column_names(), ["theta[1]", "theta[2]"]);
+    /// ```
+    pub fn new(dim: usize, model: F) -> Self {
+        UnconstrainedModel { dim, model }
+    }
+}
+
+impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
+    type Density<'m>
+        = DeviceDensity<&'m F>
+    where
+        Self: 'm;
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn column_names(&self) -> Vec<String> {
+        (1..=self.dim).map(|i| format!("theta[{i}]")).collect()
+    }
+
+    fn density(&self) -> Result<Self::Density<'_>> {
+        DeviceDensity::new(self.dim, &self.model)
+    }
+
+    fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
+        if unconstrained.len() != self.dim {
+            return Err(Error::InvalidArgument {
+                function: "UnconstrainedModel::constrain",
+                argument: "unconstrained",
+                reason: format!(
+                    "has {} values for {} parameters",
+                    unconstrained.len(),
+                    self.dim
+                ),
+            });
+        }
+        Ok(unconstrained.to_vec())
+    }
+}

@@ -127,3 +127,35 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
         Ok(unconstrained.to_vec())
     }
 }
+
+/// A model declared with constrained parameters ([`crate::params`]): the
+/// sampler moves on the unconstrained scale, the draws come back
+/// constrained, by parameter name.
+impl<F> Model for crate::params::Posterior<F>
+where
+    F: Fn(&crate::params::Constrained) -> Result<Var> + Sync,
+{
+    type Density<'m>
+        = DeviceDensity<Box<dyn FnMut(&Var) -> Result<Var> + 'm>>
+    where
+        Self: 'm;
+
+    fn dim(&self) -> usize {
+        self.parameters().dim()
+    }
+
+    fn column_names(&self) -> Vec<String> {
+        self.parameters().column_names()
+    }
+
+    fn density(&self) -> Result<Self::Density<'_>> {
+        DeviceDensity::new(
+            self.dim(),
+            Box::new(move |theta: &Var| self.log_density(theta)),
+        )
+    }
+
+    fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
+        self.parameters().constrain_host(unconstrained)
+    }
+}

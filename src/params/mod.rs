@@ -397,6 +397,32 @@ impl Parameters {
         Ok(per_entry.concat())
     }
 
+    /// The model built from these parameters and a log density over their
+    /// constrained values (the log-Jacobian is added for it): what
+    /// `clfuse::nuts::sample` samples (feature `nuts`).
+    ///
+    /// ```
+    /// use clfuse::params::{Constraint, Parameters};
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::Var;
+    /// let mut p = Parameters::new();
+    /// let s = p.real("s", Constraint::lower(0.0))?;
+    /// // s ~ exponential(1)
+    /// let posterior = p.model(move |v| clfuse::dist::exponential_lpdf(&v[s], 1.0).eval());
+    /// let lp = posterior.log_density(&Var::new(MatrixCl::from_slice(1, 1, &[0.0])?))?;
+    /// assert_eq!(lp.value().to_vec()?, vec![-1.0]); // -s + log|ds/dx| = -1 + 0
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn model<F>(self, log_density: F) -> Posterior<F>
+    where
+        F: Fn(&Constrained) -> Result<Var> + Sync,
+    {
+        Posterior {
+            parameters: self,
+            log_density,
+        }
+    }
+
     /// The unconstrained column for constrained values given by name (each
     /// `rows x cols`, column-major; every parameter must be given): the
     /// inverse transforms, for user-given initial values. A value outside
@@ -524,5 +550,49 @@ impl Constrained {
             Some(j) => (&lp + j).eval(),
             None => Ok(lp),
         }
+    }
+}
+
+/// A model: its parameters and its log density over their constrained
+/// values (built by [`Parameters::model`]).
+pub struct Posterior<F> {
+    parameters: Parameters,
+    log_density: F,
+}
+
+impl<F: Fn(&Constrained) -> Result<Var> + Sync> Posterior<F> {
+    /// Its parameters.
+    ///
+    /// ```
+    /// use clfuse::params::{Constraint, Parameters};
+    /// use clfuse::prelude::*;
+    /// let mut p = Parameters::new();
+    /// let mu = p.real("mu", Constraint::Unconstrained)?;
+    /// let model = p.model(move |v| clfuse::dist::std_normal_lpdf(&v[mu]).eval());
+    /// assert_eq!(model.parameters().dim(), 1);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn parameters(&self) -> &Parameters {
+        &self.parameters
+    }
+
+    /// The log density on the unconstrained scale at `theta` (`dim x 1`):
+    /// the model's plus the transforms' log-Jacobian, as a `1 x 1`
+    /// variable.
+    ///
+    /// ```
+    /// use clfuse::params::{Constraint, Parameters};
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::Var;
+    /// let mut p = Parameters::new();
+    /// let mu = p.real("mu", Constraint::Unconstrained)?;
+    /// let model = p.model(move |v| (-0.5 * square(&v[mu])).eval());
+    /// let lp = model.log_density(&Var::new(MatrixCl::from_slice(1, 1, &[2.0])?))?;
+    /// assert_eq!(lp.value().to_vec()?, vec![-2.0]);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn log_density(&self, theta: &Var) -> Result<Var> {
+        let values = self.parameters.constrain(theta)?;
+        values.log_density((self.log_density)(&values)?)
     }
 }

@@ -81,6 +81,36 @@ def main():
         record(f"normal regression value+grad, P = {reg_p}", V, reg_n, timed(
             lambda a, b, sg, x, y: jnp.sum(stats.norm.logpdf(y, x @ b + a, sg)),
             (jnp.asarray(0.25), beta, jnp.asarray(1.3), x, y), (0, 1, 2)))
+        # posteriordb's diamonds (bench_report's `dist::diamonds`): theta =
+        # (b[24], Intercept, log sigma), the same priors and likelihood, the
+        # log-Jacobian of sigma = exp(.), on the GPU and on JAX's CPU backend.
+        dn, dp = 5000, 24
+        xd, _ = design(np, dn, dp)
+        yd = outcomes(np, dn)
+
+        def diamonds(theta, x, y):
+            b, icpt, log_sigma = theta[:dp], theta[dp], theta[dp + 1]
+            sigma = jnp.exp(log_sigma)
+            lp = jnp.sum(stats.norm.logpdf(b, 0.0, 1.0))
+            lp += stats.t.logpdf(icpt, 3.0, 8.0, 10.0) + stats.t.logpdf(sigma, 3.0, 0.0, 10.0) + jnp.log(2.0)
+            lp += jnp.sum(stats.norm.logpdf(y, x @ b + icpt, sigma))
+            return lp + log_sigma
+
+        theta0 = 0.1 * np.sin(np.arange(dp + 2) * 0.7)
+        for backend in ("gpu", "cpu"):
+            try:
+                dev = jax.devices(backend)[0]
+            except RuntimeError:
+                continue
+            args = tuple(jax.device_put(jnp.asarray(a), dev) for a in (theta0, xd, yd))
+            vg = jax.jit(jax.value_and_grad(diamonds))
+
+            def run():
+                v, g = vg(*args)
+                np.asarray(g)  # the gradient reaches the host, as nuts-rs needs it
+                float(v)
+            record(f"diamonds value+grad (params + dist), P = {dp}",
+                   f"JAX jit(value_and_grad) {backend}", dn, median(run, reps=50))
     except Exception as e:  # keep the other framework's numbers
         print("jax failed:", e, flush=True)
 

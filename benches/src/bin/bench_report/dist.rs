@@ -138,3 +138,70 @@ pub fn vector_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
     )?;
     Ok(())
 }
+
+/// posteriordb's `diamonds` (issue #35's goal) as a user writes it with
+/// constrained parameters and named densities: 24 coefficients with
+/// normal priors, an intercept and `sigma > 0` with Student-t priors, a
+/// normal likelihood over `n x p` centred predictors. One call is what
+/// the sampler makes: the position written to the device, the log density
+/// and gradient recorded and run, value and gradient read back together.
+/// `scripts/dist_reference.py` times JAX on the same model and data.
+pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
+    use clfuse::nuts::DeviceDensity;
+    use clfuse::params::{Constraint, Parameters};
+    let (xs, _, _) = crate::glm::data(n, p);
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let y = MatrixCl::from_slice(n, 1, &outcomes(n))?;
+    let declare = || -> Result<_> {
+        let mut params = Parameters::new();
+        let b = params.vector("b", p, Constraint::Unconstrained)?;
+        let intercept = params.real("Intercept", Constraint::Unconstrained)?;
+        let sigma = params.real("sigma", Constraint::lower(0.0))?;
+        Ok((params, b, intercept, sigma))
+    };
+    // The half-Student-t's normalising term, as brms writes it.
+    let half = (2.0f64).ln();
+    let (params, b, intercept, sigma) = declare()?;
+    let glm_model = params.model(|v| {
+        let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
+            + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
+            + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
+        .eval()?;
+        let likelihood = rev::normal_id_glm(&y, &x, &v[intercept], &v[b], &v[sigma])?;
+        (&prior + &likelihood + half).eval()
+    });
+    let (params, b, intercept, sigma) = declare()?;
+    let density_model = params.model(|v| {
+        let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
+            + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
+            + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
+        .eval()?;
+        let location = matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
+        let likelihood = dist::normal_lpdf(&y, location, &v[sigma]).eval()?;
+        (&prior + &likelihood + half).eval()
+    });
+    let position: Vec<f64> = (0..p + 2).map(|k| 0.1 * (k as f64 * 0.7).sin()).collect();
+    let w = format!("diamonds value+grad (params + dist), P = {p}");
+    let bytes = 8.0 * (n * p) as f64;
+    let glm_call = |theta: &Var| glm_model.log_density(theta);
+    let density_call = |theta: &Var| density_model.log_density(theta);
+    let variants: [(&str, &dyn Fn(&Var) -> Result<Var>); 2] = [
+        ("normal GLM leaf likelihood", &glm_call),
+        ("normal_lpdf(y, x·b + Intercept, sigma)", &density_call),
+    ];
+    for (variant, model) in variants {
+        let mut density = DeviceDensity::new(p + 2, |theta| model(theta))?;
+        let mut gradient = vec![0.0; p + 2];
+        let t = measure(ctx.reps, || {
+            std::hint::black_box(density.value_and_grad(&position, &mut gradient)?);
+            Ok(())
+        })?;
+        ctx.push(&w, variant, n, bytes, 0.0, t);
+    }
+    ctx.profile(format!("{w}, n = {n}"), || {
+        let mut density = DeviceDensity::new(p + 2, |theta| glm_model.log_density(theta))?;
+        let mut gradient = vec![0.0; p + 2];
+        density.value_and_grad(&position, &mut gradient).map(|_| ())
+    })?;
+    Ok(())
+}

@@ -319,6 +319,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         ctx.progress.set_message("normal regression");
         dist::regression(&mut ctx, regression.0, regression.1)?;
+        ctx.progress.set_message("diamonds");
+        dist::diamonds(&mut ctx, 5000, 24)?;
     }
     if args.suite == Suite::Seeds {
         let mut sizes = seeds::SeedSizes::new(args.quick, gpu);

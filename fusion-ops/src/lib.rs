@@ -52,6 +52,7 @@ pub mod epilogue;
 mod evaluate;
 mod failure_flags;
 mod functions;
+mod gather_checks;
 mod generator;
 mod gp_covariance;
 mod hoisted;

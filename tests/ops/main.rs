@@ -9,7 +9,6 @@ mod common;
 
 mod basic_kernels;
 mod epilogue;
-
 mod gather_errors;
 mod golden_sources;
 mod gp_covariance;

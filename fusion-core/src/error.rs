@@ -133,6 +133,38 @@ pub enum Error {
         /// What it must satisfy.
         requirement: String,
     },
+    /// A gather (`indexing(m, rows, cols)`) found an index outside the
+    /// matrix it reads, at element `[row, col]` of its result: checked by
+    /// the kernel that reads it, which read 0 there instead.
+    ///
+    /// ```
+    /// use clfuse_core::Error;
+    /// let e = Error::IndexOutOfRange {
+    ///     function: "indexing", argument: "rows", row: 3, col: 0, value: 5, bound: 5, rows: 5, cols: 2,
+    /// };
+    /// assert_eq!(e.to_string(), "indexing: rows[3, 0] is 5, but must be in 0..5 to index a 5 x 2 matrix");
+    /// ```
+    #[error(
+        "{function}: {argument}[{row}, {col}] is {value}, but must be in 0..{bound} to index a {rows} x {cols} matrix"
+    )]
+    IndexOutOfRange {
+        /// Function called.
+        function: &'static str,
+        /// Which index: `rows` (the row indices) or `cols` (the column indices).
+        argument: &'static str,
+        /// Row of the first result element with a bad index (0-based).
+        row: usize,
+        /// Its column (0-based).
+        col: usize,
+        /// The index there.
+        value: i64,
+        /// The indices allowed are `0..bound` (the matrix's rows or columns).
+        bound: usize,
+        /// Rows of the matrix indexed.
+        rows: usize,
+        /// Columns of the matrix indexed.
+        cols: usize,
+    },
     /// An assignment target reaches outside the matrix it writes: nothing
     /// was written.
     #[error(

@@ -1,5 +1,6 @@
 //! Collecting the kernel arguments of an expression, and which leaves alias.
 
+use crate::gather_checks::GatherCheck;
 use clfuse_core::{Access, ClType, KernelArg, MatrixCl};
 
 /// The buffer bound for an empty matrix (an `n x 0` design, say): the
@@ -20,6 +21,9 @@ pub enum Identity {
     Shared(usize),
     /// The local-memory tile of a buffer (row-block kernels), by buffer id.
     Tile(u64),
+    /// The kernel's gather flags: where its gathers (`indexing`) report an
+    /// index out of range (see `crate::gather_checks`).
+    GatherFlags,
 }
 
 /// Walks an expression collecting kernel arguments in parameter order.
@@ -42,6 +46,12 @@ pub struct Binder<'a> {
     /// The product node whose element a GEMM hands to the kernel (epilogue
     /// fusion, see [`for_epilogue`](Self::for_epilogue)).
     epilogue_product: Option<usize>,
+    /// The gathers whose indices the kernel checks, by node address, in
+    /// binding order (the slot of each in the gather flags).
+    gathers: Vec<(usize, &'a dyn GatherCheck)>,
+    /// Where the gather flags' buffer and row count go among `args`, until
+    /// the launch attaches them.
+    gather_flags_arg: Option<usize>,
 }
 
 impl<'a> Binder<'a> {
@@ -55,6 +65,8 @@ impl<'a> Binder<'a> {
             annotations: Vec::new(),
             inline_products: Vec::new(),
             epilogue_product: None,
+            gathers: Vec::new(),
+            gather_flags_arg: None,
         }
     }
 
@@ -190,6 +202,43 @@ impl<'a> Binder<'a> {
         self.args.push(KernelArg::Int(value));
     }
 
+    /// Records the gather `node` (its address), whose indices the kernel
+    /// checks: on the kernel's first gather, the gather flags' parameters
+    /// are bound here (their buffer comes later, from
+    /// [`attach_gather_flags`](Self::attach_gather_flags)); each gather
+    /// then records its slot, which is part of the cache key (the same
+    /// node reached twice uses one slot, as the generator gives it).
+    pub(crate) fn gather(&mut self, node: usize, check: &'a dyn GatherCheck) {
+        if self.first_use(Identity::GatherFlags) {
+            self.gather_flags_arg = Some(self.args.len());
+            self.args.push(KernelArg::Int(0));
+            self.args.push(KernelArg::Int(0));
+        }
+        let slot = match self.gathers.iter().position(|(n, _)| *n == node) {
+            Some(slot) => slot,
+            None => {
+                self.gathers.push((node, check));
+                self.gathers.len() - 1
+            }
+        };
+        self.structure(slot as u32);
+    }
+
+    /// The gathers recorded, in slot order.
+    pub(crate) fn gathers(&self) -> Vec<&'a dyn GatherCheck> {
+        self.gathers.iter().map(|(_, check)| *check).collect()
+    }
+
+    /// Binds `flags` (two per gather) where the first gather left their place.
+    pub(crate) fn attach_gather_flags(&mut self, flags: &'a MatrixCl<i32>) {
+        if let Some(k) = self.gather_flags_arg.take()
+            && k + 1 < self.args.len()
+        {
+            self.args[k] = KernelArg::buffer(flags, Access::ReadWrite);
+            self.args[k + 1] = KernelArg::Int(flags.rows() as i32);
+        }
+    }
+
     /// The alias pattern so far.
     pub fn pattern(&self) -> &[u32] {
         &self.pattern
@@ -206,6 +255,13 @@ impl<'a> Binder<'a> {
 
     /// The arguments in parameter order and the alias pattern.
     pub fn finish(self) -> clfuse_core::Result<(Vec<KernelArg<'a>>, Vec<u32>)> {
+        if self.gather_flags_arg.is_some() {
+            return Err(clfuse_core::Error::InvalidArgument {
+                function: "assign",
+                argument: "expr",
+                reason: "internal: a kernel with gathers was launched without their flags".into(),
+            });
+        }
         if let Some(leaf) = self.unevaluated {
             return Err(clfuse_core::Error::InvalidArgument {
                 function: "assign",

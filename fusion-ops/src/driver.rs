@@ -10,6 +10,8 @@
 //! combined, checks read).
 
 use crate::binder::Binder;
+use crate::failure_flags::FailureFlags;
+use crate::gather_checks::Gathers;
 use crate::generator::{Generator, Index, Section};
 use crate::launch_shape::LaunchShape;
 use crate::operation::HeldProduct;
@@ -125,6 +127,7 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     let schedule = list.schedule();
     let launch = LaunchShape::choose(rows, cols, schedule, rt);
     list.prepare(&launch)?;
+    let gather_flags = FailureFlags::default();
     let mut binder = Binder::new();
     if launch.block_rows > 0 {
         // Staged or not, and how: different kernels.
@@ -138,6 +141,7 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     if launch.block_rows > 0 {
         binder.int(launch.block_rows as i32);
     }
+    let gathers = Gathers::attach(&mut binder, &gather_flags)?;
     let (args, pattern) = binder.finish()?;
     let plan = rt.kernels().fused(TypeId::of::<L::Key>(), pattern, |key| {
         let g = generate(list, &launch);
@@ -163,7 +167,7 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
                     rt.flush()?;
                 }
             }
-            complete(list, &launch, then)?;
+            complete(list, &gathers, &launch, then)?;
             Ok(Launched::Done)
         }
         FusedPlan::ViaTemporaries => Ok(Launched::NeedsTemporaries),
@@ -173,9 +177,13 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
 /// After `list`'s kernel is queued: its outputs' follow-up steps, the
 /// read-backs queued (not waited for) before `then`, so that they complete
 /// while `then`'s work runs, even on an in-order queue, and last the checks'
-/// verdicts (which take precedence over an error from `then`).
+/// verdicts, then the gathers' (`gathers`: an index out of range), which
+/// take precedence over an error from `then`. A failed check comes first:
+/// a bad argument (an outcome out of its range, say) may be what made an
+/// index derived from it bad.
 pub(crate) fn complete<L: OutputList>(
     list: &L,
+    gathers: &Gathers<'_>,
     launch: &LaunchShape,
     then: Then<'_>,
 ) -> Result<()> {
@@ -185,9 +193,11 @@ pub(crate) fn complete<L: OutputList>(
     let finished = list
         .finish(launch)
         .and_then(|()| list.start_reads(launch, &reads))
+        .and_then(|()| gathers.start_reads(launch, &reads))
         .and_then(|()| reads.finish())
         .and_then(|()| then());
     list.verify(launch)?;
+    gathers.verify(launch)?;
     finished
 }
 

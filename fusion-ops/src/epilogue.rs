@@ -26,6 +26,8 @@
 
 use crate::binder::Binder;
 use crate::driver::{complete, dump_name};
+use crate::failure_flags::FailureFlags;
+use crate::gather_checks::Gathers;
 use crate::generator::{Generator, Section};
 use crate::launch_shape::LaunchShape;
 use crate::operation::HeldProduct;
@@ -137,6 +139,7 @@ pub(crate) fn launch<L: OutputList>(
     with_planned_gemm(list, product, &mut |gemm| {
         let launch = LaunchShape::choose(rows, cols, Schedule::ELEMENTWISE, rt);
         list.prepare(&launch)?;
+        let gather_flags = FailureFlags::default();
         let mut binder = Binder::for_epilogue(product.node());
         for code in gemm.structure() {
             binder.structure(code);
@@ -145,6 +148,7 @@ pub(crate) fn launch<L: OutputList>(
         list.bind_outputs(&mut binder);
         binder.int(rows as i32);
         binder.int(cols as i32);
+        let gathers = Gathers::attach(&mut binder, &gather_flags)?;
         let (args, pattern) = binder.finish()?;
         let key = TypeId::of::<Epilogue<L::Key>>();
         let plan = rt.kernels().fused(key, pattern, |key| {
@@ -163,7 +167,7 @@ pub(crate) fn launch<L: OutputList>(
             return Ok(false);
         };
         gemm.launch(kernel.compiled(), args)?;
-        complete(list, &launch, then)?;
+        complete(list, &gathers, &launch, then)?;
         Ok(true)
     })
 }

@@ -71,6 +71,11 @@ impl FailureFlags {
         }
     }
 
+    /// The flags' buffer, once prepared (for a binding of its own).
+    pub(crate) fn buffer(&self) -> Option<&MatrixCl<i32>> {
+        self.flags.get()
+    }
+
     /// Declares the flags' parameter and returns its base name.
     pub(crate) fn declare(&self, g: &mut Generator) -> String {
         // Before `prepare` (kernel_source) there is no buffer yet: any

@@ -50,8 +50,10 @@ mod distances;
 mod driver;
 pub mod epilogue;
 mod evaluate;
+mod expression;
 mod failure_flags;
 mod functions;
+mod gather_checks;
 mod generator;
 mod gp_covariance;
 mod hoisted;
@@ -89,6 +91,7 @@ pub use distances::{
 pub use driver::{cached_kernels, fuse, fuse_then, run, source_of};
 pub use epilogue::EpilogueProduct;
 pub use evaluate::eval_colwise;
+pub use expression::Expression;
 pub use functions::*;
 pub use generator::{Generator, Index, Section, StageLayout, StagedMatrix};
 pub use gp_covariance::*;
@@ -158,7 +161,7 @@ pub mod prelude {
     };
     pub use crate::transpose_product::transpose_vector_multiply;
     pub use crate::{
-        AssignExt, CustomCode, ElementwiseMethods, Eval, ExprMethods, ReductionMethods,
+        AssignExt, CustomCode, ElementwiseMethods, Eval, ExprMethods, Expression, ReductionMethods,
         ScalarOrColumn, boxed, col_index, constant, elt_divide, elt_multiply, fuse, max, min,
         optional, output, prod, results, row_index, scalar_or_column, sum,
     };

@@ -2,6 +2,7 @@
 
 use crate::binder::{Binder, Identity};
 use crate::checks::check;
+use crate::gather_checks::in_range;
 use crate::generator::{Generator, Index};
 use crate::logic::{and, ge, lt};
 use crate::operation::{Operation, combine_shapes};
@@ -327,8 +328,11 @@ where
         let r = self.row_index.generate(g, at);
         let c = self.col_index.generate(g, at);
         let (m_rows, m_cols) = (g.value_param("int"), g.value_param("int"));
+        // Checked before the kernel (`prepare`); kept safe all the same.
         g.statement(&format!(
-            "if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"
+            "if ({} && {}) {{",
+            in_range(&r, &m_rows),
+            in_range(&c, &m_cols)
         ));
         g.store(
             identity(&self.matrix.0),

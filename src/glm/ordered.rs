@@ -71,10 +71,12 @@ pub fn ordered_logistic_glm_lpmf<'a>(
     let has_upper = &has_upper;
     let both = has_lower.and(has_upper);
     let both = &both;
-    // Out-of-range cutpoint indices read 0; those terms are masked below.
-    let above_lower = eta - indexing(cutpoints, y - 2, 0);
+    // The cutpoints below and above y, the index kept in range where y
+    // has none there (y = 1, y = K, or y out of range, which the check on
+    // y reports): those terms are masked below.
+    let above_lower = eta - indexing(cutpoints, select(has_lower, y - 2, 0), 0);
     let above_lower = &above_lower;
-    let above_upper = eta - indexing(cutpoints, y - 1, 0);
+    let above_upper = eta - indexing(cutpoints, select(has_upper, y - 1, 0), 0);
     let above_upper = &above_upper;
     let gap_term = select(both, 1.0 / expm1(above_lower - above_upper), 0.0);
     let gap_term = &gap_term;

@@ -27,5 +27,10 @@ fn golden_sources() -> Result<()> {
         "multi_output",
         &results((&d, &e)).kernel_source((&a + &b, elt_multiply(&a, &b)))?,
     );
+    let rows = MatrixCl::<i32>::zeros(2, 2)?;
+    common::check_golden(
+        "gather_checked",
+        &(indexing(&a, &rows, 1) * 2.0).kernel_source()?,
+    );
     Ok(())
 }

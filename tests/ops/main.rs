@@ -9,6 +9,7 @@ mod common;
 
 mod basic_kernels;
 mod epilogue;
+mod gather_errors;
 mod golden_sources;
 mod gp_covariance;
 mod matrix_functions;

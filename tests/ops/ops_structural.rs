@@ -116,9 +116,16 @@ fn indexing_gathers_and_scatters() -> Result<()> {
         g,
         rows.iter().map(|r| h[(*r as usize, 2)]).collect::<Vec<_>>()
     );
-    // Out of range reads 0.
+    // Out of range is an error (see `gather_errors`).
     let bad = MatrixCl::from_slice(2, 1, &[-1, 10])?;
-    assert_eq!(indexing(&m, &bad, 0).eval()?.to_vec()?, vec![0.0, 0.0]);
+    assert!(matches!(
+        indexing(&m, &bad, 0).eval(),
+        Err(Error::IndexOutOfRange {
+            row: 0,
+            value: -1,
+            ..
+        })
+    ));
     // Scatter: target[rows[k], 1] = values[k].
     let target = MatrixCl::<f64>::zeros(10, 4)?;
     let values = MatrixCl::from_slice(6, 1, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;

@@ -127,6 +127,9 @@ pub struct Generator {
     /// `1 x 1` operands and pure functions of them): see
     /// [`declare_pure`](Self::declare_pure).
     uniform: std::collections::HashSet<String>,
+    /// The gathers checking their indices, by node address: each one's slot
+    /// in the gather flags (see [`gather_flags`](Self::gather_flags)).
+    gathers: Vec<usize>,
 }
 
 impl Default for Generator {
@@ -198,6 +201,7 @@ impl Generator {
             epilogue_refused: false,
             epilogue_product: None,
             uniform: std::collections::HashSet::new(),
+            gathers: Vec::new(),
         }
     }
 

@@ -134,6 +134,23 @@ impl Generator {
         base
     }
 
+    /// The gather flags' base name (declared on the kernel's first gather,
+    /// written) and the slot of the gather `node` (its address: a node
+    /// generated again, at another index or in a replayed shared sub-tree,
+    /// keeps its slot), in the order the binder records them.
+    pub(crate) fn gather_flags(&mut self, node: usize) -> (String, usize) {
+        let base = self.buffer(Identity::GatherFlags, "int", false);
+        self.mark_written(Identity::GatherFlags);
+        let slot = match self.gathers.iter().position(|&n| n == node) {
+            Some(slot) => slot,
+            None => {
+                self.gathers.push(node);
+                self.gathers.len() - 1
+            }
+        };
+        (base, slot)
+    }
+
     /// Records that buffer `identity` is read at `at` (for alias detection).
     pub fn note_read(&mut self, identity: Identity, at: &Index) {
         self.reads.push((identity, at.clone()));

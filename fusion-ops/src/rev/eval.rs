@@ -7,7 +7,7 @@ use crate::outputs::OutputList;
 use crate::reductions::{ColwiseReduction, ReduceOp};
 use crate::rev::{Both, Dependence, Depends, Differentiable, Var};
 use crate::transpose_product::TransposeVectorMultiply;
-use clfuse_core::{ClType, Expr, IntoOperand, Result};
+use clfuse_core::{ClType, Expr, IntoOperand, MatrixCl, Result};
 
 /// `.eval()` of an expression.
 pub trait Eval: IntoOperand + Sized
@@ -39,6 +39,16 @@ where
 
 impl<O: Differentiable> Eval for Expr<O> {}
 impl<O: Differentiable> Eval for &Expr<O> {}
+/// A copy (of a matrix: one kernel), so that `.eval()` works on every
+/// [`Expression`](crate::Expression), leaves included.
+impl<T: ClType> Eval for &MatrixCl<T> {}
+/// A copy: one kernel.
+impl<T: ClType> Eval for MatrixCl<T> {}
+/// A new variable equal to this one (a recorded step), so that `.eval()`
+/// works on every [`Expression`](crate::Expression), leaves included.
+impl<T: ClType> Eval for &Var<T> {}
+/// A new variable equal to this one (a recorded step).
+impl<T: ClType> Eval for Var<T> {}
 
 /// `colwise_sum(e).eval()` by one kernel that also computes `also` (checks
 /// of the operands, say): a `MatrixCl` of constants, a [`Var`] and a

@@ -2,6 +2,7 @@
 //! tangents at the index its value reads (the same parameters, declared in
 //! the same order as its `generate`).
 
+use crate::gather_checks::{guarded_read_end, guarded_read_start};
 use crate::generator::{Generator, Index};
 use crate::operation::Operation;
 use crate::rev::{Both, Depends, Differentiable, Dual, ProductReads, hoist};
@@ -208,23 +209,22 @@ where
     C: Differentiable + Operation<Scalar = i32>,
 {
     fn generate_tangents(&self, g: &mut Generator, at: &Index) -> Result<Dual> {
+        // The value's read as `Operation::generate` makes it (its index
+        // check included); the tangents are declared before the `if`.
         let r = self.row_index.generate(g, at);
         let c = self.col_index.generate(g, at);
-        let (m_rows, m_cols) = (g.value_param("int"), g.value_param("int"));
-        let var = g.declare(M::Scalar::CL_NAME, "0");
+        let read = guarded_read_start(g, self.node(), &r, &c, M::Scalar::CL_NAME);
         let mut point = g.insertion_point();
+        read.open(g);
         let mut hoisted = Vec::new();
-        g.statement(&format!(
-            "if ({r} >= 0 && {r} < {m_rows} && {c} >= 0 && {c} < {m_cols}) {{"
-        ));
         g.open_scope();
         let x = self.matrix.generate_tangents(g, &Index::new(r, c))?;
-        g.statement(&format!("{var} = {};", x.value));
+        g.statement(&format!("{} = {};", read.var, x.value));
         hoist(g, &mut point, M::Scalar::CL_NAME, &x, &mut hoisted);
         g.close_scope();
-        g.statement("}");
+        guarded_read_end(g, &read, at);
         Ok(Dual {
-            value: var,
+            value: read.var,
             tangents: hoisted,
         })
     }

@@ -11,9 +11,10 @@ use std::ops;
 /// (`&MatrixCl<T>`), a variable (`&Var<T>`, reverse mode), an expression
 /// (`Expr<_>` or `&Expr<_>`, constant or reading variables), and what a
 /// helper bounded by it returns. One bound instead of the operator traits
-/// each: a generic helper takes `E: Expression<f64, D>` (generic over `D`
-/// too) and returns `impl Expression<f64, D>`, which keeps what `.eval()`
-/// gives (`D` of a helper of two expressions: `rev::Both<D1, D2>`); its
+/// each: a generic helper takes `E: Expression<f64, D>` (generic over
+/// `D: ExprDependence` too) and returns `impl Expression<f64, D>`, which
+/// keeps what `.eval()` gives (`D` of a helper of two expressions:
+/// `rev::Both<D1, D2>`); its
 /// result goes on to another helper, to an
 /// element-wise function (`exp`, `square`), a reduction (`colwise_sum`),
 /// an output, or `.eval()` (a `MatrixCl` of constants, a `Var` of
@@ -30,17 +31,14 @@ use std::ops;
 /// per element); to share a helper's result, name it as an `Expr`
 /// (`let z = standardize(&x, mu, s).into_expr();`) and pass `&z`.
 ///
-/// WORK IN PROGRESS: this example does not type-check yet (the result's
-/// dependence `D::Or<Constant>` does not normalise to a generic `D`).
-///
-/// ```ignore
+/// ```
 /// use clfuse_ops::prelude::*;
-/// use clfuse_ops::rev::{self, Dependence, Var};
+/// use clfuse_ops::rev::{self, ExprDependence, Var};
 ///
-/// fn standardize<D: Dependence, E: Expression<f64, D>>(e: E, mu: f64, s: f64) -> impl Expression<f64, D> {
+/// fn standardize<D: ExprDependence, E: Expression<f64, D>>(e: E, mu: f64, s: f64) -> impl Expression<f64, D> {
 ///     (e - mu) / s
 /// }
-/// fn squared_plus<D: Dependence, E: Expression<f64, D> + Copy>(e: E) -> impl Expression<f64, D> {
+/// fn squared_plus<D: ExprDependence, E: Expression<f64, D> + Copy>(e: E) -> impl Expression<f64, D> {
 ///     square(e) + e
 /// }
 ///
@@ -71,10 +69,10 @@ pub trait Expression<T: ClType, D: Dependence>:
     /// The expression as an [`Expr`], which has every operator (a scalar
     /// on the left, another expression on the right).
     ///
-    /// ```ignore
+    /// ```
     /// use clfuse_ops::prelude::*;
-    /// use clfuse_ops::rev::Dependence;
-    /// fn one_minus<D: Dependence, E: Expression<f64, D>>(e: E) -> impl Expression<f64, D> {
+    /// use clfuse_ops::rev::ExprDependence;
+    /// fn one_minus<D: ExprDependence, E: Expression<f64, D>>(e: E) -> impl Expression<f64, D> {
     ///     1.0 - e.into_expr()
     /// }
     /// let x = MatrixCl::from_slice(2, 1, &[0.25f64, 1.0])?;

@@ -1,16 +1,12 @@
-//! WORK IN PROGRESS, not declared in main.rs: the helpers below fail to
-//! type-check (`impl Expression<f64, D>` of `(e - mu) / s` has the
-//! dependence `D::Or<Constant>::Or<Constant>`, which does not normalise to a
-//! generic `D`). See the branch report.
 //! Generic helpers bounded by `Expression<f64>` compile, compose and give
 //! the same values with matrices, expressions and variables (gradients
 //! against the analytic derivative).
 
 use clfuse::Result;
 use clfuse::prelude::*;
-use clfuse::rev::{self, Both, Dependence, Var};
+use clfuse::rev::{self, Both, ExprDependence, Var};
 
-fn standardize<D: Dependence, E: Expression<f64, D>>(
+fn standardize<D: ExprDependence, E: Expression<f64, D>>(
     e: E,
     mu: f64,
     s: f64,
@@ -19,17 +15,17 @@ fn standardize<D: Dependence, E: Expression<f64, D>>(
 }
 
 /// `e² + e`: uses its argument twice.
-fn square_plus<D: Dependence, E: Expression<f64, D> + Copy>(e: E) -> impl Expression<f64, D> {
+fn square_plus<D: ExprDependence, E: Expression<f64, D> + Copy>(e: E) -> impl Expression<f64, D> {
     square(e) + e
 }
 
 /// `1 - exp(-e)`: a scalar on the left, through `into_expr`.
-fn one_minus_exp_neg<D: Dependence, E: Expression<f64, D>>(e: E) -> impl Expression<f64, D> {
+fn one_minus_exp_neg<D: ExprDependence, E: Expression<f64, D>>(e: E) -> impl Expression<f64, D> {
     1.0 - exp(-e).into_expr()
 }
 
 /// `a * 2 + b`: two generic expressions.
-fn twice_plus<DA: Dependence, DB: Dependence, A: Expression<f64, DA>, B: Expression<f64, DB>>(
+fn twice_plus<DA: ExprDependence, DB: ExprDependence, A: Expression<f64, DA>, B: Expression<f64, DB>>(
     a: A,
     b: B,
 ) -> impl Expression<f64, Both<DA, DB>> {

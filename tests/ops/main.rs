@@ -9,6 +9,7 @@ mod common;
 
 mod basic_kernels;
 mod epilogue;
+mod expression_helpers;
 mod gather_errors;
 mod golden_sources;
 mod gp_covariance;

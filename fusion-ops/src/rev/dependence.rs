@@ -140,3 +140,11 @@ impl Dependence for Variable {
 
 /// The dependence of a two-operand operation: variable if either operand is.
 pub type Both<A, B> = <A as Dependence>::Or<B>;
+
+/// The dependence of a generic helper's expression (`Constant` or
+/// `Variable`): one that a constant operand leaves as it is, so that
+/// `(e - mu) / s` and `square(e) + e` have the dependence of `e` (see
+/// [`crate::Expression`]).
+pub trait ExprDependence: Sized + Dependence<Or<Constant> = Self, Or<Self> = Self> {}
+impl ExprDependence for Constant {}
+impl ExprDependence for Variable {}

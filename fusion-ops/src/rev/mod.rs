@@ -68,7 +68,7 @@ pub(crate) mod var;
 pub(crate) mod var_load;
 
 pub use chain::{hoist, local_derivative};
-pub use dependence::{Both, Constant, Dependence, Depends, Variable};
+pub use dependence::{Both, Constant, Dependence, Depends, ExprDependence, Variable};
 pub use differentiable::Differentiable;
 pub use dual::{Dual, Occurrence};
 pub use eval::{Eval, ReductionMethods, eval_colwise_sum_with};

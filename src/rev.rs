@@ -216,17 +216,54 @@ pub fn tri_inverse(a: impl Operand) -> Result<Var> {
     })
 }
 
-/// A GLM parameter from a device matrix: `1 x 1` (read by the kernel, or
-/// by the host where it must be positive) or `n x 1`.
-fn glm_alpha(alpha: &MatrixCl<f64>) -> Result<Param<'_>> {
-    match (alpha.rows(), alpha.cols()) {
-        (1, 1) => Ok(Param::Device(alpha)),
-        (_, 1) => Ok(Param::Vector(alpha)),
-        (r, c) => Err(Error::InvalidArgument {
-            function: "rev glm",
-            argument: "alpha",
-            reason: format!("must be 1 x 1 or n x 1, is {r} x {c}"),
-        }),
+/// An intercept or auxiliary parameter (`sigma`, `phi`) of a GLM leaf: a
+/// number, a matrix (`1 x 1`, read by the kernel, or `n x 1`) or a
+/// variable of either shape.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::rev::{self, Var};
+/// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+/// let beta = Var::new(MatrixCl::from_slice(1, 1, &[0.5])?);
+/// // intercept and sigma as numbers
+/// let lp = rev::normal_id_glm(&[0.5, -0.5][..], &x, 0.0, &beta, 1.0)?;
+/// lp.grad()?;
+/// assert!((beta.adjoint().to_vec()?[0]).abs() < 1e-12); // a perfect fit
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub trait GlmScalar {
+    /// The GLM's view of it.
+    #[doc(hidden)]
+    fn param(&self, argument: &'static str) -> Result<Param<'_>>;
+    /// The variable, if it is one.
+    #[doc(hidden)]
+    fn variable(&self) -> Option<&Var>;
+}
+
+impl GlmScalar for f64 {
+    fn param(&self, _: &'static str) -> Result<Param<'_>> {
+        Ok(Param::Scalar(*self))
+    }
+    fn variable(&self) -> Option<&Var> {
+        None
+    }
+}
+
+impl<O: Operand> GlmScalar for O {
+    fn param(&self, argument: &'static str) -> Result<Param<'_>> {
+        let m = self.value();
+        match (m.rows(), m.cols()) {
+            (1, 1) => Ok(Param::Device(m)),
+            (_, 1) => Ok(Param::Vector(m)),
+            (r, c) => Err(Error::InvalidArgument {
+                function: "rev glm",
+                argument,
+                reason: format!("must be 1 x 1 or n x 1, is {r} x {c}"),
+            }),
+        }
+    }
+    fn variable(&self) -> Option<&Var> {
+        Operand::variable(self)
     }
 }
 
@@ -243,10 +280,10 @@ fn glm_leaf(value: f64, parents: &[&Var], gradients: Vec<MatrixCl<f64>>) -> Resu
 ///
 /// [`GlmOutput::into_gradients`]: crate::glm::GlmOutput::into_gradients
 fn glm_var(
-    slots: [Option<&dyn Operand>; 4],
+    slots: [Option<&Var>; 4],
     run: impl FnOnce(&GlmOptions) -> Result<crate::glm::GlmOutput>,
 ) -> Result<Var> {
-    let is_var = |k: usize| slots[k].is_some_and(|o| o.variable().is_some());
+    let is_var = |k: usize| slots[k].is_some();
     let wrt = Wrt {
         alpha: is_var(0),
         beta: is_var(1),
@@ -258,7 +295,7 @@ fn glm_var(
     let mut vars = Vec::new();
     let mut gradients = Vec::new();
     for (slot, gradient) in slots.iter().zip(out.into_gradients()) {
-        if let (Some(var), Some(gradient)) = (slot.and_then(|o| o.variable()), gradient) {
+        if let (Some(var), Some(gradient)) = (*slot, gradient) {
             vars.push(var);
             gradients.push(gradient);
         }
@@ -275,12 +312,12 @@ macro_rules! linear_glm {
             n: impl Into<Outcomes<'a, $y>>,
             N: impl Into<Outcomes<'a, $y>>,
             x: impl Operand,
-            alpha: impl Operand,
+            alpha: impl GlmScalar,
             beta: impl Operand,
         ) -> Result<Var> {
             let (n, N): (Outcomes<'_, $y>, Outcomes<'_, $y>) = (n.into(), N.into());
-            glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
-                $glm(n, N, x.value(), glm_alpha(alpha.value())?, beta.value(), options)
+            glm_var([GlmScalar::variable(&alpha), Operand::variable(&beta), Operand::variable(&x), None], |options| {
+                $glm(n, N, x.value(), alpha.param("alpha")?, beta.value(), options)
             })
         }
     };
@@ -291,18 +328,18 @@ macro_rules! linear_glm {
         pub fn $name<'a>(
             y: impl Into<Outcomes<'a, $y>>,
             x: impl Operand,
-            alpha: impl Operand,
+            alpha: impl GlmScalar,
             beta: impl Operand,
-            $aux: impl Operand,
+            $aux: impl GlmScalar,
         ) -> Result<Var> {
             let y: Outcomes<'_, $y> = y.into();
-            glm_var([Some(&alpha), Some(&beta), Some(&x), Some(&$aux)], |options| {
+            glm_var([GlmScalar::variable(&alpha), Operand::variable(&beta), Operand::variable(&x), GlmScalar::variable(&$aux)], |options| {
                 $glm(
                     y,
                     x.value(),
-                    glm_alpha(alpha.value())?,
+                    alpha.param("alpha")?,
                     beta.value(),
-                    glm_alpha($aux.value())?,
+                    $aux.param(stringify!($aux))?,
                     options,
                 )
             })
@@ -313,12 +350,12 @@ macro_rules! linear_glm {
         pub fn $name<'a>(
             y: impl Into<Outcomes<'a, $y>>,
             x: impl Operand,
-            alpha: impl Operand,
+            alpha: impl GlmScalar,
             beta: impl Operand,
         ) -> Result<Var> {
             let y: Outcomes<'_, $y> = y.into();
-            glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
-                $glm(y, x.value(), glm_alpha(alpha.value())?, beta.value(), options)
+            glm_var([GlmScalar::variable(&alpha), Operand::variable(&beta), Operand::variable(&x), None], |options| {
+                $glm(y, x.value(), alpha.param("alpha")?, beta.value(), options)
             })
         }
     };
@@ -436,9 +473,23 @@ pub fn categorical_logit_glm<'a>(
     beta: impl Operand,
 ) -> Result<Var> {
     let y: Outcomes<'_, i32> = y.into();
-    glm_var([Some(&alpha), Some(&beta), Some(&x), None], |options| {
-        crate::glm::categorical_logit_glm_lpmf(y, x.value(), alpha.value(), beta.value(), options)
-    })
+    glm_var(
+        [
+            Operand::variable(&alpha),
+            Operand::variable(&beta),
+            Operand::variable(&x),
+            None,
+        ],
+        |options| {
+            crate::glm::categorical_logit_glm_lpmf(
+                y,
+                x.value(),
+                alpha.value(),
+                beta.value(),
+                options,
+            )
+        },
+    )
 }
 
 /// `ordered_logistic_glm_lpmf` as a differentiable `1 x 1` variable
@@ -461,15 +512,23 @@ pub fn ordered_logistic_glm<'a>(
     cutpoints: impl Operand,
 ) -> Result<Var> {
     let y: Outcomes<'_, i32> = y.into();
-    glm_var([None, Some(&beta), Some(&x), Some(&cutpoints)], |options| {
-        crate::glm::ordered_logistic_glm_lpmf(
-            y,
-            x.value(),
-            beta.value(),
-            cutpoints.value(),
-            options,
-        )
-    })
+    glm_var(
+        [
+            None,
+            Operand::variable(&beta),
+            Operand::variable(&x),
+            Operand::variable(&cutpoints),
+        ],
+        |options| {
+            crate::glm::ordered_logistic_glm_lpmf(
+                y,
+                x.value(),
+                beta.value(),
+                cutpoints.value(),
+                options,
+            )
+        },
+    )
 }
 
 /// The GLMs written as expressions of variables and differentiated by the
@@ -483,16 +542,17 @@ pub fn ordered_logistic_glm<'a>(
 /// both forms' figures.
 pub mod composed {
     use super::*;
+    use crate::dist::Real;
 
-    /// `x·β + α` with `α` a `1 x 1` or `n x 1` variable, as an expression:
-    /// the likelihood's step computes it inline (η is never stored).
-    fn linear_predictor<'a>(
+    /// `x·β + α` with `α` a number, or a `1 x 1` or `n x 1` matrix or
+    /// variable, as an expression: the likelihood's step computes it inline
+    /// (η is never stored).
+    fn linear_predictor<'a, A: Real>(
         x: &'a MatrixCl<f64>,
-        alpha: &'a Var,
+        alpha: &'a A,
         beta: &'a Var,
     ) -> Expr<impl Differentiable<Scalar = f64, Dependence = Variable> + 'a> {
-        let n = x.rows();
-        matrix_vector_multiply(x, beta) + optional_broadcast(alpha, n, 1)
+        matrix_vector_multiply(x, beta) + alpha.leaf(x.rows())
     }
 
     /// Bernoulli-logit log mass `Σ log_inv_logit(s·η)`, `s = 2y - 1`.
@@ -510,10 +570,10 @@ pub mod composed {
     pub fn bernoulli_logit_glm(
         y: &MatrixCl<i32>,
         x: &MatrixCl<f64>,
-        alpha: &Var,
+        alpha: impl Real,
         beta: &Var,
     ) -> Result<Var> {
-        let eta = linear_predictor(x, alpha, beta);
+        let eta = linear_predictor(x, &alpha, beta);
         let sign = (2 * y - 1).cast::<f64>();
         colwise_sum(log_inv_logit(elt_multiply(sign, eta))).eval()
     }
@@ -535,10 +595,10 @@ pub mod composed {
         n: &MatrixCl<i32>,
         N: &MatrixCl<i32>,
         x: &MatrixCl<f64>,
-        alpha: &Var,
+        alpha: impl Real,
         beta: &Var,
     ) -> Result<Var> {
-        let eta = linear_predictor(x, alpha, beta);
+        let eta = linear_predictor(x, &alpha, beta);
         let eta = &eta;
         let (n, trials) = (n.cast::<f64>(), N.cast::<f64>());
         let (n, trials) = (&n, &trials);
@@ -553,10 +613,10 @@ pub mod composed {
     pub fn poisson_log_glm(
         y: &MatrixCl<i32>,
         x: &MatrixCl<f64>,
-        alpha: &Var,
+        alpha: impl Real,
         beta: &Var,
     ) -> Result<Var> {
-        let eta = linear_predictor(x, alpha, beta);
+        let eta = linear_predictor(x, &alpha, beta);
         let eta = &eta;
         let y = y.cast::<f64>();
         let y = &y;
@@ -568,13 +628,12 @@ pub mod composed {
     pub fn normal_id_glm(
         y: &MatrixCl<f64>,
         x: &MatrixCl<f64>,
-        alpha: &Var,
+        alpha: impl Real,
         beta: &Var,
-        sigma: &Var,
+        sigma: impl Real,
     ) -> Result<Var> {
-        let n = x.rows();
-        let eta = linear_predictor(x, alpha, beta);
-        let sigma = optional_broadcast(sigma, n, 1);
+        let eta = linear_predictor(x, &alpha, beta);
+        let sigma = sigma.leaf(x.rows());
         let sigma = &sigma;
         let z = elt_divide(y - eta, sigma);
         colwise_sum(-0.5f64 * square(z) - log(sigma) - 0.918_938_533_204_672_8).eval()

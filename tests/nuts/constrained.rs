@@ -134,7 +134,10 @@ fn readme_eight_schools() -> Result<()> {
     // posteriordb's reference for eight_schools_noncentered: mu 4.4 (sd
     // 3.3), tau 3.6 (sd 3.2); a short run, so a loose check.
     let mu_row = summary.row("mu").expect("mu");
-    assert!((mu_row.mean - 4.4).abs() < 4.0 * mu_row.mcse_mean + 0.3, "{mu_row:?}");
+    assert!(
+        (mu_row.mean - 4.4).abs() < 4.0 * mu_row.mcse_mean + 0.3,
+        "{mu_row:?}"
+    );
     let tau_row = summary.row("tau").expect("tau");
     assert!(tau_row.mean > 2.0 && tau_row.mean < 5.5, "{tau_row:?}");
     assert!(summary.max_rhat() < 1.05, "R-hat {}", summary.max_rhat());

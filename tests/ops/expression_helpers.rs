@@ -25,7 +25,12 @@ fn one_minus_exp_neg<D: ExprDependence, E: Expression<f64, D>>(e: E) -> impl Exp
 }
 
 /// `a * 2 + b`: two generic expressions.
-fn twice_plus<DA: ExprDependence, DB: ExprDependence, A: Expression<f64, DA>, B: Expression<f64, DB>>(
+fn twice_plus<
+    DA: ExprDependence,
+    DB: ExprDependence,
+    A: Expression<f64, DA>,
+    B: Expression<f64, DB>,
+>(
     a: A,
     b: B,
 ) -> impl Expression<f64, Both<DA, DB>> {

@@ -211,6 +211,46 @@ pub(crate) fn check_against_fd(
     rev::clear()
 }
 
+/// Numbers and constant matrices for the intercept and `sigma` give the
+/// leaf and its composed form the same value and `beta` gradient as `1 x 1`
+/// variables holding the same values.
+#[test]
+fn glm_scalars_as_numbers_matrices_or_variables() -> Result<()> {
+    let (n, p) = (33, 3);
+    let x = MatrixCl::from_slice(n, p, &values(n * p, 2.5))?;
+    let y = MatrixCl::from_slice(n, 1, &values(n, 3.5))?;
+    let beta = Var::new(MatrixCl::from_slice(p, 1, &values(p, 4.5))?);
+    let alpha_var = Var::new(MatrixCl::from_slice(1, 1, &[0.3])?);
+    let sigma_var = Var::new(MatrixCl::from_slice(1, 1, &[1.3])?);
+    let alpha_matrix = MatrixCl::from_slice(1, 1, &[0.3])?;
+    let sigma_matrix = MatrixCl::from_slice(1, 1, &[1.3])?;
+    let run = |f: &dyn Fn() -> Result<Var>| -> Result<(f64, Vec<f64>)> {
+        let (value, g) = rev::value_and_grad(&[&beta], f)?;
+        Ok((value, g[0].to_vec()?))
+    };
+    let want = run(&|| rev::normal_id_glm(&y, &x, &alpha_var, &beta, &sigma_var))?;
+    let forms: [(&str, &dyn Fn() -> Result<Var>); 4] = [
+        ("leaf, numbers", &|| {
+            rev::normal_id_glm(&y, &x, 0.3, &beta, 1.3)
+        }),
+        ("leaf, matrices", &|| {
+            rev::normal_id_glm(&y, &x, &alpha_matrix, &beta, &sigma_matrix)
+        }),
+        ("composed, numbers", &|| {
+            rev::composed::normal_id_glm(&y, &x, 0.3, &beta, 1.3)
+        }),
+        ("composed, matrices", &|| {
+            rev::composed::normal_id_glm(&y, &x, &alpha_matrix, &beta, &sigma_matrix)
+        }),
+    ];
+    for (name, f) in forms {
+        let (value, gradient) = run(f)?;
+        close(name, &[value], &[want.0], 1e-10);
+        close(name, &gradient, &want.1, 1e-10);
+    }
+    rev::clear()
+}
+
 #[test]
 fn glm_leaves_match_finite_differences_in_every_operand() -> Result<()> {
     for (n, p) in [(1, 1), (33, 3)] {

@@ -235,7 +235,8 @@ pub(crate) fn unconstrain(
                     Constraint::Upper(_) => (f64::NEG_INFINITY, lower(i)),
                     _ => (lower(i), upper(i)),
                 };
-                if !(v > l && v < u) && !(v == l && l == f64::NEG_INFINITY) {
+                let inside = v > l && v < u;
+                if !inside {
                     return Err(fail(i, v, &format!("strictly between {l} and {u}")));
                 }
                 x.push(match (l.is_finite(), u.is_finite()) {
@@ -324,7 +325,7 @@ pub(crate) fn unconstrain(
                 for j in 0..=i.min(cols.saturating_sub(1)) {
                     let v = y[i + j * rows];
                     if i == j {
-                        if !(v > 0.0) {
+                        if v.is_nan() || v <= 0.0 {
                             return Err(fail(i + j * rows, v, "positive (a diagonal element)"));
                         }
                         x.push(v.ln());
@@ -371,7 +372,7 @@ pub(crate) fn unconstrain(
 }
 
 fn check_simplex(y: &[f64], tolerance: f64) -> std::result::Result<(), (usize, f64, &'static str)> {
-    if let Some((i, &v)) = y.iter().enumerate().find(|(_, v)| !(**v > 0.0)) {
+    if let Some((i, &v)) = y.iter().enumerate().find(|(_, v)| v.is_nan() || **v <= 0.0) {
         return Err((i, v, "positive (a simplex element)"));
     }
     let total: f64 = y.iter().sum();
@@ -388,7 +389,7 @@ fn check_unit_row(
     tolerance: f64,
 ) -> std::result::Result<(), (usize, f64, &'static str)> {
     let norm2: f64 = (0..=i).map(|j| y[i + j * k].powi(2)).sum();
-    if (norm2 - 1.0).abs() > tolerance || !(y[i + i * k] > 0.0) {
+    if (norm2 - 1.0).abs() > tolerance || y[i + i * k].is_nan() || y[i + i * k] <= 0.0 {
         return Err((
             i + i * k,
             y[i + i * k],

@@ -108,7 +108,7 @@ fn main() -> Result<()> {
     println!("whole run {elapsed:.2} s");
 
     for reference in &REFERENCE {
-        check_reference(EXAMPLE, &fit, reference)?;
+        check_reference(EXAMPLE, &fit, &summary, reference)?;
     }
     let converged = summary.max_rhat() < 1.01; // NaN fails
     if !converged {

@@ -5,8 +5,9 @@
 
 use clfuse::nuts::diagnostics::mcse_mean;
 use clfuse::nuts::nuts_rs::CpuLogpFunc;
-use clfuse::nuts::{ChainDraws, ChainResult, DensityError, Fit};
+use clfuse::nuts::{ChainDraws, ChainResult, DensityError, Fit, Summary};
 use clfuse::{Error, Result};
+use std::borrow::Cow;
 use std::time::Instant;
 
 mod flags;
@@ -99,7 +100,7 @@ pub fn report_run(name: &str, run: &ChainResult) {
 /// A published posterior summary of one column: its mean and mean square,
 /// each with its Monte Carlo standard error (posteriordb's form).
 pub struct Reference {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     pub mean: (f64, f64),
     pub mean_square: (f64, f64),
 }
@@ -107,9 +108,18 @@ pub struct Reference {
 impl Reference {
     pub const fn new(name: &'static str, mean: (f64, f64), mean_square: (f64, f64)) -> Self {
         Reference {
-            name,
+            name: Cow::Borrowed(name),
             mean,
             mean_square,
+        }
+    }
+
+    /// A reference computed exactly (no Monte Carlo error).
+    pub fn exact(name: String, mean: f64, sd: f64) -> Self {
+        Reference {
+            name: Cow::Owned(name),
+            mean: (mean, 0.0),
+            mean_square: (mean * mean + sd * sd, 0.0),
         }
     }
 
@@ -139,12 +149,16 @@ pub fn mcse_sd(chains: &[Vec<f64>]) -> f64 {
 /// Checks one column of `fit` against a published reference: mean and sd
 /// each within 4 combined Monte Carlo standard errors (this run's and the
 /// reference's, independent runs).
-pub fn check_reference(example: &'static str, fit: &Fit, reference: &Reference) -> Result<()> {
-    let name = reference.name;
+pub fn check_reference(
+    example: &'static str,
+    fit: &Fit,
+    summary: &Summary,
+    reference: &Reference,
+) -> Result<()> {
+    let name = &*reference.name;
     let chains = fit
         .column(name)
         .ok_or_else(|| failed(example, "fit", format!("has no column `{name}`")))?;
-    let summary = fit.summary();
     let row = summary
         .row(name)
         .ok_or_else(|| failed(example, "fit", format!("has no column `{name}`")))?;
@@ -190,4 +204,20 @@ pub fn with_columns(fit: &Fit, names: &[String], f: impl Fn(&[f64]) -> Vec<f64>)
         })
         .collect();
     Fit::new([fit.column_names(), names].concat(), chains)
+}
+
+/// Standard normal draws from a fixed seed (xorshift64 and Box-Muller):
+/// synthetic data that every run and platform reproduces.
+pub fn normals(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed.max(1);
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    move || {
+        let (u, v) = (uniform().max(f64::MIN_POSITIVE), uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }

@@ -57,5 +57,7 @@ test: opencl
 	cargo test --features nuts --test nuts
 	cargo run --features nuts --example logistic_nuts -- --quick
 	cargo run --features nuts --example gp_nuts -- --quick
+	cargo run --features nuts --example eight_schools -- --quick
+	cargo run --features nuts --example regression -- --quick
 	cargo run --example mixture_estep -- --quick
 	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

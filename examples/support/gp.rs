@@ -1,6 +1,8 @@
 //! The Gaussian-process regression model of `gp_nuts` (paper Figure 7):
-//! synthetic data drawn from the model, the device model and the same model
-//! on the CPU with faer. Shared by the example and `bench_report --suite seeds`.
+//! synthetic data drawn from the model, the device model written by hand on
+//! the log scale (`bench_report --suite seeds` times it; `gp_nuts` declares
+//! the same model with `clfuse::params` instead) and the same model on the
+//! CPU with faer. Shared by the example and `bench_report --suite seeds`.
 
 use clfuse::nuts::DensityError;
 use clfuse::nuts::nuts_rs::{CpuLogpFunc, CpuMathError, HasDims};

@@ -3,9 +3,11 @@
 
 #![allow(dead_code)]
 
+use clfuse::nuts::diagnostics::mcse_mean;
 use clfuse::nuts::nuts_rs::CpuLogpFunc;
-use clfuse::nuts::{ChainResult, DensityError};
+use clfuse::nuts::{ChainDraws, ChainResult, DensityError, Fit, Summary};
 use clfuse::{Error, Result};
+use std::borrow::Cow;
 use std::time::Instant;
 
 mod flags;
@@ -93,4 +95,129 @@ pub fn report_run(name: &str, run: &ChainResult) {
         run.elapsed.as_secs_f64() * 1e6 / run.leapfrog_steps.max(1) as f64,
         run.divergences
     );
+}
+
+/// A published posterior summary of one column: its mean and mean square,
+/// each with its Monte Carlo standard error (posteriordb's form).
+pub struct Reference {
+    pub name: Cow<'static, str>,
+    pub mean: (f64, f64),
+    pub mean_square: (f64, f64),
+}
+
+impl Reference {
+    pub const fn new(name: &'static str, mean: (f64, f64), mean_square: (f64, f64)) -> Self {
+        Reference {
+            name: Cow::Borrowed(name),
+            mean,
+            mean_square,
+        }
+    }
+
+    /// A reference computed exactly (no Monte Carlo error).
+    pub fn exact(name: String, mean: f64, sd: f64) -> Self {
+        Reference {
+            name: Cow::Owned(name),
+            mean: (mean, 0.0),
+            mean_square: (mean * mean + sd * sd, 0.0),
+        }
+    }
+
+    /// The sd and its MCSE: `sqrt(E[x²] - E[x]²)`, the error of `E[x²]`
+    /// carried by the delta method (it dominates that of `E[x]²`).
+    pub fn sd(&self) -> (f64, f64) {
+        let sd = (self.mean_square.0 - self.mean.0 * self.mean.0).sqrt();
+        (sd, self.mean_square.1 / (2.0 * sd))
+    }
+}
+
+/// The Monte Carlo standard error of the draws' sd: the delta method on
+/// the mean of the squared deviations, with that mean's own ESS (the
+/// `posterior` package's `mcse_sd` in its simple form).
+pub fn mcse_sd(chains: &[Vec<f64>]) -> f64 {
+    let all: Vec<f64> = chains.concat();
+    let n = all.len() as f64;
+    let mean = all.iter().sum::<f64>() / n;
+    let squares: Vec<Vec<f64>> = chains
+        .iter()
+        .map(|c| c.iter().map(|v| (v - mean).powi(2)).collect())
+        .collect();
+    let variance = squares.concat().iter().sum::<f64>() / (n - 1.0);
+    mcse_mean(&squares) / (2.0 * variance.sqrt())
+}
+
+/// Checks one column of `fit` against a published reference: mean and sd
+/// each within 4 combined Monte Carlo standard errors (this run's and the
+/// reference's, independent runs).
+pub fn check_reference(
+    example: &'static str,
+    fit: &Fit,
+    summary: &Summary,
+    reference: &Reference,
+) -> Result<()> {
+    let name = &*reference.name;
+    let chains = fit
+        .column(name)
+        .ok_or_else(|| failed(example, "fit", format!("has no column `{name}`")))?;
+    let row = summary
+        .row(name)
+        .ok_or_else(|| failed(example, "fit", format!("has no column `{name}`")))?;
+    let (mean, mean_error) = reference.mean;
+    let tolerance = 4.0 * row.mcse_mean.hypot(mean_error);
+    // Written so that a NaN (mean or MCSE) fails.
+    let within = (row.mean - mean).abs() <= tolerance;
+    if !within {
+        return Err(failed(
+            example,
+            "posterior mean",
+            format!(
+                "{name}: {:.4} vs reference {mean:.4} (4 MCSE = {tolerance:.4})",
+                row.mean
+            ),
+        ));
+    }
+    let (sd, sd_error) = reference.sd();
+    let tolerance = 4.0 * mcse_sd(&chains).hypot(sd_error);
+    let within = (row.sd - sd).abs() <= tolerance;
+    if !within {
+        return Err(failed(
+            example,
+            "posterior sd",
+            format!(
+                "{name}: {:.4} vs reference {sd:.4} (4 MCSE = {tolerance:.4})",
+                row.sd
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `fit` with more columns, each draw's computed from its values (Stan's
+/// transformed parameters and generated quantities).
+pub fn with_columns(fit: &Fit, names: &[String], f: impl Fn(&[f64]) -> Vec<f64>) -> Result<Fit> {
+    let chains = fit
+        .chains()
+        .iter()
+        .map(|c| ChainDraws {
+            draws: c.draws.iter().map(|d| [d.clone(), f(d)].concat()).collect(),
+            ..c.clone()
+        })
+        .collect();
+    Fit::new([fit.column_names(), names].concat(), chains)
+}
+
+/// Standard normal draws from a fixed seed (xorshift64 and Box-Muller):
+/// synthetic data that every run and platform reproduces.
+pub fn normals(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed.max(1);
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    move || {
+        let (u, v) = (uniform().max(f64::MIN_POSITIVE), uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }

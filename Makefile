@@ -56,7 +56,7 @@ test: opencl
 	# The multi-chain front end: diagnostics against ArviZ, known posteriors.
 	cargo test --features nuts --test nuts
 	cargo run --features nuts --example logistic_nuts -- --quick
-	cargo run --features nuts --example gp_nuts -- --quick
+	cargo run --features nuts --example gp_nuts -- --quick --cpu-run 0
 	cargo run --features nuts --example eight_schools -- --quick
 	cargo run --features nuts --example regression -- --quick
 	cargo run --example mixture_estep -- --quick

@@ -1,6 +1,5 @@
 //! Collecting the kernel arguments of an expression, and which leaves alias.
 
-use crate::gather_checks::GatherCheck;
 use clfuse_core::{Access, ClType, KernelArg, MatrixCl};
 
 /// The buffer bound for an empty matrix (an `n x 0` design, say): the
@@ -284,5 +283,22 @@ pub fn scalar_arg<'a, T: ClType>(value: T) -> KernelArg<'a> {
         0 => KernelArg::Int(value.to_f64() as i32),
         1 => KernelArg::Float(value.to_f64() as f32),
         _ => KernelArg::Double(value.to_f64()),
+    }
+}
+
+/// A gather whose indices a kernel checks: names its first bad index.
+/// (Recorded by the binder; the checks themselves are in
+/// `crate::gather_checks`.)
+pub(crate) trait GatherCheck {
+    /// The error for the gather's first bad index, first seen at flat
+    /// (column-major) position `first` of its result: among its row
+    /// indices, or (`column`) among its column indices (whose row index
+    /// was in range). Reads the index back to name it.
+    fn failure(&self, column: bool, first: i32) -> clfuse_core::Error;
+}
+
+impl std::fmt::Debug for dyn GatherCheck + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GatherCheck")
     }
 }

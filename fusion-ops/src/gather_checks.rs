@@ -11,26 +11,11 @@
 //! sites (`driver.rs`, `epilogue.rs`) attach the flags with
 //! [`Gathers::attach`] and pass them to `driver::complete`.
 
-use crate::binder::Binder;
+use crate::binder::{Binder, GatherCheck};
 use crate::failure_flags::FailureFlags;
 use crate::generator::{Generator, Index};
 use crate::launch_shape::LaunchShape;
-use clfuse_core::{Error, ReadBatch, Result};
-
-/// A gather whose indices a kernel checks: names its first bad index.
-pub(crate) trait GatherCheck {
-    /// The error for the gather's first bad index, first seen at flat
-    /// (column-major) position `first` of its result: among its row
-    /// indices, or (`column`) among its column indices (whose row index
-    /// was in range). Reads the index back to name it.
-    fn failure(&self, column: bool, first: i32) -> Error;
-}
-
-impl std::fmt::Debug for dyn GatherCheck + '_ {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("GatherCheck")
-    }
-}
+use clfuse_core::{ReadBatch, Result};
 
 /// The OpenCL C condition `index` in `0..bound` (both expressions).
 pub(crate) fn in_range(index: &str, bound: &str) -> String {

@@ -2,8 +2,9 @@
 
 use super::{Block, shape_or_err};
 use crate::binder::Binder;
+use crate::binder::GatherCheck;
 use crate::driver::eval_direct;
-use crate::gather_checks::{GatherCheck, guarded_read_end, guarded_read_start};
+use crate::gather_checks::{guarded_read_end, guarded_read_start};
 use crate::generator::{Generator, Index};
 use crate::operation::HeldProduct;
 use crate::operation::combine_shapes;

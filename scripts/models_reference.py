@@ -59,7 +59,7 @@ def timed(model, args, name):
                 chain_method=method, progress_bar=False)
     for run in ("first run (with compilation)", "second run"):
         start = time.perf_counter()
-        mcmc.run(jax.random.PRNGKey(len(run)), *args)
+        mcmc.run(jax.random.PRNGKey(len(run)), *args, extra_fields=("num_steps",))
         jax.block_until_ready(mcmc.get_samples())
         wall = time.perf_counter() - start
         steps = int(np.sum(mcmc.get_extra_fields()["num_steps"]))

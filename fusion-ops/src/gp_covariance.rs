@@ -37,11 +37,11 @@
 use crate::distances::{SquaredDistance, squared_distance_of};
 use crate::functions::{Exp, Square};
 use crate::leaves::{ColIndex, Constant, RowIndex, col_index, constant, row_index};
-use crate::logic::{Equal, Select, eq, select};
-use crate::matrix_functions::{AlongCols, AlongRows};
+use crate::logic::{Equal, Less, Select, eq, lt, select};
+use crate::matrix_functions::AlongCols;
 use crate::operation::Operation;
 use crate::rev::{Var, VarLoad};
-use crate::structural::{ScalarBroadcast, Transpose, indexing, scalar_broadcast};
+use crate::structural::{Indexing, ScalarBroadcast, Transpose, indexing, scalar_broadcast};
 use clfuse_core::expr::{Add, ElewiseDiv, ElewiseMul, Load, MatrixProduct, Scalar, Shared};
 use clfuse_core::{Error, Expr, IntoOperand, MatrixCl, Result};
 
@@ -194,7 +194,16 @@ pub type GpPeriodicCrossCov<X1, X2, S, L, P> =
 /// The node [`gp_dot_prod_cov()`] and [`gp_dot_prod_cross_cov()`] build.
 pub type GpDotProdCov<X1, X2, S> = Add<Magnitude<S>, MatrixProduct<X1, Transpose<X2>>>;
 /// The node [`add_diag()`] builds.
-pub type AddDiag<M, D> = Add<M, Select<Equal<RowIndex, ColIndex>, AlongRows<D>, Scalar<f64>>>;
+pub type AddDiag<M, D> = Add<
+    M,
+    Select<Equal<RowIndex, ColIndex>, Indexing<D, DiagonalIndex, DiagonalIndex>, Scalar<f64>>,
+>;
+/// Where `add_diag` reads its vector at `(i, j)`: element `i` (times the
+/// layout's 0 or 1), kept inside the vector below a tall matrix's diagonal
+/// (those elements are not selected, but a gather is checked wherever it
+/// runs).
+pub type DiagonalIndex =
+    ElewiseMul<Select<Less<RowIndex, Scalar<i32>>, RowIndex, Scalar<i32>>, Scalar<i32>>;
 
 fn invalid(function: &'static str, argument: &'static str, reason: String) -> Error {
     Error::InvalidArgument {
@@ -775,11 +784,9 @@ where
     let m = m.into_operand();
     let (r, c) = matrix_shape("add_diag", "m", &m)?;
     let (a, b) = vector_layout("add_diag", "d", d, r.min(c), "one per diagonal element")?;
-    let along = indexing(
-        Expr(d.gp_operand()),
-        row_index(r, c) * a,
-        row_index(r, c) * b,
-    );
+    let len = r.min(c) as i32;
+    let inside = || select(lt(row_index(r, c), len), row_index(r, c), 0);
+    let along = indexing(Expr(d.gp_operand()), inside() * a, inside() * b);
     let on_diagonal = select(eq(row_index(r, c), col_index(r, c)), along, 0.0f64);
     Ok(Expr(Add(m, on_diagonal.0)))
 }

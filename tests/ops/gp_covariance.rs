@@ -244,3 +244,15 @@ fn covariance_is_one_kernel_after_the_distances() -> Result<()> {
     assert!(cov <= distances + 2, "{cov} vs {distances}");
     Ok(())
 }
+
+/// `add_diag` of a vector on a tall matrix: the rows below the diagonal
+/// read no element of the vector (a gather out of range is an error now).
+#[test]
+fn add_diag_of_a_vector_on_a_tall_matrix() -> Result<()> {
+    let m = Rng::new(10).matrix(7, 3);
+    let v = [0.5, -1.0, 2.0];
+    let got = to_host(&add_diag(&to_device(&m), &MatrixCl::from_slice(3, 1, &v)?)?.eval()?);
+    let want = DMatrix::from_fn(7, 3, |i, j| m[(i, j)] + if i == j { v[i] } else { 0.0 });
+    assert_eq!(got, want);
+    Ok(())
+}

@@ -489,6 +489,9 @@ pub struct Constrained {
     log_jacobian: Option<Var>,
 }
 
+/// `constrained[p]`: the parameter's value. A handle is an index into the
+/// block that declared it; one from another, larger block is out of range
+/// here and panics like a slice index (use [`Constrained::get`] to test).
 impl std::ops::Index<Param> for Constrained {
     type Output = Var;
     fn index(&self, p: Param) -> &Var {
@@ -541,7 +544,7 @@ impl Constrained {
     /// let mut p = Parameters::new();
     /// let s = p.real("s", Constraint::lower(0.0))?;
     /// let v = p.constrain(&Var::new(MatrixCl::from_slice(1, 1, &[0.0])?))?;
-    /// let lp = v.log_density((-1.0 * &v[s]).eval()?)?; // exponential(1) on s
+    /// let lp = v.log_density((-1.0f64 * &v[s]).eval()?)?; // exponential(1) on s
     /// assert_eq!(lp.value().to_vec()?, vec![-1.0]);
     /// # Ok::<(), clfuse::Error>(())
     /// ```
@@ -586,7 +589,7 @@ impl<F: Fn(&Constrained) -> Result<Var> + Sync> Posterior<F> {
     /// use clfuse::rev::Var;
     /// let mut p = Parameters::new();
     /// let mu = p.real("mu", Constraint::Unconstrained)?;
-    /// let model = p.model(move |v| (-0.5 * square(&v[mu])).eval());
+    /// let model = p.model(move |v| (-0.5f64 * square(&v[mu])).eval());
     /// let lp = model.log_density(&Var::new(MatrixCl::from_slice(1, 1, &[2.0])?))?;
     /// assert_eq!(lp.value().to_vec()?, vec![-2.0]);
     /// # Ok::<(), clfuse::Error>(())

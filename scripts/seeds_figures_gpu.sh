@@ -21,8 +21,8 @@ part=${1:-1}
     grep -E "^## |^\| [0-9]" "$OUT/seeds-large/report.md"
   else
     ./bench_report --suite seeds --figures 6,7 --out "$OUT/seeds-67" 2>&1 | tail -20
-    echo "== gp_nuts (n = 1000, D = 2, 500 + 500, device only)"
-    ./gp_nuts --n 1000 --warmup 500 --draws 500 --cpu-run 0 2>&1
+    echo "== gp_nuts (n = 1000, D = 2, one chain, 500 + 500, device only)"
+    ./gp_nuts --n 1000 --chains 1 --warmup 500 --draws 500 --cpu-run 0 2>&1
   fi
 } > "$OUT/summary-$part.txt" 2>&1
 cat "$OUT/summary-$part.txt"

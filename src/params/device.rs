@@ -33,18 +33,22 @@ pub(crate) struct Transformed {
 
 /// Where a parameter's unconstrained values sit in `theta`.
 #[derive(Clone, Copy)]
-pub(crate) struct Block {
+pub(crate) struct Block<'p> {
     pub offset: usize,
     pub len: usize,
     pub rows: usize,
     pub cols: usize,
+    /// For the triangular transforms: where each element of the
+    /// `rows x cols` result reads `theta` ([`triangle_positions`], made
+    /// once when the parameter is declared).
+    pub positions: Option<&'p MatrixCl<i32>>,
 }
 
 type Free<'a> = Expr<DynOp<'a, f64, Variable>>;
 
 /// The parameter's unconstrained values as a `rows x cols` matrix
 /// (column-major, as Stan reads a matrix parameter).
-fn free_matrix(theta: &Var, b: Block) -> Free<'_> {
+fn free_matrix<'a>(theta: &'a Var, b: Block<'_>) -> Free<'a> {
     if b.cols == 1 {
         return boxed(block(theta, b.offset, 0, b.rows, 1));
     }
@@ -54,7 +58,7 @@ fn free_matrix(theta: &Var, b: Block) -> Free<'_> {
 }
 
 /// The unconstrained values as a column.
-fn free_column(theta: &Var, b: Block) -> Free<'_> {
+fn free_column<'a>(theta: &'a Var, b: Block<'_>) -> Free<'a> {
     boxed(block(theta, b.offset, 0, b.len, 1))
 }
 
@@ -67,14 +71,37 @@ where
     rowwise_sum(transpose(rowwise_sum(e))).eval()
 }
 
-/// `rows x cols` positions of a triangle's elements in the parameter's
-/// block (`None` outside the triangle: read as position 0 and masked).
-fn positions(
+/// Where each element of a triangular transform's `rows x cols` result
+/// reads `theta` (positions outside the triangle read the block's first
+/// value and are masked), or `None` for the other constraints. Made once,
+/// when the parameter is declared: an upload per gradient would cost a
+/// host-to-device copy on the sampler's hot path.
+pub(crate) fn triangle_positions(
+    c: &Constraint,
     rows: usize,
     cols: usize,
     offset: usize,
-    at: impl Fn(usize, usize) -> Option<usize>,
-) -> Result<MatrixCl<i32>> {
+) -> Result<Option<MatrixCl<i32>>> {
+    let k = rows;
+    let at: Box<dyn Fn(usize, usize) -> Option<usize>> = match c {
+        Constraint::CholeskyFactorCorr => Box::new(|i, j| (j < i).then(|| i * (i - 1) / 2 + j)),
+        // Stan's read_corr_L: column by column.
+        Constraint::CorrMatrix => Box::new(move |i, j| {
+            (j < i).then(|| j * (k - 1) - j * j.saturating_sub(1) / 2 + (i - j - 1))
+        }),
+        // Row by row with the diagonal; rows below a wide factor's square
+        // part hold `cols` values each.
+        Constraint::CholeskyFactorCov | Constraint::CovMatrix => Box::new(move |i, j| {
+            (j <= i).then(|| {
+                if i < cols {
+                    i * (i + 1) / 2 + j
+                } else {
+                    cols * (cols + 1) / 2 + (i - cols) * cols + j
+                }
+            })
+        }),
+        _ => return Ok(None),
+    };
     let mut index = vec![offset as i32; rows * cols];
     for j in 0..cols {
         for i in 0..rows {
@@ -83,14 +110,23 @@ fn positions(
             }
         }
     }
-    MatrixCl::from_slice(rows, cols, &index)
+    Ok(Some(MatrixCl::from_slice(rows, cols, &index)?))
+}
+
+/// A triangular transform's positions ([`triangle_positions`]).
+fn positions<'p>(b: &Block<'p>) -> Result<&'p MatrixCl<i32>> {
+    b.positions.ok_or_else(|| Error::InvalidArgument {
+        function: "Parameters::constrain",
+        argument: "constraint",
+        reason: "internal: a triangular transform without its positions".into(),
+    })
 }
 
 /// Applies one constraint to `theta`'s block `b`.
 pub(crate) fn transform(
     c: &Constraint,
     theta: &Var,
-    b: Block,
+    b: Block<'_>,
     bounds: &[DeviceBound<'_>],
 ) -> Result<Transformed> {
     let lower = bounds.first().copied();
@@ -170,7 +206,7 @@ fn missing_bound(c: &Constraint) -> Error {
 /// transforms are generic over numbers, data and variables).
 fn with_bound<R>(
     bound: DeviceBound<'_>,
-    b: Block,
+    b: Block<'_>,
     f: impl FnOnce(BoundLeaf<'_>) -> Result<R>,
 ) -> Result<R> {
     match bound {
@@ -205,7 +241,7 @@ enum Side {
 
 fn one_bound(
     theta: &Var,
-    b: Block,
+    b: Block<'_>,
     bound: Option<DeviceBound<'_>>,
     side: Side,
 ) -> Result<Transformed> {
@@ -232,7 +268,12 @@ fn one_bound(
     })
 }
 
-fn lower_upper(theta: &Var, b: Block, l: &BoundLeaf<'_>, u: &BoundLeaf<'_>) -> Result<Transformed> {
+fn lower_upper(
+    theta: &Var,
+    b: Block<'_>,
+    l: &BoundLeaf<'_>,
+    u: &BoundLeaf<'_>,
+) -> Result<Transformed> {
     let x = free_matrix(theta, b);
     on_leaf!(l, |l| on_leaf!(u, |u| {
         let width = u - l;
@@ -248,7 +289,7 @@ fn lower_upper(theta: &Var, b: Block, l: &BoundLeaf<'_>, u: &BoundLeaf<'_>) -> R
 
 fn offset_multiplier(
     theta: &Var,
-    b: Block,
+    b: Block<'_>,
     o: &BoundLeaf<'_>,
     s: &BoundLeaf<'_>,
 ) -> Result<Transformed> {
@@ -265,7 +306,7 @@ fn offset_multiplier(
     }))
 }
 
-fn ordered(theta: &Var, b: Block, positive: bool) -> Result<Transformed> {
+fn ordered(theta: &Var, b: Block<'_>, positive: bool) -> Result<Transformed> {
     let n = b.rows;
     let x = free_column(theta, b);
     let first = eq(row_index(n, 1), 0);
@@ -301,7 +342,7 @@ where
     rowwise_sum(select(before, rowwise_broadcast(transpose(v), rows), 0.0))
 }
 
-fn simplex(theta: &Var, b: Block) -> Result<Transformed> {
+fn simplex(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let (n, m) = (b.rows, b.len);
     if m == 0 {
         return plain(Var::new(MatrixCl::from_slice(n, 1, &vec![1.0; n])?));
@@ -324,7 +365,7 @@ fn simplex(theta: &Var, b: Block) -> Result<Transformed> {
     })
 }
 
-fn unit_vector(theta: &Var, b: Block) -> Result<Transformed> {
+fn unit_vector(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let n = b.rows;
     let x = free_column(theta, b);
     let squared_norm = dot_self(&x).eval()?;
@@ -335,7 +376,7 @@ fn unit_vector(theta: &Var, b: Block) -> Result<Transformed> {
     })
 }
 
-fn sum_to_zero(theta: &Var, b: Block) -> Result<Transformed> {
+fn sum_to_zero(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let (n, m) = (b.rows, b.len);
     if m == 0 {
         return plain(Var::new(MatrixCl::zeros(n, 1)?));
@@ -368,19 +409,14 @@ enum CpcOrder {
 /// The Cholesky factor of a correlation matrix from `K (K - 1) / 2`
 /// canonical partial correlations `z = tanh(x)`: `L_ij = z_ij · sqrt(Π_{k<j}
 /// (1 - z_ik²))`, `L_ii = sqrt(Π_{k<i} (1 - z_ik²))`.
-fn correlation_factor(theta: &Var, b: Block, order: CpcOrder) -> Result<Transformed> {
+fn correlation_factor(theta: &Var, b: Block<'_>, order: CpcOrder) -> Result<Transformed> {
     let k = b.rows;
     if b.len == 0 {
         return plain(Var::new(MatrixCl::from_slice(k, k, &vec![1.0; k * k])?));
     }
-    let at = positions(k, k, b.offset, |i, j| {
-        (j < i).then(|| match order {
-            CpcOrder::RowByRow => i * (i - 1) / 2 + j,
-            CpcOrder::ColumnByColumn => j * (k - 1) - j * j.saturating_sub(1) / 2 + (i - j - 1),
-        })
-    })?;
+    let at = positions(&b)?;
     let strictly_lower = || lt(col_index(k, k), row_index(k, k));
-    let z = select(strictly_lower(), tanh(indexing(theta, &at, 0)), 0.0).eval()?;
+    let z = select(strictly_lower(), tanh(indexing(theta, at, 0)), 0.0).eval()?;
     // log(1 - z²), zero outside the triangle.
     let log_left = log1m(square(&z)).eval()?;
     // Row-wise exclusive prefix sums: a product with ones above the diagonal.
@@ -413,21 +449,13 @@ fn correlation_factor(theta: &Var, b: Block, order: CpcOrder) -> Result<Transfor
 /// An `M x N` lower-triangular factor with a positive diagonal (`exp` of
 /// its values), filled row by row; log-Jacobian the sum of the diagonal's
 /// unconstrained values.
-fn covariance_factor(theta: &Var, b: Block) -> Result<Transformed> {
+fn covariance_factor(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let (rows, cols) = (b.rows, b.cols);
     if b.len == 0 {
         return plain(Var::new(MatrixCl::zeros(rows, cols)?));
     }
-    let at = positions(rows, cols, b.offset, |i, j| {
-        (j <= i).then(|| {
-            if i < cols {
-                i * (i + 1) / 2 + j
-            } else {
-                cols * (cols + 1) / 2 + (i - cols) * cols + j
-            }
-        })
-    })?;
-    let x = indexing(theta, &at, 0).eval()?;
+    let at = positions(&b)?;
+    let x = indexing(theta, at, 0).eval()?;
     let (row, col) = (|| row_index(rows, cols), || col_index(rows, cols));
     let value = select(lt(col(), row()), &x, select(eq(col(), row()), exp(&x), 0.0)).eval()?;
     let log_jacobian = total(select(eq(col(), row()), &x, 0.0))?;

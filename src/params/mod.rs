@@ -45,7 +45,7 @@ mod host;
 
 pub use constraint::{Bound, Constraint};
 
-use clfuse_core::{Error, Result};
+use clfuse_core::{Error, MatrixCl, Result};
 use clfuse_ops::prelude::*;
 use clfuse_ops::rev::Var;
 use device::{Block, DeviceBound};
@@ -72,6 +72,10 @@ struct Entry {
     constraint: Constraint,
     offset: usize,
     len: usize,
+    /// Where a triangular transform reads `theta` (made once, here).
+    positions: Option<MatrixCl<i32>>,
+    /// The host's copy of each data bound (read once, for the host maps).
+    host_data: Vec<Option<Vec<f64>>>,
 }
 
 /// A model's parameter block: names, shapes and constraints, laid out in
@@ -165,6 +169,19 @@ impl Parameters {
                 }
             }
         }
+        let positions = if len > 0 {
+            device::triangle_positions(&constraint, rows, cols, self.dim)?
+        } else {
+            None
+        };
+        let host_data = constraint
+            .bounds()
+            .into_iter()
+            .map(|b| match b {
+                Bound::Data(m) => m.to_vec().map(Some),
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
         self.entries.push(Entry {
             name: name.to_string(),
             rows,
@@ -172,6 +189,8 @@ impl Parameters {
             constraint,
             offset: self.dim,
             len,
+            positions,
+            host_data,
         });
         self.dim += len;
         Ok(Param(self.entries.len() - 1))
@@ -336,6 +355,7 @@ impl Parameters {
                 len: e.len,
                 rows: e.rows,
                 cols: e.cols,
+                positions: e.positions.as_ref(),
             };
             let t = device::transform(&e.constraint, theta, block, &bounds)?;
             drop(bounds);
@@ -364,11 +384,13 @@ impl Parameters {
         e.constraint
             .bounds()
             .into_iter()
-            .map(|b| {
-                Ok(HostBound(match b {
-                    Bound::Number(v) => vec![*v],
-                    Bound::Data(m) => m.to_vec()?,
-                    Bound::Param(p) => constrained.get(p.0).cloned().unwrap_or_default(),
+            .zip(&e.host_data)
+            .map(|(b, data)| {
+                Ok(HostBound(match (b, data) {
+                    (Bound::Number(v), _) => vec![*v],
+                    (Bound::Data(_), Some(values)) => values.clone(),
+                    (Bound::Param(p), _) => constrained.get(p.0).cloned().unwrap_or_default(),
+                    (Bound::Data(m), None) => m.to_vec()?,
                 }))
             })
             .collect()

@@ -1,7 +1,16 @@
 //! Data parallelism over several devices: rows of a data set split across
 //! devices in proportion to their measured speed, each part evaluated on
-//! its own device (one host thread per device), partial results combined
-//! on the host.
+//! its own device, partial results combined on the host.
+//!
+//! The parts of one call run at once: each on a worker thread of the
+//! split's own pool (started once, so a call starts no thread and each
+//! worker's per-device caches stay warm), the last part on the calling
+//! thread. Devices share no lock on the launch path (each has its own
+//! ordering lock), and each part waits for its own device once. A split
+//! pays a hand-off (waking the workers, joining them), which
+//! [`calibrate`](DataParallel::calibrate) measures: [`split`](DataParallel::split)
+//! gives every row to the fastest device whenever that is predicted to be
+//! quicker than splitting.
 //!
 //! ```
 //! use clfuse::data_parallel::DataParallel;
@@ -18,6 +27,7 @@
 use crate::glm::GlmOutput;
 use clfuse_core::{ClType, Device, Error, MatrixCl, Result};
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What one part of the work costs on a device: a fixed time per call
@@ -43,6 +53,11 @@ impl Cost {
 pub struct DataParallel {
     devices: Vec<Device>,
     costs: Vec<Cost>,
+    /// Seconds a call with more than one part pays to hand the parts to
+    /// the workers and collect them.
+    handoff_s: f64,
+    /// One worker per device but the last (whose part runs on the caller).
+    workers: Arc<rayon::ThreadPool>,
 }
 
 impl DataParallel {
@@ -90,8 +105,19 @@ impl DataParallel {
                 "weight {k} is {w}; weights must be positive and finite"
             )));
         }
+        let workers = rayon::ThreadPoolBuilder::new()
+            .num_threads(devices.len().saturating_sub(1).max(1))
+            .thread_name(|k| format!("clfuse-part-{k}"))
+            .build()
+            .map_err(|e| Error::Unsupported {
+                what: format!(
+                    "DataParallel::with_weights: no worker threads could be started: {e}"
+                ),
+            })?;
         Ok(DataParallel {
             devices: devices.to_vec(),
+            handoff_s: 0.0,
+            workers: Arc::new(workers),
             costs: weights
                 .iter()
                 .map(|w| Cost {
@@ -194,13 +220,41 @@ impl DataParallel {
             costs.push(Cost { fixed_s, per_row_s });
         }
         self.costs = costs;
+        self.handoff_s = if self.devices.len() > 1 {
+            let all: Vec<usize> = (0..self.devices.len()).collect();
+            let mut best = f64::INFINITY;
+            for _ in 0..repeats.max(1) + 1 {
+                let start = Instant::now();
+                self.run_parts(&all, &|_, _| Ok(()))?;
+                best = best.min(start.elapsed().as_secs_f64());
+            }
+            best
+        } else {
+            0.0
+        };
         Ok(&self.costs)
+    }
+
+    /// What a call with more than one part pays on top of its slowest
+    /// part (seconds): waking the workers and joining them, measured by
+    /// [`calibrate`](Self::calibrate) (0 until then).
+    ///
+    /// ```
+    /// let d = clfuse::Device::default_device()?;
+    /// let p = clfuse::data_parallel::DataParallel::new(&[d, d])?;
+    /// assert_eq!(p.handoff_s(), 0.0);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn handoff_s(&self) -> f64 {
+        self.handoff_s
     }
 
     /// Splits `rows` into consecutive ranges, one per device, so that the
     /// slowest part finishes as early as the cost models allow: a device
     /// whose fixed cost alone exceeds that time gets no rows (its range is
     /// empty); without fixed costs the split is proportional to speed.
+    /// When the fastest device alone is predicted to finish sooner than the
+    /// split plus its [`handoff_s`](Self::handoff_s), it gets every row.
     ///
     /// ```
     /// use clfuse::data_parallel::DataParallel;
@@ -227,7 +281,16 @@ impl DataParallel {
                 low = middle;
             }
         }
-        let shares: Vec<f64> = self.costs.iter().map(|c| share(c, high)).collect();
+        let mut shares: Vec<f64> = self.costs.iter().map(|c| share(c, high)).collect();
+        let used = shares.iter().filter(|s| **s > 0.0).count();
+        let (fastest, alone) = self.costs.iter().map(|c| c.time(rows)).enumerate().fold(
+            (0, f64::INFINITY),
+            |best, (k, t)| if t < best.1 { (k, t) } else { best },
+        );
+        if used > 1 && alone <= high + self.handoff_s {
+            shares = vec![0.0; self.costs.len()];
+            shares[fastest] = 1.0;
+        }
         let total: f64 = shares.iter().sum::<f64>().max(f64::MIN_POSITIVE);
         // Cumulative rounding keeps the parts consecutive and the total exact.
         let mut start = 0;
@@ -292,46 +355,60 @@ impl DataParallel {
             .collect()
     }
 
-    /// Runs `work(part, device)` for every part at once, each on its own
-    /// host thread with its device current, and returns the results in
-    /// part order (the first error, if any).
+    /// Runs `work(part, device)` for every part at once, each with its
+    /// device current (on the split's worker threads and the calling
+    /// thread), and returns the results in part order (the first error, if
+    /// any).
     pub fn map<R: Send>(&self, work: impl Fn(usize, Device) -> Result<R> + Sync) -> Result<Vec<R>> {
         let all: Vec<usize> = (0..self.devices.len()).collect();
         self.run_parts(&all, &work)
     }
 
-    /// Runs `work` for the listed parts: on the calling thread when there
-    /// is one (no thread to start and join), else one thread each.
+    /// Runs `work` for the listed parts at once: the last on the calling
+    /// thread, the others on the workers (none when there is one part).
     fn run_parts<R: Send>(
         &self,
         parts: &[usize],
         work: &(impl Fn(usize, Device) -> Result<R> + Sync),
     ) -> Result<Vec<R>> {
-        if let [part] = parts {
-            let device = self.devices[*part];
-            return Ok(vec![device.run(|| work(*part, device))?]);
-        }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .iter()
-                .map(|&part| {
-                    let device = self.devices[part];
-                    scope.spawn(move || device.run(|| work(part, device)))
+        let run = |part: usize| -> Result<R> {
+            let device = self.devices[part];
+            // A panicking part becomes that part's error; the others finish.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                device.run(|| work(part, device))
+            }))
+            .unwrap_or_else(|_| {
+                Err(Error::InvalidArgument {
+                    function: "DataParallel::map",
+                    argument: "work",
+                    reason: format!("part {part}'s work panicked"),
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(Error::InvalidArgument {
-                            function: "DataParallel::map",
-                            argument: "work",
-                            reason: "a part's work panicked".into(),
-                        })
+            })
+        };
+        let Some((&last, others)) = parts.split_last() else {
+            return Ok(Vec::new());
+        };
+        let mut results: Vec<Option<Result<R>>> = (0..parts.len()).map(|_| None).collect();
+        let (theirs, mine) = results.split_at_mut(others.len());
+        self.workers.in_place_scope(|scope| {
+            for (slot, &part) in theirs.iter_mut().zip(others) {
+                let run = &run;
+                scope.spawn(move |_| *slot = Some(run(part)));
+            }
+            mine[0] = Some(run(last));
+        });
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(Error::InvalidArgument {
+                        function: "DataParallel::map",
+                        argument: "work",
+                        reason: "a part did not run".into(),
                     })
                 })
-                .collect()
-        })
+            })
+            .collect()
     }
 
     /// Evaluates a GLM over `rows` rows split by [`split`](Self::split)

@@ -6,10 +6,11 @@
 //! read (data) does not accumulate events forever.
 //!
 //! Gathering a command's wait list, enqueueing it and recording its event are
-//! one step with respect to other threads ([`ordered`]): otherwise a read
-//! could gather the write list just before another thread records a write,
-//! run beside that write on an out-of-order queue and return a mix of the
-//! old and new contents.
+//! one step with respect to other threads (`Runtime::ordered`): otherwise a
+//! read could gather the write list just before another thread records a
+//! write, run beside that write on an out-of-order queue and return a mix of
+//! the old and new contents. The lock is the device's own: buffers never
+//! cross contexts, so two devices' launches never wait for each other.
 
 use crate::error::{ClResultExt, Result};
 use opencl3::event::Event;
@@ -112,18 +113,6 @@ impl ClEvent {
         let end = e.profiling_command_end().call("clGetEventProfilingInfo")?;
         Ok(Some((start, end)))
     }
-}
-
-/// Held while a command's wait list is gathered, the command enqueued and
-/// its event recorded, so that every thread sees those three as one step.
-static ORDERING: Mutex<()> = Mutex::new(());
-
-/// Takes the ordering lock for one enqueue (see the module docs). Nothing
-/// that blocks on the device may run while it is held: enqueue
-/// non-blocking, release, then wait.
-pub(crate) fn ordered() -> std::sync::MutexGuard<'static, ()> {
-    // The guarded data is `()`: a panic elsewhere cannot leave it invalid.
-    ORDERING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Prune completed read events once the list holds this many; after a prune

@@ -198,7 +198,7 @@ pub fn enqueue(
     // Held until the event is recorded on every buffer (see `events`), and
     // without tracking until the launch is queued, so that a read-back on
     // the transfer queue is either queued behind it or seen in the lists.
-    let _ordering = crate::events::ordered();
+    let _ordering = rt.ordered();
     let mut wait = Vec::new();
     for arg in args {
         if let KernelArg::Buffer {

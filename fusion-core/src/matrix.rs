@@ -302,7 +302,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         };
         let rt = self.runtime()?;
-        let _ordering = crate::events::ordered();
+        let _ordering = rt.ordered();
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         let pattern = [value];
@@ -405,7 +405,7 @@ impl<T: ClType> MatrixCl<T> {
     ) -> Result<()> {
         let rt = self.runtime()?;
         let event = {
-            let _ordering = crate::events::ordered();
+            let _ordering = rt.ordered();
             let mut wait = Vec::new();
             match access {
                 Access::Read => self.storage.events.wait_list_for_read(&mut wait),
@@ -459,7 +459,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(PendingRead::new(data, None, None));
         };
         let rt = self.runtime()?;
-        let _ordering = crate::events::ordered();
+        let _ordering = rt.ordered();
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_read(&mut wait);
         let batch = batch.filter(|b| b.serves(rt));
@@ -634,7 +634,7 @@ impl<T: ClType> MatrixCl<T> {
         if rt.slot() != source.slot() {
             return Err(Device::mismatch("MatrixCl::copy_from", rt, source));
         }
-        let _ordering = crate::events::ordered();
+        let _ordering = rt.ordered();
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         other.storage.events.wait_list_for_read(&mut wait);

@@ -150,6 +150,9 @@ pub struct Runtime {
     kernels: KernelCache,
     program_cache: ProgramCache,
     placeholder: OnceLock<crate::MatrixCl<i32>>,
+    /// Held while a command's wait list is gathered, the command enqueued
+    /// and its event recorded (see [`ordered`](Self::ordered)).
+    ordering: Mutex<()>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -386,6 +389,7 @@ impl Runtime {
             kernels: KernelCache::new(slot),
             program_cache: ProgramCache::open(&cfg.program_cache),
             placeholder: OnceLock::new(),
+            ordering: Mutex::new(()),
             info: found.info,
         })
     }
@@ -520,6 +524,17 @@ impl Runtime {
             });
         }
         Ok(())
+    }
+
+    /// Takes this device's ordering lock for one enqueue: gathering a
+    /// command's wait list, enqueueing it and recording its event are one
+    /// step for every thread using the device (see [`crate::EventLists`]).
+    /// Nothing that blocks on the device may run while it is held: enqueue
+    /// non-blocking, release, then wait. Each device has its own, so that
+    /// threads driving different devices never queue behind one another.
+    pub(crate) fn ordered(&self) -> std::sync::MutexGuard<'_, ()> {
+        // The guarded data is `()`: a panic elsewhere cannot leave it invalid.
+        self.ordering.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Waits until every enqueued command has finished.

@@ -2,7 +2,10 @@
 
 use super::progress::{ChainProgress, RunProgress};
 use super::settings::MAX_INIT_ATTEMPTS;
-use super::{ChainDraws, DensityError, DrawStats, Fit, Init, Model, Sampler};
+use super::{
+    BatchClient, BatchStats, BatchedModel, ChainDraws, DensityError, DrawStats, Fit, Init, Model,
+    Sampler, serve_batches,
+};
 use clfuse_core::{Error, Result};
 use nuts_rs::rand::rngs::StdRng;
 use nuts_rs::rand::{RngExt, SeedableRng};
@@ -10,6 +13,7 @@ use nuts_rs::{Chain, CpuLogpFunc, CpuMath, LogpError, NutsError, Settings};
 use std::fmt::Display;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 fn failed(argument: &'static str, reason: String) -> Error {
@@ -45,8 +49,119 @@ fn failed(argument: &'static str, reason: String) -> Error {
 pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
     let dim = model.dim();
     sampler.validate(dim)?;
+    let devices = sampler.devices_or_default()?;
     let names = model.column_names();
-    let columns = names.len();
+    let constrain = |u: &[f64]| model.constrain(u);
+    let chain_model = ChainModel {
+        dim,
+        columns: names.len(),
+        constrain: &constrain,
+    };
+    run_chains(sampler, names, &|chain, bar, stop| {
+        devices[sampler.device_of(chain, devices.len())].run(|| {
+            let density = model.density()?;
+            run_chain(density, &chain_model, sampler, chain, bar, stop)
+        })
+    })
+}
+
+/// Runs [`Sampler::chains`] NUTS chains of a [`BatchedModel`] with each
+/// device's chains batched: every listed device ([`Sampler::devices`],
+/// default: the default device) gets a consecutive share of the chains
+/// and one batch thread, which builds the model's density there once (its
+/// data uploaded once per device) and evaluates all of the device's running
+/// chains in one call. Each chain is still its own `nuts-rs` sampler on its
+/// own thread, seeded as in [`sample`]: it waits at its batch's rendezvous
+/// until the batch's other running chains have asked too
+/// ([`serve_batches`](super::serve_batches)), so a chain's draws are those
+/// of an unbatched run with the same seed (up to the last bits of the
+/// batched evaluation's arithmetic).
+///
+/// Errors as [`sample`]'s; a device whose evaluation fails gives its
+/// chains that error, the run stops and returns it.
+///
+/// ```
+/// use clfuse::nuts::{BatchModel, Sampler, sample_batched};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// // A standard normal in two dimensions; theta is 2 x (chains).
+/// let model = BatchModel::new(2, || Ok(()), |_: &(), theta: &Var| {
+///     colwise_sum(-0.5f64 * square(theta)).eval()
+/// });
+/// let sampler = Sampler { chains: 3, warmup: 100, draws: 100, seed: 1, ..Sampler::default() };
+/// let fit = sample_batched(&model, &sampler)?;
+/// assert_eq!(fit.chains().len(), 3);
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn sample_batched<M: BatchedModel>(model: &M, sampler: &Sampler) -> Result<Fit> {
+    sample_batched_with_stats(model, sampler).map(|(fit, _)| fit)
+}
+
+/// [`sample_batched`], with each device's [`BatchStats`] (in
+/// [`Sampler::devices`] order; a device without chains has none).
+pub fn sample_batched_with_stats<M: BatchedModel>(
+    model: &M,
+    sampler: &Sampler,
+) -> Result<(Fit, Vec<BatchStats>)> {
+    let dim = model.dim();
+    sampler.validate(dim)?;
+    let devices = sampler.devices_or_default()?;
+    let names = model.column_names();
+    let constrain = |u: &[f64]| model.constrain(u);
+    let chain_model = ChainModel {
+        dim,
+        columns: names.len(),
+        constrain: &constrain,
+    };
+    std::thread::scope(|scope| {
+        let mut clients: Vec<Option<BatchClient>> = (0..sampler.chains).map(|_| None).collect();
+        let mut all_stats = Vec::new();
+        for (index, &device) in devices.iter().enumerate() {
+            let chains: Vec<usize> = (0..sampler.chains)
+                .filter(|&c| sampler.device_of(c, devices.len()) == index)
+                .collect();
+            if chains.is_empty() {
+                continue;
+            }
+            let (served, stats) =
+                serve_batches(scope, device, dim, &chains, move || model.density(device));
+            for (chain, client) in chains.into_iter().zip(served) {
+                clients[chain] = Some(client);
+            }
+            all_stats.push(stats);
+        }
+        let clients = Mutex::new(clients);
+        let fit = run_chains(sampler, names, &|chain, bar, stop| {
+            let client = clients
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_mut(chain)
+                .and_then(Option::take)
+                .ok_or_else(|| failed("chains", format!("chain {} has no batch", chain + 1)))?;
+            run_chain(client, &chain_model, sampler, chain, bar, stop)
+        });
+        // Clients of chains that never started leave their batches here,
+        // so that the batch threads end before the scope joins them.
+        drop(clients);
+        let fit = fit?;
+        Ok((fit, all_stats))
+    })
+    .and_then(|(fit, stats): (Fit, Vec<Arc<Mutex<BatchStats>>>)| {
+        let stats = stats
+            .iter()
+            .map(|s| *s.lock().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        Ok((fit, stats))
+    })
+}
+
+/// Runs every chain with `run_one(chain, bar, stop)` on its own thread,
+/// stops the others when one fails, and gathers the draws.
+fn run_chains(
+    sampler: &Sampler,
+    names: Vec<String>,
+    run_one: &(dyn Fn(usize, &ChainProgress, &AtomicBool) -> Result<Option<ChainDraws>> + Sync),
+) -> Result<Fit> {
     let progress = RunProgress::new(
         sampler.progress,
         sampler.chains,
@@ -60,10 +175,8 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
                 scope.spawn(move || {
                     // A panicking model stops the other chains too, and
                     // becomes this chain's error.
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        run_chain(model, sampler, chain, columns, &bar, stop)
-                    }))
-                    .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())));
+                    let result = catch_unwind(AssertUnwindSafe(|| run_one(chain, &bar, stop)))
+                        .unwrap_or_else(|panic| Err(panicked(chain, panic.as_ref())));
                     if result.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -203,19 +316,30 @@ fn initial_point<D: CpuLogpFunc>(
     }
 }
 
-/// One chain, on the calling thread; `None` when it stopped because
-/// another chain failed.
-fn run_chain<M: Model>(
-    model: &M,
+/// A host map from an unconstrained position to the output columns.
+type Constrain<'a> = dyn Fn(&[f64]) -> Result<Vec<f64>> + Sync + 'a;
+
+/// What one chain needs besides its density: the model's dimension, its
+/// output columns and their count.
+struct ChainModel<'a> {
+    dim: usize,
+    columns: usize,
+    constrain: &'a Constrain<'a>,
+}
+
+/// One chain of `density` (of the model's `dim` parameters), on the
+/// calling thread, its draws mapped by `constrain`; `None` when it stopped
+/// because another chain failed.
+fn run_chain<D: CpuLogpFunc>(
+    mut density: D,
+    model: &ChainModel<'_>,
     sampler: &Sampler,
     chain: usize,
-    columns: usize,
     bar: &ChainProgress,
     stop: &AtomicBool,
 ) -> Result<Option<ChainDraws>> {
     let start = Instant::now();
-    let mut density = model.density()?;
-    let dim = model.dim();
+    let (dim, columns, constrain) = (model.dim, model.columns, model.constrain);
     if density.dim() != dim {
         return Err(failed(
             "model",
@@ -259,7 +383,7 @@ fn run_chain<M: Model>(
             continue;
         }
         divergences += usize::from(progress.diverging);
-        let values = model.constrain(&position)?;
+        let values = constrain(&position)?;
         if values.len() != columns {
             return Err(failed(
                 "model",

@@ -7,7 +7,10 @@
 //!   constrained columns and returns a [`Fit`]; [`Fit::summary`] gives
 //!   means, quantiles, MCSE, R̂ and bulk/tail ESS per column
 //!   ([`diagnostics`]). [`UnconstrainedModel`] makes a model of a plain
-//!   closure.
+//!   closure. [`sample_batched`] runs the chains of a [`BatchedModel`] in
+//!   batches, one per device ([`Sampler::devices`]): each batch evaluates
+//!   all its running chains' densities and gradients in one call
+//!   ([`DeviceBatchDensity`]: parameters as `dim x chains` columns).
 //! - [`DeviceDensity`] turns a model written with [`rev`](crate::rev) — a
 //!   closure from one column of parameters to a `1 x 1` log density — into
 //!   `nuts-rs`'s [`CpuLogpFunc`](nuts_rs::CpuLogpFunc). Each evaluation
@@ -36,20 +39,24 @@
 /// The sampler crate, for its traits (`CpuLogpFunc`, `HasDims`).
 pub use nuts_rs;
 
+mod batch;
 mod chains;
 mod density;
 pub mod diagnostics;
 mod draws;
 mod model;
 mod progress;
+mod rendezvous;
 mod settings;
 mod single;
 mod summary;
 
-pub use chains::sample;
+pub use batch::{BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity};
+pub use chains::{sample, sample_batched, sample_batched_with_stats};
 pub use density::{DensityError, DeviceDensity};
 pub use draws::{ChainDraws, DrawStats, Fit};
 pub use model::{Model, UnconstrainedModel};
+pub use rendezvous::{BatchClient, BatchStats, serve_batches};
 pub use settings::{Init, Sampler};
 pub use single::{ChainResult, RunLength, sample_chain};
 pub use summary::{Summary, SummaryRow};

@@ -71,6 +71,12 @@ pub struct Sampler {
     /// Draw a progress bar per chain on stderr (false). Hidden when stderr
     /// is not a terminal.
     pub progress: bool,
+    /// The devices the chains run on, each taking a consecutive share of
+    /// them (empty: the default device). With [`sample`](super::sample)
+    /// each chain's thread has its device current (the model's data must
+    /// be there); with [`sample_batched`](super::sample_batched) each
+    /// device is one batch with its own copy of the data.
+    pub devices: Vec<clfuse_core::Device>,
 }
 
 impl Default for Sampler {
@@ -85,6 +91,7 @@ impl Default for Sampler {
             adapt_mass_matrix: true,
             init: Init::default(),
             progress: false,
+            devices: Vec::new(),
         }
     }
 }
@@ -178,6 +185,28 @@ impl Sampler {
         self.nuts_settings()
             .validate()
             .map_err(|e| invalid("settings", format!("nuts-rs refused them: {e}")))
+    }
+
+    /// The devices to run on: [`devices`](Self::devices), or the default one.
+    pub(crate) fn devices_or_default(&self) -> Result<Vec<clfuse_core::Device>> {
+        if self.devices.is_empty() {
+            Ok(vec![clfuse_core::Device::default_device()?])
+        } else {
+            Ok(self.devices.clone())
+        }
+    }
+
+    /// Which of `devices` devices chain `chain` runs on: consecutive,
+    /// near-equal shares.
+    ///
+    /// ```
+    /// use clfuse::nuts::Sampler;
+    /// let s = Sampler { chains: 8, ..Sampler::default() };
+    /// let on: Vec<usize> = (0..8).map(|c| s.device_of(c, 2)).collect();
+    /// assert_eq!(on, [0, 0, 0, 0, 1, 1, 1, 1]);
+    /// ```
+    pub fn device_of(&self, chain: usize, devices: usize) -> usize {
+        (chain * devices.max(1)) / self.chains.max(1)
     }
 
     /// The `nuts-rs` settings of one chain.

@@ -4,6 +4,7 @@
 //! the fit's tables. One test binary (`cargo test --features nuts --test
 //! nuts`), a module per topic.
 
+mod batched;
 mod constrained;
 mod diagnostics;
 mod fit;

@@ -267,6 +267,83 @@ fn data_parallel_glm_matches_one_device() -> Result<()> {
     Ok(())
 }
 
+/// A part that fails (an error injected on the second device) makes the
+/// whole call an `Err`, every time, without hanging; the first device's
+/// part still ran. A panicking part is an `Err` too.
+#[test]
+fn a_failing_part_is_an_error_not_a_hang() -> Result<()> {
+    use clfuse::data_parallel::DataParallel;
+    let devices = [Device::default_device()?, second_device()?];
+    let parallel = DataParallel::new(&devices)?;
+    let parts = parallel.upload_rows(&column(9, 1.0), 9, 1)?;
+    let ran = std::sync::atomic::AtomicUsize::new(0);
+    for _ in 0..3 {
+        let result = parallel.map(|part, _| {
+            if part == 1 {
+                return Err(Error::OpenCl {
+                    code: -36,
+                    name: "CL_INVALID_COMMAND_QUEUE (injected)".into(),
+                    call: "clFinish",
+                });
+            }
+            ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            sum(&parts[part])
+        });
+        assert!(
+            matches!(result, Err(Error::OpenCl { code: -36, .. })),
+            "{result:?}"
+        );
+    }
+    assert_eq!(ran.load(std::sync::atomic::Ordering::Relaxed), 3);
+    let panicking = parallel.map(|part, _| {
+        assert_ne!(part, 0, "part 0 panics on purpose");
+        Ok(part)
+    });
+    assert!(matches!(
+        panicking,
+        Err(Error::InvalidArgument {
+            argument: "work",
+            ..
+        })
+    ));
+    // The workers survive both.
+    assert_eq!(parallel.map(|part, _| Ok(part))?, vec![0, 1]);
+    Ok(())
+}
+
+/// After calibration the split includes the hand-off: one row is never
+/// split, and a split call's parts cover the rows exactly.
+#[test]
+fn calibrated_splits_never_split_what_one_device_does_faster() -> Result<()> {
+    use clfuse::data_parallel::DataParallel;
+    let devices = [Device::default_device()?, second_device()?];
+    let mut parallel = DataParallel::new(&devices)?;
+    let host = column(4000, 0.001);
+    let samples: Vec<[MatrixCl<f64>; 2]> = devices
+        .iter()
+        .map(|d| {
+            d.run(|| -> Result<_> {
+                Ok([
+                    MatrixCl::from_slice(10, 1, &host[..10])?,
+                    MatrixCl::from_slice(4000, 1, &host)?,
+                ])
+            })
+        })
+        .collect::<Result<_>>()?;
+    parallel.calibrate((10, 4000), 2, |part, rows| {
+        sum(&samples[part][usize::from(rows == 4000)]).map(drop)
+    })?;
+    assert!(parallel.handoff_s() > 0.0);
+    let one = parallel.split(1);
+    assert_eq!(one.iter().filter(|r| !r.is_empty()).count(), 1, "{one:?}");
+    for rows in [0usize, 1, 31, 33, 1001] {
+        let parts = parallel.split(rows);
+        assert_eq!(parts.iter().map(|r| r.len()).sum::<usize>(), rows);
+        assert!(parts.windows(2).all(|w| w[0].end == w[1].start));
+    }
+    Ok(())
+}
+
 /// The pool's limit is each device's own: opening a device that keeps no
 /// buffers leaves the others pooling (the last runtime created used to set
 /// one limit for all).

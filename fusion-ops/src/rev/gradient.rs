@@ -84,11 +84,78 @@ pub fn value_and_grad_to_host(
     })
 }
 
+/// [`value_and_grad_to_host`] for a batch of independent evaluations,
+/// such as several chains of one model: column `k` of `theta` (`dim x K`)
+/// is one parameter vector, and `f` returns the `K` log densities as a
+/// `1 x K` row whose entry `k` depends on column `k` of `theta` alone. One
+/// reverse pass from all `K` entries at once then gives each column its
+/// own gradient (the others' entries do not depend on it). The values go
+/// to `values` (`K`), the gradients to `gradients` (`dim x K`,
+/// column-major), read back together in one transfer.
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// // Two parameter vectors of a standard normal, one per column.
+/// let theta = Var::new(MatrixCl::from_slice(2, 2, &[1.0f64, 3.0, -1.0, 0.5])?);
+/// let (mut values, mut gradients) = ([0.0; 2], [0.0; 4]);
+/// rev::batch_value_and_grad_to_host(
+///     &theta,
+///     || colwise_sum(-0.5f64 * square(&theta)).eval(),
+///     &mut values,
+///     &mut gradients,
+/// )?;
+/// assert_eq!(values, [-5.0, -0.625]);
+/// assert_eq!(gradients, [-1.0, -3.0, 1.0, -0.5]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn batch_value_and_grad_to_host(
+    theta: &Var<f64>,
+    f: impl FnOnce() -> Result<Var<f64>>,
+    values: &mut [f64],
+    gradients: &mut [f64],
+) -> Result<()> {
+    const F: &str = "batch_value_and_grad_to_host";
+    let (dim, batch) = (theta.rows(), theta.cols());
+    if values.len() != batch || gradients.len() != dim * batch {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "values",
+            reason: format!(
+                "theta is {dim} x {batch}: values needs {batch} entries and gradients {}, got {} and {}",
+                dim * batch,
+                values.len(),
+                gradients.len()
+            ),
+        });
+    }
+    differentiate_batch(F, &[theta], batch, f, |result| {
+        let both = crate::structural::append_row(result.value(), theta.adjoint());
+        let host = crate::driver::eval_direct(both.0)?.to_vec()?;
+        for (k, column) in host.chunks_exact(dim + 1).enumerate() {
+            values[k] = column[0];
+            gradients[k * dim..(k + 1) * dim].copy_from_slice(&column[1..]);
+        }
+        Ok(())
+    })
+}
+
 /// Zeroes the inputs' adjoints, records `f`, runs the reverse pass of the
 /// steps it recorded, hands the result to `read`, and drops those steps.
 fn differentiate<R>(
     function: &'static str,
     inputs: &[&Var<f64>],
+    f: impl FnOnce() -> Result<Var<f64>>,
+    read: impl FnOnce(&Var<f64>) -> Result<R>,
+) -> Result<R> {
+    differentiate_batch(function, inputs, 1, f, read)
+}
+
+/// [`differentiate`] from a `1 x batch` result, every entry seeded with 1.
+fn differentiate_batch<R>(
+    function: &'static str,
+    inputs: &[&Var<f64>],
+    batch: usize,
     f: impl FnOnce() -> Result<Var<f64>>,
     read: impl FnOnce(&Var<f64>) -> Result<R>,
 ) -> Result<R> {
@@ -99,12 +166,12 @@ fn differentiate<R>(
             input.0.clear_adjoint();
         }
         let result = f()?;
-        if (result.rows(), result.cols()) != (1, 1) {
+        if (result.rows(), result.cols()) != (1, batch) {
             return Err(Error::InvalidArgument {
                 function,
                 argument: "f",
                 reason: format!(
-                    "f returned a {} x {} result; a gradient needs a 1 x 1 one",
+                    "f returned a {} x {} result; a gradient needs a 1 x {batch} one",
                     result.rows(),
                     result.cols()
                 ),

@@ -5,6 +5,7 @@
 //! writes `report.md`, `report.json`, `speedup.png` and `bandwidth.png` into DIR
 //! (default `bench-out`).
 
+mod chains;
 mod data_parallel;
 mod dist;
 mod first_call;
@@ -35,6 +36,8 @@ enum Suite {
     Epilogue,
     /// `clfuse::dist`'s densities against the normal GLM (not part of `all`).
     Dist,
+    /// Many chains of one model: unbatched, batched, over `--devices` (not part of `all`).
+    Chains,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -72,6 +75,7 @@ struct Args {
     first_call_runs: usize,
     /// With `--suite host`: devices (selectors, e.g. `nvidia,pthread`) to
     /// split the bernoulli GLM across; the first alone is the baseline.
+    /// With `--suite chains`: the devices the batched chains spread over.
     #[arg(long, value_delimiter = ',')]
     devices: Vec<String>,
     /// Internal: be one first-call measurement process (see `--suite host`).
@@ -216,7 +220,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             let shapes: &[(usize, usize)] = if args.quick {
                 &[(100_000, 10)]
             } else {
-                &[(1_000_000, 10), (10_000_000, 10), (1_000_000, 100)]
+                &[
+                    (10_000, 10),
+                    (1_000_000, 10),
+                    (10_000_000, 10),
+                    (100_000_000, 10),
+                    (1_000_000, 100),
+                ]
             };
             data_parallel::glm(&mut ctx, &args.devices, shapes)?;
         }
@@ -321,6 +331,26 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         dist::regression(&mut ctx, regression.0, regression.1)?;
         ctx.progress.set_message("diamonds");
         dist::diamonds(&mut ctx, 5000, 24)?;
+    }
+    if args.suite == Suite::Chains {
+        let devices: Vec<clfuse::Device> = if args.devices.is_empty() {
+            vec![clfuse::Device::default_device()?]
+        } else {
+            args.devices
+                .iter()
+                .map(|s| clfuse::Device::open(s))
+                .collect::<clfuse::Result<_>>()?
+        };
+        let (shapes, rounds, run_shape, run_length): (&[(usize, usize)], usize, _, _) =
+            if args.quick {
+                (&[(1_000, 5)], 5, (1_000, 5), (50, 50))
+            } else {
+                (&[(10_000, 10), (1_000_000, 100)], 50, (10_000, 10), (1000, 1000))
+            };
+        ctx.progress.set_message("chains per call");
+        chains::per_call(&mut ctx, &devices, shapes, rounds)?;
+        ctx.progress.set_message("chains, whole runs");
+        chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
     }
     if args.suite == Suite::Seeds {
         let mut sizes = seeds::SeedSizes::new(args.quick, gpu);

@@ -1,0 +1,293 @@
+//! Many chains of one model (#36): the logistic regression's value and
+//! gradient for 8 chains, unbatched (8 threads, each its own density, as
+//! `nuts::sample` runs them) against batched (one evaluation for all 8,
+//! `nuts::DeviceBatchDensity`), on one device and over two; and whole NUTS
+//! runs of the same. Every figure is per call: the host has each chain's
+//! value and gradient before the call returns, as a sampler needs.
+
+use crate::glm::data;
+use crate::workloads::Ctx;
+use clfuse::Device;
+use clfuse::nuts::{
+    BatchDensity, BatchModel, DeviceBatchDensity, DeviceDensity, Model, Sampler, sample,
+    sample_batched,
+};
+use clfuse::prelude::*;
+use clfuse::rev::{self, Var};
+use std::sync::Barrier;
+use std::time::Instant;
+
+/// Chains per run (the 8).
+pub const CHAINS: usize = 8;
+
+/// The model's data on one device: predictors and the outcome signs `2y - 1`.
+struct Data {
+    x: MatrixCl<f64>,
+    y: MatrixCl<i32>,
+    sign: MatrixCl<f64>,
+}
+
+fn upload(n: usize, p: usize) -> clfuse::Result<Data> {
+    let (xs, ys, _) = data(n, p);
+    let sign: Vec<f64> = ys.iter().map(|&y| f64::from(2 * y - 1)).collect();
+    Ok(Data {
+        x: MatrixCl::from_slice(n, p, &xs)?,
+        y: MatrixCl::from_slice(n, 1, &ys)?,
+        sign: MatrixCl::from_slice(n, 1, &sign)?,
+    })
+}
+
+/// Logistic regression with a standard normal prior, one log density per
+/// column of `theta` (`p x k`): `Σ log_inv_logit(s ∘ x θ) - ½ Σ θ²`.
+fn logistic(d: &Data, theta: &Var) -> clfuse::Result<Var> {
+    let k = theta.cols();
+    let eta = (&d.x * theta).eval()?;
+    let likelihood = colwise_sum(log_inv_logit(elt_multiply(colwise_broadcast(&d.sign, k), &eta)))
+        .eval()?;
+    let prior = colwise_sum(square(theta)).eval()?;
+    (&likelihood - 0.5f64 * &prior).eval()
+}
+
+/// The same model for one chain through the bernoulli GLM leaf (the
+/// fastest single-chain form: one pass over `x` for value and gradient).
+fn logistic_glm(d: &Data, theta: &Var) -> clfuse::Result<Var> {
+    let likelihood = rev::bernoulli_logit_glm(&d.y, &d.x, 0.0, theta)?;
+    let prior = colwise_sum(square(theta)).eval()?;
+    (&likelihood - 0.5f64 * &prior).eval()
+}
+
+/// Chain `c`'s position: distinct, small values.
+fn position(p: usize, c: usize) -> Vec<f64> {
+    (0..p)
+        .map(|j| 0.05 * ((c * 7 + j * 3) % 11) as f64 - 0.25)
+        .collect()
+}
+
+/// Seconds per round of `CHAINS` unbatched chains, each a thread with its
+/// own density calling `rounds` times (the median of `reps` runs).
+fn unbatched(
+    reps: usize,
+    rounds: usize,
+    d: &Data,
+    p: usize,
+    model: fn(&Data, &Var) -> clfuse::Result<Var>,
+) -> clfuse::Result<(f64, f64, f64)> {
+    let device = Device::current()?;
+    let mut times = Vec::new();
+    for rep in 0..=reps {
+        let barrier = Barrier::new(CHAINS + 1);
+        let elapsed = std::thread::scope(|scope| -> clfuse::Result<f64> {
+            let handles: Vec<_> = (0..CHAINS)
+                .map(|c| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        device.run(|| -> clfuse::Result<()> {
+                            let mut density = DeviceDensity::new(p, |t: &Var| model(d, t))?;
+                            let mut g = vec![0.0; p];
+                            let at = position(p, c);
+                            density.value_and_grad(&at, &mut g)?;
+                            barrier.wait();
+                            for _ in 0..rounds {
+                                std::hint::black_box(density.value_and_grad(&at, &mut g)?);
+                            }
+                            Ok(())
+                        })
+                    })
+                })
+                .collect();
+            barrier.wait();
+            let start = Instant::now();
+            for h in handles {
+                h.join().map_err(|_| clfuse::Error::Unsupported {
+                    what: "a benchmark chain panicked".into(),
+                })??;
+            }
+            Ok(start.elapsed().as_secs_f64())
+        })?;
+        // The first run warms every thread's caches up.
+        if rep > 0 {
+            times.push(elapsed / rounds as f64);
+        }
+    }
+    Ok(spread(times))
+}
+
+fn spread(mut times: Vec<f64>) -> (f64, f64, f64) {
+    times.sort_by(|a, b| a.total_cmp(b));
+    (times[times.len() / 2], times[0], times[times.len() - 1])
+}
+
+/// Seconds per batched call of `CHAINS` chains, the chains split evenly
+/// over `devices` (each its own thread and batch, started together).
+fn batched(
+    reps: usize,
+    rounds: usize,
+    data: &[Data],
+    devices: &[Device],
+    p: usize,
+) -> clfuse::Result<(f64, f64, f64)> {
+    let per_device = CHAINS / devices.len();
+    let mut times = Vec::new();
+    for rep in 0..=reps {
+        let barrier = Barrier::new(devices.len() + 1);
+        let elapsed = std::thread::scope(|scope| -> clfuse::Result<f64> {
+            let handles: Vec<_> = devices
+                .iter()
+                .zip(data)
+                .enumerate()
+                .map(|(k, (device, d))| {
+                    let barrier = &barrier;
+                    scope.spawn(move || {
+                        device.run(|| -> clfuse::Result<()> {
+                            let mut density =
+                                DeviceBatchDensity::new(p, |t: &Var| logistic(d, t))?;
+                            let at: Vec<f64> = (0..per_device)
+                                .flat_map(|c| position(p, k * per_device + c))
+                                .collect();
+                            let mut g = vec![0.0; at.len()];
+                            density.evaluate(&at, &mut g)?;
+                            barrier.wait();
+                            for _ in 0..rounds {
+                                std::hint::black_box(density.evaluate(&at, &mut g)?);
+                            }
+                            Ok(())
+                        })
+                    })
+                })
+                .collect();
+            barrier.wait();
+            let start = Instant::now();
+            for h in handles {
+                h.join().map_err(|_| clfuse::Error::Unsupported {
+                    what: "a benchmark batch panicked".into(),
+                })??;
+            }
+            Ok(start.elapsed().as_secs_f64())
+        })?;
+        if rep > 0 {
+            times.push(elapsed / rounds as f64);
+        }
+    }
+    Ok(spread(times))
+}
+
+/// One chain alone, per call.
+fn single(
+    reps: usize,
+    rounds: usize,
+    d: &Data,
+    p: usize,
+    model: fn(&Data, &Var) -> clfuse::Result<Var>,
+) -> clfuse::Result<(f64, f64, f64)> {
+    let mut density = DeviceDensity::new(p, |t: &Var| model(d, t))?;
+    let at = position(p, 0);
+    let mut g = vec![0.0; p];
+    density.value_and_grad(&at, &mut g)?;
+    let mut times = Vec::new();
+    for _ in 0..reps {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(density.value_and_grad(&at, &mut g)?);
+        }
+        times.push(start.elapsed().as_secs_f64() / rounds as f64);
+    }
+    Ok(spread(times))
+}
+
+/// Per-call figures at each shape, on `devices[0]` and (batched) over all.
+pub fn per_call(
+    ctx: &mut Ctx,
+    devices: &[Device],
+    shapes: &[(usize, usize)],
+    rounds: usize,
+) -> clfuse::Result<()> {
+    for &(n, p) in shapes {
+        let w = format!("logistic regression, {CHAINS} chains, value + gradient, P = {p}");
+        let data: Vec<Data> = devices
+            .iter()
+            .map(|d| d.run(|| upload(n, p)))
+            .collect::<clfuse::Result<_>>()?;
+        let first = devices[0];
+        let bytes = 8.0 * (n * p) as f64;
+        let (reps, rounds) = (ctx.reps, rounds.max(1));
+        let t = first.run(|| single(reps, rounds, &data[0], p, logistic_glm))?;
+        ctx.push(&w, "one chain alone, GLM leaf (per call)", n, bytes, 0.0, t);
+        let t = first.run(|| single(reps, rounds, &data[0], p, logistic))?;
+        ctx.push(&w, "one chain alone, composed (per call)", n, bytes, 0.0, t);
+        let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic_glm))?;
+        ctx.push(&w, "8 unbatched chains, GLM leaf (per round of 8)", n, bytes, 0.0, t);
+        let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic))?;
+        ctx.push(&w, "8 unbatched chains, composed (per round of 8)", n, bytes, 0.0, t);
+        let t = batched(reps, rounds, &data[..1], &devices[..1], p)?;
+        ctx.push(&w, "8 chains batched, one device (per call)", n, bytes, 0.0, t);
+        if devices.len() >= 2 {
+            let t = batched(reps, rounds, &data[..2], &devices[..2], p)?;
+            ctx.push(&w, "8 chains batched, two devices (per round of 8)", n, bytes, 0.0, t);
+        }
+    }
+    Ok(())
+}
+
+/// Whole NUTS runs of 8 chains (`warmup` + `draws` each), unbatched and
+/// batched, on the first device and (batched) over all: wall-clock seconds.
+pub fn whole_runs(
+    ctx: &mut Ctx,
+    devices: &[Device],
+    (n, p): (usize, usize),
+    warmup: u64,
+    draws: u64,
+) -> clfuse::Result<()> {
+    let w = format!("logistic regression, {CHAINS}-chain NUTS run ({warmup} + {draws}), P = {p}");
+    let sampler = |on: &[Device]| Sampler {
+        chains: CHAINS,
+        warmup,
+        draws,
+        seed: 3,
+        devices: on.to_vec(),
+        ..Sampler::default()
+    };
+    let first = devices[0];
+    let d = first.run(|| upload(n, p))?;
+    let unbatched = UnbatchedLogistic { data: &d, p };
+    let once = |f: &dyn Fn() -> clfuse::Result<()>| -> clfuse::Result<(f64, f64, f64)> {
+        let start = Instant::now();
+        f()?;
+        let t = start.elapsed().as_secs_f64();
+        Ok((t, t, t))
+    };
+    let t = once(&|| sample(&unbatched, &sampler(&[first])).map(drop))?;
+    ctx.push(&w, "8 unbatched chains (threads), GLM leaf", n, 0.0, 0.0, t);
+    let model = BatchModel::new(p, || upload(n, p), logistic);
+    let t = once(&|| sample_batched(&model, &sampler(&[first])).map(drop))?;
+    ctx.push(&w, "8 chains batched, one device", n, 0.0, 0.0, t);
+    if devices.len() >= 2 {
+        let t = once(&|| sample_batched(&model, &sampler(&devices[..2])).map(drop))?;
+        ctx.push(&w, "8 chains batched, two devices", n, 0.0, 0.0, t);
+    }
+    Ok(())
+}
+
+/// The unbatched model for `nuts::sample` (data on the first device).
+struct UnbatchedLogistic<'a> {
+    data: &'a Data,
+    p: usize,
+}
+
+impl Model for UnbatchedLogistic<'_> {
+    type Density<'m>
+        = DeviceDensity<Box<dyn FnMut(&Var) -> clfuse::Result<Var> + 'm>>
+    where
+        Self: 'm;
+    fn dim(&self) -> usize {
+        self.p
+    }
+    fn column_names(&self) -> Vec<String> {
+        (1..=self.p).map(|i| format!("beta[{i}]")).collect()
+    }
+    fn density(&self) -> clfuse::Result<Self::Density<'_>> {
+        DeviceDensity::new(self.p, Box::new(|t: &Var| logistic_glm(self.data, t)))
+    }
+    fn constrain(&self, u: &[f64]) -> clfuse::Result<Vec<f64>> {
+        Ok(u.to_vec())
+    }
+}

@@ -74,6 +74,12 @@ clfuse_core::kernel! {
     pub(crate) fn row_vector_matrix_multiply<T>(out partial: T, in x: T, in a: T, k: i32, n: i32, view_a: i32) = file "cl/matvec.cl";
 }
 clfuse_core::kernel! {
+    pub(crate) fn matrix_skinny_multiply<T>(out y: T, in a: T, in x: T, m: i32, k: i32, view_a: i32) = file "cl/matvec.cl";
+}
+clfuse_core::kernel! {
+    pub(crate) fn transposed_skinny_multiply<T>(out partial: T, in a: T, in x: T, k: i32, n: i32, view_a: i32) = file "cl/matvec.cl";
+}
+clfuse_core::kernel! {
     pub(crate) fn diag_inv<T>(inout a: T, inout inv: T, n: i32) = file "cl/tri_inverse.cl";
 }
 clfuse_core::kernel! {

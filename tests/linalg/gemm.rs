@@ -374,3 +374,49 @@ fn tensor_cores_where_the_device_has_them() -> Result<()> {
     assert_eq!(product.to_vec()?, vec![7.0, 10.0, 15.0, 22.0]);
     Ok(())
 }
+
+/// Tall-skinny products (a batch of chains' `x·θ` and `xᵀ·D`) take the
+/// skinny kernels: against nalgebra for 1, 2, 7 and 16 columns, at row
+/// counts around the dispatch threshold and the work-group size, directly
+/// and through `multiply` / `multiply_transposed`; a triangular view of
+/// the tall operand is honoured.
+#[test]
+fn tall_skinny_products() -> Result<()> {
+    for (rows, p) in [(4096usize, 3usize), (5000, 10), (10_001, 33), (257, 5), (1, 1), (0, 4)] {
+        for cols in [1usize, 2, 7, 16] {
+            let mut rng = Rng::new((rows * 13 + p * 5 + cols) as u64);
+            let (a, x) = (rng.matrix(rows, p), rng.matrix(p, cols));
+            let what = format!("{rows}x{p} * {p}x{cols}");
+            let direct = k::matrix_skinny_multiply(&to_device(&a), &to_device(&x))?;
+            assert_relative(&what, &to_host(&direct), &(&a * &x), TOL);
+            let through = k::multiply(&to_device(&a), &to_device(&x))?;
+            assert_relative(&what, &to_host(&through), &(&a * &x), TOL);
+
+            let d = rng.matrix(rows, cols);
+            let what = format!("({rows}x{p})ᵀ * {rows}x{cols}");
+            let want = a.transpose() * &d;
+            let direct = k::transposed_skinny_multiply(&to_device(&a), &to_device(&d))?;
+            assert_eq!((direct.rows(), direct.cols()), (p, cols));
+            assert_relative(&what, &to_host(&direct), &want, TOL);
+            let through = k::multiply_transposed(&to_device(&a), Op::T, &to_device(&d), Op::N)?;
+            assert_relative(&what, &to_host(&through), &want, TOL);
+        }
+    }
+    // A lower-triangular tall operand: only its stored triangle counts.
+    let mut rng = Rng::new(99);
+    let a = rng.matrix(5000, 6);
+    let lower = DMatrix::from_fn(5000, 6, |i, j| if i >= j { a[(i, j)] } else { 0.0 });
+    let x = rng.matrix(6, 3);
+    let device = to_device(&a).with_view(View::Lower);
+    assert_relative("lower * x", &to_host(&k::multiply(&device, &to_device(&x))?), &(&lower * &x), TOL);
+    let d = rng.matrix(5000, 3);
+    let got = k::multiply_transposed(&device, Op::T, &to_device(&d), Op::N)?;
+    assert_relative("lowerᵀ * d", &to_host(&got), &(lower.transpose() * &d), TOL);
+    // Too many columns, or a triangular right operand: a clear error.
+    let wide = to_device(&rng.matrix(6, 17));
+    assert!(matches!(
+        k::matrix_skinny_multiply(&device, &wide),
+        Err(clfuse::Error::InvalidArgument { argument: "x", .. })
+    ));
+    Ok(())
+}

@@ -33,4 +33,7 @@ pub use launch::MultiplyOptions;
 pub(crate) use launch::gemm_into;
 pub(crate) use operand::Operand;
 pub use products::{Op, multiply, multiply_transpose, multiply_transposed, multiply_with};
-pub use vectors::{matrix_vector_multiply, row_vector_matrix_multiply};
+pub use vectors::{
+    SKINNY_MAX_COLS, matrix_skinny_multiply, matrix_vector_multiply, row_vector_matrix_multiply,
+    transposed_skinny_multiply,
+};

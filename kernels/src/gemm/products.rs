@@ -4,7 +4,10 @@
 
 use super::launch::{MultiplyOptions, gemm_into};
 use super::operand::Operand;
-use super::vectors::{matrix_vector_multiply, row_vector_matrix_multiply};
+use super::vectors::{
+    SKINNY_MAX_COLS, matrix_skinny_multiply, matrix_vector_multiply, row_vector_matrix_multiply,
+    tall, transposed_skinny_multiply,
+};
 use crate::basic::{Block, Mirror, triangular_transpose};
 use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
 
@@ -60,6 +63,9 @@ pub fn multiply_with<T: ClFloat>(
         if a.rows() == 1 && b.cols() > 1 {
             return row_vector_matrix_multiply(a, b);
         }
+        if b.cols() <= SKINNY_MAX_COLS && b.view() == View::Entire && tall(a.rows(), a.cols()) {
+            return matrix_skinny_multiply(a, b);
+        }
     }
     let c = MatrixCl::<T>::uninitialized(a.rows(), b.cols())?;
     gemm_into(
@@ -110,6 +116,15 @@ pub fn multiply_transposed<T: ClFloat>(
     b: &MatrixCl<T>,
     op_b: Op,
 ) -> Result<MatrixCl<T>> {
+    if (op_a, op_b) == (Op::T, Op::N)
+        && a.rows() == b.rows()
+        && b.cols() <= SKINNY_MAX_COLS
+        && b.view() == View::Entire
+        && tall(a.rows(), a.cols())
+    {
+        // A batch's gradient `xᵀ·D`: the tall `a` read once, in row groups.
+        return transposed_skinny_multiply(a, b);
+    }
     let mut oa = Operand::whole(a);
     let mut ob = Operand::whole(b);
     if op_a == Op::T {

@@ -116,3 +116,145 @@ pub fn row_vector_matrix_multiply<T: ClFloat>(
     add_batch(&y, &partial, row_groups, T::default())?;
     Ok(y)
 }
+
+/// Most columns the skinny products take: each work item keeps one
+/// accumulator per column (and per column of `a` in a chunk, for
+/// [`transposed_skinny_multiply`]).
+pub const SKINNY_MAX_COLS: usize = 16;
+
+/// Whether `a` (`rows x cols`) is tall enough for the skinny kernels to
+/// beat the GEMM's tiles: many rows, and many per column, so that one work
+/// item per row (or row groups) fills the device and each tile of the GEMM
+/// would mostly hold padding.
+pub(crate) fn tall(rows: usize, cols: usize) -> bool {
+    rows >= 4096 && rows >= 8 * cols
+}
+
+/// Checks a skinny product's right operand: at most
+/// [`SKINNY_MAX_COLS`] columns, stored whole.
+fn skinny_operand<T: ClFloat>(function: &'static str, x: &MatrixCl<T>) -> Result<()> {
+    if x.cols() > SKINNY_MAX_COLS || x.view() != clfuse_core::View::Entire {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "x",
+            reason: format!(
+                "must have at most {SKINNY_MAX_COLS} columns and view Entire, got {} x {} ({:?})",
+                x.rows(),
+                x.cols(),
+                x.view()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `a * x` for a tall `a` and an `x` of at most [`SKINNY_MAX_COLS`]
+/// columns (a batch of chains' parameters): one work item per row of `a`
+/// with one accumulator per column of `x`, so `a` is read once for all of
+/// them, coalesced. [`multiply`](crate::multiply) takes it for tall `a`.
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// let a = MatrixCl::from_slice(3, 2, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?; // rows [1 4], [2 5], [3 6]
+/// let x = MatrixCl::from_slice(2, 2, &[1.0, 0.0, 1.0, -1.0])?; // columns [1 0], [1 -1]
+/// let y = clfuse_kernels::matrix_skinny_multiply(&a, &x)?;
+/// assert_eq!(y.to_vec()?, vec![1.0, 2.0, 3.0, -3.0, -3.0, -3.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn matrix_skinny_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    const F: &str = "matrix_skinny_multiply";
+    if a.cols() != x.rows() {
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (a.rows(), a.cols()),
+            rhs: (x.rows(), x.cols()),
+        });
+    }
+    skinny_operand(F, x)?;
+    let (m, n) = (a.rows(), x.cols());
+    let y = MatrixCl::<T>::uninitialized(m, n)?;
+    if m == 0 || n == 0 {
+        return Ok(y);
+    }
+    int(F, "a", a.len())?;
+    int(F, "y", y.len())?;
+    cl::matrix_skinny_multiply::<T>().launch_with_options(
+        NdRange::d1(m),
+        &format!("-D NCOLS={n}"),
+        (
+            &y,
+            or_stand_in(a, &y),
+            or_stand_in(x, &y),
+            int(F, "a", m)?,
+            int(F, "a", a.cols())?,
+            a.view().bits(),
+        ),
+    )?;
+    Ok(y)
+}
+
+/// `aᵀ * x` for a tall `a` (`k x n`) and an `x` (`k x c`) of at most
+/// [`SKINNY_MAX_COLS`] columns: [`row_vector_matrix_multiply`]'s work-groups
+/// (rows of `a` split over groups, 8 of its columns per group) with one
+/// accumulator per pair of columns, the groups' partial results summed by
+/// `add_batch`. This is the gradient `xᵀ·D` of a batch of chains, and
+/// [`multiply_transposed`](crate::multiply_transposed) takes it for tall `a`.
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// let a = MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?;
+/// let x = MatrixCl::from_slice(3, 2, &[1.0, 1.0, 1.0, 0.0, 1.0, 0.0])?;
+/// let y = clfuse_kernels::transposed_skinny_multiply(&a, &x)?;
+/// assert_eq!((y.rows(), y.cols()), (1, 2));
+/// assert_eq!(y.to_vec()?, vec![6.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn transposed_skinny_multiply<T: ClFloat>(
+    a: &MatrixCl<T>,
+    x: &MatrixCl<T>,
+) -> Result<MatrixCl<T>> {
+    const F: &str = "transposed_skinny_multiply";
+    const LOCAL: usize = 256;
+    if a.rows() != x.rows() {
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (a.cols(), a.rows()),
+            rhs: (x.rows(), x.cols()),
+        });
+    }
+    skinny_operand(F, x)?;
+    let rt = Runtime::get()?;
+    let chunk = row_vector_chunk(rt);
+    let (k, n, c) = (a.rows(), a.cols(), x.cols());
+    let y = MatrixCl::<T>::uninitialized(n, c)?;
+    if n == 0 || c == 0 {
+        return Ok(y);
+    }
+    if k == 0 {
+        y.fill(T::default())?;
+        return Ok(y);
+    }
+    int(F, "a", a.len())?;
+    int(F, "x", x.len())?;
+    let chunks = n.div_ceil(chunk);
+    let compute_units = rt.device_info().compute_units as usize;
+    let row_groups = (row_vector_groups_per_compute_unit(rt) * compute_units.max(1))
+        .div_ceil(chunks)
+        .clamp(1, k.div_ceil(LOCAL));
+    int(F, "partial", n * c * row_groups)?;
+    let partial = MatrixCl::<T>::uninitialized(n * c, row_groups)?;
+    cl::transposed_skinny_multiply::<T>().launch_with_options(
+        NdRange::d2([row_groups * LOCAL, chunks]).with_local(&[LOCAL, 1]),
+        &format!("-D COLUMN_CHUNK={chunk} -D NCOLS={c}"),
+        (
+            &partial,
+            a,
+            x,
+            int(F, "a", k)?,
+            int(F, "a", n)?,
+            a.view().bits(),
+        ),
+    )?;
+    add_batch(&y, &partial, row_groups, T::default())?;
+    Ok(y)
+}

@@ -28,9 +28,11 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             let x = MatrixCl::from_slice(n, p, &xs)?;
             let y = MatrixCl::from_slice(n, 1, &ys)?;
             let beta = MatrixCl::from_slice(p, 1, &bs)?;
+            // The same reads as a split part: both gradients, queued together.
             measure(ctx.reps, || {
                 let out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
-                std::hint::black_box(out.d_beta()?.to_vec()?);
+                let (d_alpha, d_beta) = (out.d_alpha()?.read_later()?, out.d_beta()?.read_later()?);
+                std::hint::black_box((d_alpha.wait()?, d_beta.wait()?));
                 Ok(())
             })
         })?;

@@ -87,7 +87,10 @@ impl<F: FnMut(&Var) -> Result<Var>> BatchDensity for DeviceBatchDensity<F> {
 
     fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>> {
         let batch = positions.len() / self.dim;
-        if batch == 0 || positions.len() % self.dim != 0 || gradients.len() != positions.len() {
+        if batch == 0
+            || !positions.len().is_multiple_of(self.dim)
+            || gradients.len() != positions.len()
+        {
             return Err(Error::InvalidArgument {
                 function: "DeviceBatchDensity::evaluate",
                 argument: "positions",

@@ -143,15 +143,14 @@ pub fn sample_batched_with_stats<M: BatchedModel>(
         // Clients of chains that never started leave their batches here,
         // so that the batch threads end before the scope joins them.
         drop(clients);
-        let fit = fit?;
-        Ok((fit, all_stats))
+        Ok::<_, Error>((fit?, all_stats))
     })
-    .and_then(|(fit, stats): (Fit, Vec<Arc<Mutex<BatchStats>>>)| {
+    .map(|(fit, stats): (Fit, Vec<Arc<Mutex<BatchStats>>>)| {
         let stats = stats
             .iter()
             .map(|s| *s.lock().unwrap_or_else(|p| p.into_inner()))
             .collect();
-        Ok((fit, stats))
+        (fit, stats)
     })
 }
 

@@ -382,7 +382,14 @@ fn tensor_cores_where_the_device_has_them() -> Result<()> {
 /// the tall operand is honoured.
 #[test]
 fn tall_skinny_products() -> Result<()> {
-    for (rows, p) in [(4096usize, 3usize), (5000, 10), (10_001, 33), (257, 5), (1, 1), (0, 4)] {
+    for (rows, p) in [
+        (4096usize, 3usize),
+        (5000, 10),
+        (10_001, 33),
+        (257, 5),
+        (1, 1),
+        (0, 4),
+    ] {
         for cols in [1usize, 2, 7, 16] {
             let mut rng = Rng::new((rows * 13 + p * 5 + cols) as u64);
             let (a, x) = (rng.matrix(rows, p), rng.matrix(p, cols));
@@ -408,7 +415,12 @@ fn tall_skinny_products() -> Result<()> {
     let lower = DMatrix::from_fn(5000, 6, |i, j| if i >= j { a[(i, j)] } else { 0.0 });
     let x = rng.matrix(6, 3);
     let device = to_device(&a).with_view(View::Lower);
-    assert_relative("lower * x", &to_host(&k::multiply(&device, &to_device(&x))?), &(&lower * &x), TOL);
+    assert_relative(
+        "lower * x",
+        &to_host(&k::multiply(&device, &to_device(&x))?),
+        &(&lower * &x),
+        TOL,
+    );
     let d = rng.matrix(5000, 3);
     let got = k::multiply_transposed(&device, Op::T, &to_device(&d), Op::N)?;
     assert_relative("lowerᵀ * d", &to_host(&got), &(lower.transpose() * &d), TOL);

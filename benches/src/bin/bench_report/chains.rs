@@ -42,8 +42,11 @@ fn upload(n: usize, p: usize) -> clfuse::Result<Data> {
 fn logistic(d: &Data, theta: &Var) -> clfuse::Result<Var> {
     let k = theta.cols();
     let eta = (&d.x * theta).eval()?;
-    let likelihood = colwise_sum(log_inv_logit(elt_multiply(colwise_broadcast(&d.sign, k), &eta)))
-        .eval()?;
+    let likelihood = colwise_sum(log_inv_logit(elt_multiply(
+        colwise_broadcast(&d.sign, k),
+        &eta,
+    )))
+    .eval()?;
     let prior = colwise_sum(square(theta)).eval()?;
     (&likelihood - 0.5f64 * &prior).eval()
 }
@@ -139,8 +142,7 @@ fn batched(
                     let barrier = &barrier;
                     scope.spawn(move || {
                         device.run(|| -> clfuse::Result<()> {
-                            let mut density =
-                                DeviceBatchDensity::new(p, |t: &Var| logistic(d, t))?;
+                            let mut density = DeviceBatchDensity::new(p, |t: &Var| logistic(d, t))?;
                             let at: Vec<f64> = (0..per_device)
                                 .flat_map(|c| position(p, k * per_device + c))
                                 .collect();
@@ -215,14 +217,42 @@ pub fn per_call(
         let t = first.run(|| single(reps, rounds, &data[0], p, logistic))?;
         ctx.push(&w, "one chain alone, composed (per call)", n, bytes, 0.0, t);
         let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic_glm))?;
-        ctx.push(&w, "8 unbatched chains, GLM leaf (per round of 8)", n, bytes, 0.0, t);
+        ctx.push(
+            &w,
+            "8 unbatched chains, GLM leaf (per round of 8)",
+            n,
+            bytes,
+            0.0,
+            t,
+        );
         let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic))?;
-        ctx.push(&w, "8 unbatched chains, composed (per round of 8)", n, bytes, 0.0, t);
+        ctx.push(
+            &w,
+            "8 unbatched chains, composed (per round of 8)",
+            n,
+            bytes,
+            0.0,
+            t,
+        );
         let t = batched(reps, rounds, &data[..1], &devices[..1], p)?;
-        ctx.push(&w, "8 chains batched, one device (per call)", n, bytes, 0.0, t);
+        ctx.push(
+            &w,
+            "8 chains batched, one device (per call)",
+            n,
+            bytes,
+            0.0,
+            t,
+        );
         if devices.len() >= 2 {
             let t = batched(reps, rounds, &data[..2], &devices[..2], p)?;
-            ctx.push(&w, "8 chains batched, two devices (per round of 8)", n, bytes, 0.0, t);
+            ctx.push(
+                &w,
+                "8 chains batched, two devices (per round of 8)",
+                n,
+                bytes,
+                0.0,
+                t,
+            );
         }
     }
     Ok(())

@@ -345,7 +345,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             if args.quick {
                 (&[(1_000, 5)], 5, (1_000, 5), (50, 50))
             } else {
-                (&[(10_000, 10), (1_000_000, 100)], 50, (10_000, 10), (1000, 1000))
+                (
+                    &[(10_000, 10), (1_000_000, 100)],
+                    50,
+                    (10_000, 10),
+                    (1000, 1000),
+                )
             };
         ctx.progress.set_message("chains per call");
         chains::per_call(&mut ctx, &devices, shapes, rounds)?;

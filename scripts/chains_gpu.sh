@@ -28,3 +28,14 @@ grep -A12 "split across" "$W/host/report.md" >> $S
 tail -3 "$W/host.log" >> $S
 cp "$W"/*.log "$OUT/" 2>/dev/null
 tar czf "$OUT/chains.tar.gz" -C "$W" .
+# Where a call's time goes: kernel timelines (FUSION_PROFILING=1).
+echo "== profiles" >> $S
+FUSION_PROFILING=1 timeout 120 "$bin/bench_report" --suite chains --devices 0 --reps 3 \
+  --glm-shapes 1e4x10,1e6x100 --out "$W/chains-profile" > "$W/chains-profile.log" 2>&1
+echo "rc=$?" >> $S
+FUSION_PROFILING=1 timeout 120 "$bin/bench_report" --suite host --first-call-runs 1 --reps 3 \
+  --devices 0,1 --out "$W/host-profile" > "$W/host-profile.log" 2>&1
+echo "rc=$?" >> $S
+cp "$W/chains-profile/profiles.md" "$OUT/chains-profiles.md" 2>/dev/null
+cp "$W/host-profile/profiles.md" "$OUT/host-profiles.md" 2>/dev/null
+tar czf "$OUT/chains.tar.gz" -C "$W" .

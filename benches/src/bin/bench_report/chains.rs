@@ -243,6 +243,23 @@ pub fn per_call(
             0.0,
             t,
         );
+        // Where a call's time goes (with FUSION_PROFILING=1).
+        first.run(|| -> clfuse::Result<()> {
+            let d = &data[0];
+            let mut density = DeviceBatchDensity::new(p, |t: &Var| logistic(d, t))?;
+            let at: Vec<f64> = (0..CHAINS).flat_map(|c| position(p, c)).collect();
+            let mut g = vec![0.0; at.len()];
+            density.evaluate(&at, &mut g)?;
+            ctx.profile(format!("{CHAINS} chains batched, n = {n}, p = {p}"), || {
+                density.evaluate(&at, &mut g).map(drop)
+            })?;
+            let mut single = DeviceDensity::new(p, |t: &Var| logistic_glm(d, t))?;
+            let mut g = vec![0.0; p];
+            single.value_and_grad(&at[..p], &mut g)?;
+            ctx.profile(format!("one chain, GLM leaf, n = {n}, p = {p}"), || {
+                single.value_and_grad(&at[..p], &mut g).map(drop)
+            })
+        })?;
         if devices.len() >= 2 {
             let t = batched(reps, rounds, &data[..2], &devices[..2], p)?;
             ctx.push(

@@ -37,6 +37,17 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             })
         })?;
         ctx.push(&w, &format!("{} alone", names[0]), n, bytes, 0.0, alone);
+        first.run(|| -> clfuse::Result<()> {
+            let x = MatrixCl::from_slice(n, p, &xs)?;
+            let y = MatrixCl::from_slice(n, 1, &ys)?;
+            let beta = MatrixCl::from_slice(p, 1, &bs)?;
+            ctx.profile(format!("{w}, one device, n = {n}"), || {
+                let out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
+                let (d_alpha, d_beta) = (out.d_alpha()?.read_later()?, out.d_beta()?.read_later()?);
+                std::hint::black_box((d_alpha.wait()?, d_beta.wait()?));
+                Ok(())
+            })
+        })?;
 
         let mut parallel = DataParallel::new(&devices)?;
         // Cost models from two samples of the rows, each device with its own
@@ -83,6 +94,19 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             })?;
             std::hint::black_box(total.d_beta);
             Ok(())
+        })?;
+        ctx.profile(format!("{w}, split, n = {n}"), || {
+            parallel
+                .glm(n, |part| {
+                    bernoulli_logit_glm_lpmf(
+                        &y_parts[part],
+                        &x_parts[part],
+                        alpha,
+                        &betas[part],
+                        &options,
+                    )
+                })
+                .map(drop)
         })?;
         let shares: Vec<String> = names
             .iter()

@@ -352,10 +352,14 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     (1000, 1000),
                 )
             };
+        let shapes = args.glm_shapes.as_ref().map_or(shapes, |s| &s.0[..]);
         ctx.progress.set_message("chains per call");
         chains::per_call(&mut ctx, &devices, shapes, rounds)?;
-        ctx.progress.set_message("chains, whole runs");
-        chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
+        // A profiled run times kernels, not whole runs.
+        if !rt.profiling() {
+            ctx.progress.set_message("chains, whole runs");
+            chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
+        }
     }
     if args.suite == Suite::Seeds {
         let mut sizes = seeds::SeedSizes::new(args.quick, gpu);

@@ -82,10 +82,25 @@ __kernel void row_vector_matrix_multiply(__global T* partial, const __global T* 
 #define NCOLS 1
 #endif
 
-// y (M x NCOLS) = A (M x K) * X (K x NCOLS): one work item per row; X's
-// elements are the same for every work item (served from cache).
+// y (M x NCOLS) = A (M x K) * X (K x NCOLS): one work item per row. X is
+// the same for every work item: with X_IN_LOCAL (K * NCOLS small) the
+// work-group copies it into local memory first, so its reads are local
+// broadcasts rather than global loads beside each element of A.
+#ifndef X_CAPACITY
+#define X_CAPACITY 1
+#endif
 __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const __global T* x, int M, int K, int view_a) {
   const int i = get_global_id(0);
+#ifdef X_IN_LOCAL
+  __local T x_local[X_CAPACITY];
+  for (int e = get_local_id(0); e < K * NCOLS; e += get_local_size(0)) {
+    x_local[e] = x[e];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#define X_AT(k, c) x_local[(k) + K * (c)]
+#else
+#define X_AT(k, c) x[(k) + K * (c)]
+#endif
   if (i >= M) {
     return;
   }
@@ -106,7 +121,7 @@ __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const _
     const T a_ik = a[i + (long)M * k];
 #pragma unroll
     for (int c = 0; c < NCOLS; c++) {
-      acc[c] = fma(a_ik, x[k + K * c], acc[c]);
+      acc[c] = fma(a_ik, X_AT(k, c), acc[c]);
     }
   }
 #pragma unroll
@@ -114,57 +129,75 @@ __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const _
     y[i + (long)M * c] = acc[c];
   }
 }
+#undef X_AT
 
-// partial (groups x (N * NCOLS)) = A^T (N x K) * X (K x NCOLS), in pieces
-// as row_vector_matrix_multiply makes them: work-group (g, c) sums rows g,
-// g + G, ... of A for the COLUMN_CHUNK columns of A starting at
-// c * COLUMN_CHUNK, against every column of X; group g's piece is the
-// N x NCOLS result (column-major) at partial + g * N * NCOLS.
+// partial (groups x (N * NCOLS)) = A^T (N x K) * X (K x NCOLS), N at most
+// LOCAL_SIZE: work-group g takes the tiles of TILE_ROWS rows g, g + G, ...
+// (G = get_num_groups(0)), copies each tile of A and of X into local memory
+// (coalesced: neighbouring work items read neighbouring rows), and work
+// item (j, s) = (lid % N, lid / N) adds rows s, s + S, ... of the tile
+// (S = LOCAL_SIZE / N) to its NCOLS sums for column j of A. A and X are each
+// read once. The S sums of a column are added at the end; group g's N x
+// NCOLS piece (column-major) lands at partial + g * N * NCOLS.
+#ifndef TILE_ROWS
+#define TILE_ROWS 32
+#endif
+#ifndef NA
+#define NA 1
+#endif
+// A tile's column stride in local memory: one more than its rows, so that
+// work items reading one row of neighbouring columns hit different banks.
+#define TILE_STRIDE (TILE_ROWS + 1)
 __kernel void transposed_skinny_multiply(__global T* partial, const __global T* a, const __global T* x, int K, int N, int view_a) {
+  __local T a_tile[TILE_STRIDE * NA];
+  __local T x_tile[TILE_ROWS * NCOLS];
   __local T scratch[LOCAL_SIZE];
   const int lid = get_local_id(0);
-  const int group = get_group_id(0);
-  const int groups = get_num_groups(0);
-  const int j0 = get_group_id(1) * COLUMN_CHUNK;
-  T acc[COLUMN_CHUNK][NCOLS];
+  const int slices = LOCAL_SIZE / N;
+  const int j = lid % N;
+  const int s = lid / N;
+  const bool active = s < slices;
+  T acc[NCOLS];
 #pragma unroll
-  for (int j = 0; j < COLUMN_CHUNK; j++) {
-#pragma unroll
-    for (int c = 0; c < NCOLS; c++) {
-      acc[j][c] = 0;
-    }
+  for (int c = 0; c < NCOLS; c++) {
+    acc[c] = 0;
   }
-  for (int k = group * LOCAL_SIZE + lid; k < K; k += groups * LOCAL_SIZE) {
-    T x_k[NCOLS];
-#pragma unroll
-    for (int c = 0; c < NCOLS; c++) {
-      x_k[c] = x[k + (long)K * c];
+  const int tiles = (K + TILE_ROWS - 1) / TILE_ROWS;
+  for (int tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
+    const int r0 = tile * TILE_ROWS;
+    const int rows = min(TILE_ROWS, K - r0);
+    for (int e = lid; e < TILE_ROWS * N; e += LOCAL_SIZE) {
+      const int r = e % TILE_ROWS;
+      const int col = e / TILE_ROWS;
+      const int k = r0 + r;
+      a_tile[r + TILE_STRIDE * col] = (r < rows && IN_VIEW(k, col, view_a)) ? a[k + (long)K * col] : 0;
     }
-#pragma unroll
-    for (int j = 0; j < COLUMN_CHUNK; j++) {
-      if (j0 + j < N && IN_VIEW(k, j0 + j, view_a)) {
-        const T a_kj = a[k + (long)K * (j0 + j)];
+    for (int e = lid; e < TILE_ROWS * NCOLS; e += LOCAL_SIZE) {
+      const int r = e % TILE_ROWS;
+      x_tile[e] = r < rows ? x[r0 + r + (long)K * (e / TILE_ROWS)] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+      for (int r = s; r < rows; r += slices) {
+        const T a_rj = a_tile[r + TILE_STRIDE * j];
 #pragma unroll
         for (int c = 0; c < NCOLS; c++) {
-          acc[j][c] = fma(a_kj, x_k[c], acc[j][c]);
+          acc[c] = fma(a_rj, x_tile[r + TILE_ROWS * c], acc[c]);
         }
       }
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (int j = 0; j < COLUMN_CHUNK; j++) {
-    for (int c = 0; c < NCOLS; c++) {
-      scratch[lid] = acc[j][c];
-      barrier(CLK_LOCAL_MEM_FENCE);
-      for (int step = LOCAL_SIZE / 2; step > 0; step /= 2) {
-        if (lid < step) {
-          scratch[lid] += scratch[lid + step];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+  for (int c = 0; c < NCOLS; c++) {
+    scratch[lid] = active ? acc[c] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < N) {
+      T sum = 0;
+      for (int t = 0; t < slices; t++) {
+        sum += scratch[lid + N * t];
       }
-      if (lid == 0 && j0 + j < N) {
-        partial[(long)group * N * NCOLS + (j0 + j) + N * c] = scratch[0];
-      }
-      barrier(CLK_LOCAL_MEM_FENCE);
+      partial[(long)get_group_id(0) * N * NCOLS + lid + N * c] = sum;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
 }

@@ -24,8 +24,9 @@ pub use checks::{check_diagonal_zeros, check_finite, check_nan, check_symmetric}
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
 pub use gemm::{
     EpilogueGemm, GemmChoice, GemmConfig, MultiplyOptions, Op, SKINNY_MAX_COLS,
-    matrix_skinny_multiply, matrix_vector_multiply, multiply, multiply_transpose,
-    multiply_transposed, multiply_with, row_vector_matrix_multiply, transposed_skinny_multiply,
+    SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply, multiply,
+    multiply_transpose, multiply_transposed, multiply_with, row_vector_matrix_multiply,
+    transposed_skinny_multiply,
 };
 pub use packed::{PackedTransfer, packed_len};
 pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_prechecked};

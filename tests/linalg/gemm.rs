@@ -386,6 +386,7 @@ fn tall_skinny_products() -> Result<()> {
         (4096usize, 3usize),
         (5000, 10),
         (10_001, 33),
+        (2100, 256),
         (257, 5),
         (1, 1),
         (0, 4),
@@ -424,6 +425,18 @@ fn tall_skinny_products() -> Result<()> {
     let d = rng.matrix(5000, 3);
     let got = k::multiply_transposed(&device, Op::T, &to_device(&d), Op::N)?;
     assert_relative("lowerᵀ * d", &to_host(&got), &(lower.transpose() * &d), TOL);
+    // `x` too large to stage in local memory (300 x 16): read from global.
+    let (a, x) = (rng.matrix(4200, 300), rng.matrix(300, 16));
+    let got = k::matrix_skinny_multiply(&to_device(&a), &to_device(&x))?;
+    assert_relative("4200x300 * 300x16", &to_host(&got), &(&a * &x), TOL);
+    // More columns of `a` than a tile takes: the GEMM serves the product.
+    let (a, d) = (rng.matrix(4100, 257), rng.matrix(4100, 2));
+    let got = k::multiply_transposed(&to_device(&a), Op::T, &to_device(&d), Op::N)?;
+    assert_relative("257 columns", &to_host(&got), &(a.transpose() * &d), TOL);
+    assert!(matches!(
+        k::transposed_skinny_multiply(&to_device(&a), &to_device(&d)),
+        Err(clfuse::Error::InvalidArgument { argument: "a", .. })
+    ));
     // Too many columns, or a triangular right operand: a clear error.
     let wide = to_device(&rng.matrix(6, 17));
     assert!(matches!(

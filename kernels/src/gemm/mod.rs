@@ -34,6 +34,6 @@ pub(crate) use launch::gemm_into;
 pub(crate) use operand::Operand;
 pub use products::{Op, multiply, multiply_transpose, multiply_transposed, multiply_with};
 pub use vectors::{
-    SKINNY_MAX_COLS, matrix_skinny_multiply, matrix_vector_multiply, row_vector_matrix_multiply,
-    transposed_skinny_multiply,
+    SKINNY_MAX_COLS, SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply,
+    row_vector_matrix_multiply, transposed_skinny_multiply,
 };

@@ -5,8 +5,8 @@
 use super::launch::{MultiplyOptions, gemm_into};
 use super::operand::Operand;
 use super::vectors::{
-    SKINNY_MAX_COLS, matrix_skinny_multiply, matrix_vector_multiply, row_vector_matrix_multiply,
-    tall, transposed_skinny_multiply,
+    SKINNY_MAX_COLS, SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply,
+    row_vector_matrix_multiply, tall, transposed_skinny_multiply,
 };
 use crate::basic::{Block, Mirror, triangular_transpose};
 use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
@@ -119,6 +119,7 @@ pub fn multiply_transposed<T: ClFloat>(
     if (op_a, op_b) == (Op::T, Op::N)
         && a.rows() == b.rows()
         && b.cols() <= SKINNY_MAX_COLS
+        && a.cols() <= SKINNY_MAX_TRANSPOSED
         && b.view() == View::Entire
         && tall(a.rows(), a.cols())
     {

@@ -178,9 +178,20 @@ pub fn matrix_skinny_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     }
     int(F, "a", a.len())?;
     int(F, "y", y.len())?;
+    // `x` fits local memory (up to 32 KiB of doubles): staged there once
+    // per work-group; the range then has a work-group size to share it.
+    let staged = x.len() <= 4096;
+    let (range, options) = if staged {
+        (
+            NdRange::d1(m.div_ceil(256) * 256).with_local(&[256]),
+            format!("-D NCOLS={n} -D X_IN_LOCAL -D X_CAPACITY={}", x.len().max(1)),
+        )
+    } else {
+        (NdRange::d1(m), format!("-D NCOLS={n}"))
+    };
     cl::matrix_skinny_multiply::<T>().launch_with_options(
-        NdRange::d1(m),
-        &format!("-D NCOLS={n}"),
+        range,
+        &options,
         (
             &y,
             or_stand_in(a, &y),
@@ -193,12 +204,18 @@ pub fn matrix_skinny_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     Ok(y)
 }
 
-/// `aᵀ * x` for a tall `a` (`k x n`) and an `x` (`k x c`) of at most
-/// [`SKINNY_MAX_COLS`] columns: [`row_vector_matrix_multiply`]'s work-groups
-/// (rows of `a` split over groups, 8 of its columns per group) with one
-/// accumulator per pair of columns, the groups' partial results summed by
-/// `add_batch`. This is the gradient `xᵀ·D` of a batch of chains, and
-/// [`multiply_transposed`](crate::multiply_transposed) takes it for tall `a`.
+/// Most columns of `a` [`transposed_skinny_multiply`] takes: one work
+/// item per column of a local tile.
+pub const SKINNY_MAX_TRANSPOSED: usize = 256;
+
+/// `aᵀ * x` for a tall `a` (`k x n`, `n` at most
+/// [`SKINNY_MAX_TRANSPOSED`]) and an `x` (`k x c`) of at most
+/// [`SKINNY_MAX_COLS`] columns: work-groups take tiles of rows, copy each
+/// tile of `a` and `x` into local memory (coalesced), and sum `n x c`
+/// products from there, so `a` and `x` are each read once; the groups'
+/// partial results are summed by `add_batch`. This is the gradient `xᵀ·D`
+/// of a batch of chains, and [`multiply_transposed`](crate::multiply_transposed)
+/// takes it for tall `a`.
 ///
 /// ```
 /// use clfuse_core::MatrixCl;
@@ -223,9 +240,14 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
         });
     }
     skinny_operand(F, x)?;
-    let rt = Runtime::get()?;
-    let chunk = row_vector_chunk(rt);
     let (k, n, c) = (a.rows(), a.cols(), x.cols());
+    if n > SKINNY_MAX_TRANSPOSED {
+        return Err(Error::InvalidArgument {
+            function: F,
+            argument: "a",
+            reason: format!("has {n} columns; at most {SKINNY_MAX_TRANSPOSED} are taken"),
+        });
+    }
     let y = MatrixCl::<T>::uninitialized(n, c)?;
     if n == 0 || c == 0 {
         return Ok(y);
@@ -236,16 +258,17 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
     }
     int(F, "a", a.len())?;
     int(F, "x", x.len())?;
-    let chunks = n.div_ceil(chunk);
+    let rt = Runtime::get()?;
+    // The tiles of `a` and `x` within 32 KiB of local memory (doubles).
+    let tile_rows = (32 * 1024 / (8 * (n + c + 1))).clamp(1, 32);
     let compute_units = rt.device_info().compute_units as usize;
-    let row_groups = (row_vector_groups_per_compute_unit(rt) * compute_units.max(1))
-        .div_ceil(chunks)
-        .clamp(1, k.div_ceil(LOCAL));
-    int(F, "partial", n * c * row_groups)?;
-    let partial = MatrixCl::<T>::uninitialized(n * c, row_groups)?;
+    let groups = (row_vector_groups_per_compute_unit(rt) * compute_units.max(1))
+        .clamp(1, k.div_ceil(tile_rows));
+    int(F, "partial", n * c * groups)?;
+    let partial = MatrixCl::<T>::uninitialized(n * c, groups)?;
     cl::transposed_skinny_multiply::<T>().launch_with_options(
-        NdRange::d2([row_groups * LOCAL, chunks]).with_local(&[LOCAL, 1]),
-        &format!("-D COLUMN_CHUNK={chunk} -D NCOLS={c}"),
+        NdRange::d1(groups * LOCAL).with_local(&[LOCAL]),
+        &format!("-D TILE_ROWS={tile_rows} -D NA={n} -D NCOLS={c} -D LOCAL_SIZE={LOCAL}"),
         (
             &partial,
             a,
@@ -255,6 +278,6 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
             a.view().bits(),
         ),
     )?;
-    add_batch(&y, &partial, row_groups, T::default())?;
+    add_batch(&y, &partial, groups, T::default())?;
     Ok(y)
 }

@@ -414,7 +414,10 @@ impl DataParallel {
     /// Evaluates a GLM over `rows` rows split by [`split`](Self::split)
     /// (as [`upload_rows`](Self::upload_rows) placed them): `glm(part)`
     /// computes part `part`'s [`GlmOutput`] on its device, with a scalar
-    /// intercept. Parts without rows are skipped. The values and the
+    /// intercept. Parts without rows are skipped (ask the GLM for
+    /// [`GlmOptions::prefetch`](crate::glm::GlmOptions::prefetch): each
+    /// part's value and gradients then reach the host in one round trip).
+    /// The values and the
     /// gradients with respect to the shared parameters (`alpha` as a
     /// scalar, `beta`, a scalar auxiliary parameter) are summed;
     /// per-observation gradients (`x`, a vector `alpha`) stay with their
@@ -432,11 +435,12 @@ impl DataParallel {
             .map(|(part, _)| part)
             .collect();
         let outputs = self.run_parts(&active, &|part, _| {
-            let out = glm(part)?;
-            let read = |m: &Option<MatrixCl<f64>>| m.as_ref().map(MatrixCl::read_later).transpose();
-            let (alpha, beta, aux) = (read(&out.d_alpha)?, read(&out.d_beta)?, read(&out.d_aux)?);
-            let wait = |r: Option<clfuse_core::PendingRead<f64>>| r.map(|r| r.wait()).transpose();
-            Ok((out.value, wait(alpha)?, wait(beta)?, wait(aux)?))
+            let mut out = glm(part)?;
+            // Queued before any wait: with `GlmOptions::prefetch` the
+            // intercept's and beta's reads are already on their way.
+            let aux = out.d_aux.as_ref().map(MatrixCl::read_later).transpose()?;
+            let (alpha, beta) = out.host_gradients()?;
+            Ok((out.value, alpha, beta, aux.map(|r| r.wait()).transpose()?))
         })?;
         let mut totals = GlmTotals::default();
         for (value, alpha, beta, aux) in outputs {

@@ -99,6 +99,7 @@ pub fn categorical_logit_glm_lpmf<'a>(
             d_beta: None,
             d_x: None,
             d_aux: None,
+            prefetched: Default::default(),
         });
     }
 
@@ -129,6 +130,7 @@ pub fn categorical_logit_glm_lpmf<'a>(
             None
         },
         d_aux: None,
+        prefetched: Default::default(),
     })
 }
 

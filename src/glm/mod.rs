@@ -192,7 +192,7 @@ impl std::ops::BitOr for Wrt {
 ///
 /// ```
 /// use clfuse::glm::{GlmOptions, Wrt};
-/// let o = GlmOptions { wrt: Wrt::BETA, propto: true };
+/// let o = GlmOptions { wrt: Wrt::BETA, propto: true, prefetch: false };
 /// assert!(o.wrt.beta && o.propto);
 /// assert!(!GlmOptions::default().wrt.any_gradient());
 /// ```
@@ -202,6 +202,14 @@ pub struct GlmOptions {
     pub wrt: Wrt,
     /// Drop terms that depend on no argument in `wrt` (Stan's `propto`).
     pub propto: bool,
+    /// Queue the read-back of the intercept's and beta's gradients (when
+    /// asked for) before the GLM waits for its own value, so that value and
+    /// gradients reach the host in one round trip: what a caller that
+    /// needs them on the host (a sampler, [`DataParallel::glm`](crate::data_parallel::DataParallel::glm))
+    /// asks for; read them with [`GlmOutput::host_gradients`]. The linear
+    /// GLMs (normal, bernoulli, binomial, Poisson, negative binomial)
+    /// prefetch; the others read when asked.
+    pub prefetch: bool,
 }
 
 impl GlmOptions {
@@ -212,7 +220,11 @@ impl GlmOptions {
     /// assert!(!GlmOptions::gradients(Wrt::ALL).propto);
     /// ```
     pub fn gradients(wrt: Wrt) -> Self {
-        GlmOptions { wrt, propto: false }
+        GlmOptions {
+            wrt,
+            propto: false,
+            prefetch: false,
+        }
     }
 }
 
@@ -237,6 +249,14 @@ pub struct GlmOutput {
     pub(crate) d_beta: Option<MatrixCl<f64>>,
     pub(crate) d_x: Option<MatrixCl<f64>>,
     pub(crate) d_aux: Option<MatrixCl<f64>>,
+    pub(crate) prefetched: Prefetched,
+}
+
+/// Read-backs a GLM queued before its own wait ([`GlmOptions::prefetch`]).
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched {
+    pub d_alpha: Option<clfuse_core::PendingRead<f64>>,
+    pub d_beta: Option<clfuse_core::PendingRead<f64>>,
 }
 
 /// A gradient that was requested, or the error naming the flag that asks for it.
@@ -279,6 +299,35 @@ impl GlmOutput {
             "d_aux",
             "Wrt::AUX (for a GLM with an auxiliary parameter)",
         )
+    }
+
+    /// The intercept's and beta's gradients on the host (`None` for those
+    /// not requested): the read-backs queued by [`GlmOptions::prefetch`]
+    /// where there are, else both queued now and waited for together.
+    ///
+    /// ```
+    /// use clfuse::glm::{bernoulli_logit_glm_lpmf, GlmOptions, Wrt};
+    /// use clfuse::prelude::*;
+    /// let x = MatrixCl::from_slice(2, 1, &[1.0, -1.0])?;
+    /// let beta = MatrixCl::from_slice(1, 1, &[0.0])?;
+    /// let options = GlmOptions { prefetch: true, ..GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA) };
+    /// let mut out = bernoulli_logit_glm_lpmf(&[1, 0][..], &x, 0.0, &beta, &options)?;
+    /// assert_eq!(out.host_gradients()?, (Some(vec![0.0]), Some(vec![1.0])));
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn host_gradients(&mut self) -> crate::Result<(Option<Vec<f64>>, Option<Vec<f64>>)> {
+        let queue = |pending: Option<clfuse_core::PendingRead<f64>>, m: &Option<MatrixCl<f64>>| {
+            match pending {
+                Some(p) => Ok(Some(p)),
+                None => m.as_ref().map(MatrixCl::read_later).transpose(),
+            }
+        };
+        let d_alpha = queue(self.prefetched.d_alpha.take(), &self.d_alpha)?;
+        let d_beta = queue(self.prefetched.d_beta.take(), &self.d_beta)?;
+        Ok((
+            d_alpha.map(|p| p.wait()).transpose()?,
+            d_beta.map(|p| p.wait()).transpose()?,
+        ))
     }
 
     /// The gradients as owned matrices, in the order alpha, beta, x, aux

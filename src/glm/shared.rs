@@ -267,6 +267,7 @@ impl Finish<'_> {
             d_beta,
             d_x,
             d_aux,
+            prefetched: Default::default(),
         })
     }
 
@@ -317,6 +318,8 @@ pub(crate) struct LinearGlm<'a, T: ClType> {
     pub d_alpha_sum: MatrixCl<f64>,
     finish: Finish<'a>,
     options: super::GlmOptions,
+    /// The gradients' read-backs queued by `run` ([`GlmOptions::prefetch`](super::GlmOptions::prefetch)).
+    prefetched: std::cell::RefCell<super::Prefetched>,
 }
 
 impl<'a, T: ClType> LinearGlm<'a, T> {
@@ -370,6 +373,7 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
             d_alpha_sum: target(1, 1, options.wrt.alpha && !alpha_is_vector)?,
             finish,
             options: *options,
+            prefetched: Default::default(),
         })
     }
 
@@ -423,10 +427,29 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
         let mut d_beta = None;
         fuse_then(outputs, || {
             d_beta = self.finish.beta_gradient(&self.d_eta)?;
+            if self.options.prefetch {
+                self.prefetch(d_beta.as_ref())?;
+            }
             Ok(())
         })
         .map_err(|e| diagnose(function, self.finish.x, self.finish.beta, e))?;
         Ok(d_beta)
+    }
+
+    /// Queues the read-backs of the intercept's gradient and of beta's
+    /// (`d_beta` when a second pass computes it, else the kernel's own).
+    fn prefetch(&self, d_beta: Option<&MatrixCl<f64>>) -> Result<()> {
+        let wrt = self.options.wrt;
+        let d_alpha = match (wrt.alpha, self.alpha_is_vector) {
+            (false, _) => None,
+            (true, true) => Some(&self.d_eta),
+            (true, false) => Some(&self.d_alpha_sum),
+        };
+        let d_beta = d_beta.or(self.d_beta.as_ref()).filter(|_| wrt.beta);
+        let mut prefetched = self.prefetched.borrow_mut();
+        prefetched.d_alpha = d_alpha.map(MatrixCl::read_later).transpose()?;
+        prefetched.d_beta = d_beta.map(MatrixCl::read_later).transpose()?;
+        Ok(())
     }
 
     /// The value (the kernel's sum `total`, with `constant` added on the
@@ -440,7 +463,10 @@ impl<'a, T: ClType> LinearGlm<'a, T> {
     ) -> Result<super::GlmOutput> {
         let value = value(total, &self.options, constant)?;
         let d_beta = d_beta.or(self.d_beta);
-        self.finish
-            .output(value, self.d_eta, self.d_alpha_sum, d_beta, d_aux)
+        let mut out = self
+            .finish
+            .output(value, self.d_eta, self.d_alpha_sum, d_beta, d_aux)?;
+        out.prefetched = self.prefetched.into_inner();
+        Ok(out)
     }
 }

@@ -198,7 +198,16 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
         (Wrt::AUX, true),
         (Wrt::ALPHA | Wrt::X, true),
     ] {
-        let out = gpu(&dev, inp, &GlmOptions { wrt, propto }).unwrap();
+        let out = gpu(
+            &dev,
+            inp,
+            &GlmOptions {
+                wrt,
+                propto,
+                prefetch: false,
+            },
+        )
+        .unwrap();
         let want = cpu(inp, Keep::of(propto, wrt));
         close(
             &format!("{label}: value wrt={wrt:?} propto={propto}"),
@@ -211,6 +220,30 @@ fn check_model(name: &str, inp: &Inputs, has_aux: bool, cpu: &Cpu<'_>, gpu: &Gpu
         assert_eq!(out.d_x().is_ok(), wrt.x);
         assert_eq!(out.d_aux().is_ok(), wrt.aux && has_aux);
     }
+    // Prefetched host gradients are the device gradients.
+    let wrt = Wrt::ALPHA | Wrt::BETA;
+    let mut prefetched = gpu(
+        &dev,
+        inp,
+        &GlmOptions {
+            wrt,
+            propto: false,
+            prefetch: true,
+        },
+    )
+    .unwrap();
+    let plain = gpu(&dev, inp, &GlmOptions::gradients(wrt)).unwrap();
+    let (d_alpha, d_beta) = prefetched.host_gradients().unwrap();
+    assert_eq!(
+        d_alpha,
+        Some(plain.d_alpha().unwrap().to_vec().unwrap()),
+        "{label}"
+    );
+    assert_eq!(
+        d_beta,
+        Some(plain.d_beta().unwrap().to_vec().unwrap()),
+        "{label}"
+    );
 }
 
 const SHAPES: [(usize, usize); 7] = [
@@ -463,7 +496,18 @@ fn check_multi(
         }
     }
     for (wrt, propto) in [(Wrt::NONE, true), (Wrt::NONE, false), (Wrt::BETA, true)] {
-        let out = gpu(&x, &alpha, &beta, &aux, &GlmOptions { wrt, propto }).unwrap();
+        let out = gpu(
+            &x,
+            &alpha,
+            &beta,
+            &aux,
+            &GlmOptions {
+                wrt,
+                propto,
+                prefetch: false,
+            },
+        )
+        .unwrap();
         let want = cpu(inp, Keep::of(propto, wrt));
         close(
             &format!("{label}: value wrt={wrt:?} propto={propto}"),

@@ -16,6 +16,7 @@ fn expect(result: clfuse::Result<GlmOutput>, text: &str) {
 const O: GlmOptions = GlmOptions {
     wrt: Wrt::ALL,
     propto: false,
+    prefetch: false,
 };
 
 #[test]

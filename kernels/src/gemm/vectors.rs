@@ -184,7 +184,10 @@ pub fn matrix_skinny_multiply<T: ClFloat>(a: &MatrixCl<T>, x: &MatrixCl<T>) -> R
     let (range, options) = if staged {
         (
             NdRange::d1(m.div_ceil(256) * 256).with_local(&[256]),
-            format!("-D NCOLS={n} -D X_IN_LOCAL -D X_CAPACITY={}", x.len().max(1)),
+            format!(
+                "-D NCOLS={n} -D X_IN_LOCAL -D X_CAPACITY={}",
+                x.len().max(1)
+            ),
         )
     } else {
         (NdRange::d1(m), format!("-D NCOLS={n}"))

@@ -17,7 +17,11 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
         .map(|s| Device::open(s))
         .collect::<clfuse::Result<_>>()?;
     let names: Vec<String> = devices.iter().map(Device::label).collect();
-    let options = GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA);
+    // Value and gradients in one round trip, alone and in each part.
+    let options = GlmOptions {
+        prefetch: true,
+        ..GlmOptions::gradients(Wrt::ALPHA | Wrt::BETA)
+    };
     let alpha = 0.3;
     for &(n, p) in shapes {
         let w = format!("bernoulli GLM split across devices, P = {p}");
@@ -30,9 +34,8 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             let beta = MatrixCl::from_slice(p, 1, &bs)?;
             // The same reads as a split part: both gradients, queued together.
             measure(ctx.reps, || {
-                let out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
-                let (d_alpha, d_beta) = (out.d_alpha()?.read_later()?, out.d_beta()?.read_later()?);
-                std::hint::black_box((d_alpha.wait()?, d_beta.wait()?));
+                let mut out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
+                std::hint::black_box(out.host_gradients()?);
                 Ok(())
             })
         })?;
@@ -42,9 +45,8 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
             let y = MatrixCl::from_slice(n, 1, &ys)?;
             let beta = MatrixCl::from_slice(p, 1, &bs)?;
             ctx.profile(format!("{w}, one device, n = {n}"), || {
-                let out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
-                let (d_alpha, d_beta) = (out.d_alpha()?.read_later()?, out.d_beta()?.read_later()?);
-                std::hint::black_box((d_alpha.wait()?, d_beta.wait()?));
+                let mut out = bernoulli_logit_glm_lpmf(&y, &x, alpha, &beta, &options)?;
+                std::hint::black_box(out.host_gradients()?);
                 Ok(())
             })
         })?;
@@ -52,7 +54,7 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
         let mut parallel = DataParallel::new(&devices)?;
         // Cost models from two samples of the rows, each device with its own
         // copies uploaded before timing.
-        let large = n.min(1_000_000);
+        let large = n.min(10_000_000);
         // The small sample shows the fixed cost per call (launches, reads).
         let rows = ((large / 100).max(1), large);
         let sample =
@@ -74,8 +76,8 @@ pub fn glm(ctx: &mut Ctx, selectors: &[String], shapes: &[(usize, usize)]) -> cl
         let costs = parallel
             .calibrate(rows, 3, |part, r| {
                 let (x, y) = &samples[part][usize::from(r == rows.1)];
-                let out = bernoulli_logit_glm_lpmf(y, x, alpha, &sample_betas[part], &options)?;
-                out.d_beta()?.to_vec().map(drop)
+                let mut out = bernoulli_logit_glm_lpmf(y, x, alpha, &sample_betas[part], &options)?;
+                out.host_gradients().map(drop)
             })?
             .to_vec();
         drop(samples);

@@ -117,6 +117,8 @@ __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const _
   for (int c = 0; c < NCOLS; c++) {
     acc[c] = 0;
   }
+  // Unrolled so that each work item has several loads of A in flight.
+#pragma unroll 8
   for (int k = k_begin; k < k_end; k++) {
     const T a_ik = a[i + (long)M * k];
 #pragma unroll
@@ -153,9 +155,11 @@ __kernel void transposed_skinny_multiply(__global T* partial, const __global T* 
   __local T x_tile[TILE_ROWS * NCOLS];
   __local T scratch[LOCAL_SIZE];
   const int lid = get_local_id(0);
-  const int slices = LOCAL_SIZE / N;
-  const int j = lid % N;
-  const int s = lid / N;
+  // NA (= N) is known when the kernel is built: the loops below have
+  // fixed trip counts the compiler unrolls.
+  const int slices = LOCAL_SIZE / NA;
+  const int j = lid % NA;
+  const int s = lid / NA;
   const bool active = s < slices;
   T acc[NCOLS];
 #pragma unroll
@@ -166,7 +170,8 @@ __kernel void transposed_skinny_multiply(__global T* partial, const __global T* 
   for (int tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
     const int r0 = tile * TILE_ROWS;
     const int rows = min(TILE_ROWS, K - r0);
-    for (int e = lid; e < TILE_ROWS * N; e += LOCAL_SIZE) {
+#pragma unroll
+    for (int e = lid; e < TILE_ROWS * NA; e += LOCAL_SIZE) {
       const int r = e % TILE_ROWS;
       const int col = e / TILE_ROWS;
       const int k = r0 + r;
@@ -191,12 +196,12 @@ __kernel void transposed_skinny_multiply(__global T* partial, const __global T* 
   for (int c = 0; c < NCOLS; c++) {
     scratch[lid] = active ? acc[c] : 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < N) {
+    if (lid < NA) {
       T sum = 0;
       for (int t = 0; t < slices; t++) {
-        sum += scratch[lid + N * t];
+        sum += scratch[lid + NA * t];
       }
-      partial[(long)get_group_id(0) * N * NCOLS + lid + N * c] = sum;
+      partial[(long)get_group_id(0) * NA * NCOLS + lid + NA * c] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }

@@ -264,9 +264,12 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
     let rt = Runtime::get()?;
     // The tiles of `a` and `x` within 32 KiB of local memory (doubles).
     let tile_rows = (32 * 1024 / (8 * (n + c + 1))).clamp(1, 32);
+    // As many groups as local memory lets a compute unit hold (a GPU's
+    // 228 KiB, with room to spare), at least the row-vector kernel's.
+    let local_bytes = 8 * ((tile_rows + 1) * n + tile_rows * c + LOCAL);
+    let per_unit = (160 * 1024 / local_bytes).max(row_vector_groups_per_compute_unit(rt));
     let compute_units = rt.device_info().compute_units as usize;
-    let groups = (row_vector_groups_per_compute_unit(rt) * compute_units.max(1))
-        .clamp(1, k.div_ceil(tile_rows));
+    let groups = (per_unit * compute_units.max(1)).clamp(1, k.div_ceil(tile_rows));
     int(F, "partial", n * c * groups)?;
     let partial = MatrixCl::<T>::uninitialized(n * c, groups)?;
     cl::transposed_skinny_multiply::<T>().launch_with_options(

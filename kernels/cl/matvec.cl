@@ -147,9 +147,6 @@ __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const _
 #ifndef NA
 #define NA 1
 #endif
-// `double4` from `double`: the vector type of four T.
-#define VEC4_OF(t) t##4
-#define VEC4(t) VEC4_OF(t)
 // A tile's column stride in local memory: one more than its rows, so that
 // work items reading one row of neighbouring columns hit different banks.
 #define TILE_STRIDE (TILE_ROWS + 1)
@@ -182,31 +179,16 @@ __kernel void transposed_skinny_multiply(__global T* partial, const __global T* 
     }
     for (int e = lid; e < TILE_ROWS * NCOLS; e += LOCAL_SIZE) {
       const int r = e % TILE_ROWS;
-      const int c = e / TILE_ROWS;
-      // Row-major in the tile: a row's NCOLS values are read together below.
-      x_tile[r * NCOLS + c] = r < rows ? x[r0 + r + (long)K * c] : 0;
+      x_tile[e] = r < rows ? x[r0 + r + (long)K * (e / TILE_ROWS)] : 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active) {
       for (int r = s; r < rows; r += slices) {
         const T a_rj = a_tile[r + TILE_STRIDE * j];
-        const __local T* x_r = x_tile + r * NCOLS;
-#if NCOLS % 4 == 0
-        // Four of the row's values per local load.
-#pragma unroll
-        for (int c = 0; c < NCOLS; c += 4) {
-          const VEC4(T) v = vload4(0, x_r + c);
-          acc[c] = fma(a_rj, v.x, acc[c]);
-          acc[c + 1] = fma(a_rj, v.y, acc[c + 1]);
-          acc[c + 2] = fma(a_rj, v.z, acc[c + 2]);
-          acc[c + 3] = fma(a_rj, v.w, acc[c + 3]);
-        }
-#else
 #pragma unroll
         for (int c = 0; c < NCOLS; c++) {
-          acc[c] = fma(a_rj, x_r[c], acc[c]);
+          acc[c] = fma(a_rj, x_tile[r + TILE_ROWS * c], acc[c]);
         }
-#endif
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -10,7 +10,9 @@
 //! pays a hand-off (waking the workers, joining them), which
 //! [`calibrate`](DataParallel::calibrate) measures: [`split`](DataParallel::split)
 //! gives every row to the fastest device whenever that is predicted to be
-//! quicker than splitting.
+//! quicker than splitting. Every part a call runs is timed: after a
+//! sampler's warm-up, [`recalibrate`](DataParallel::recalibrate) refits the
+//! cost models to what the real calls cost (online calibration).
 //!
 //! ```
 //! use clfuse::data_parallel::DataParallel;
@@ -26,8 +28,9 @@
 
 use crate::glm::GlmOutput;
 use clfuse_core::{ClType, Device, Error, MatrixCl, Result};
+use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// What one part of the work costs on a device: a fixed time per call
@@ -58,6 +61,10 @@ pub struct DataParallel {
     handoff_s: f64,
     /// One worker per device but the last (whose part runs on the caller).
     workers: Arc<rayon::ThreadPool>,
+    /// Per device, the fastest time seen for each number of rows: from
+    /// [`calibrate`](Self::calibrate) and from every part [`glm`](Self::glm)
+    /// ran, which [`recalibrate`](Self::recalibrate) fits.
+    observed: Arc<Mutex<Vec<BTreeMap<usize, f64>>>>,
 }
 
 impl DataParallel {
@@ -118,6 +125,7 @@ impl DataParallel {
             devices: devices.to_vec(),
             handoff_s: 0.0,
             workers: Arc::new(workers),
+            observed: Arc::new(Mutex::new(vec![BTreeMap::new(); devices.len()])),
             costs: weights
                 .iter()
                 .map(|w| Cost {
@@ -215,6 +223,8 @@ impl DataParallel {
                 Ok(best)
             };
             let (t_small, t_large) = (fastest(small)?, fastest(large)?);
+            self.observe(part, small, t_small);
+            self.observe(part, large, t_large);
             let per_row_s = ((t_large - t_small) / (large - small) as f64).max(1e-15);
             let fixed_s = (t_small - per_row_s * small as f64).max(0.0);
             costs.push(Cost { fixed_s, per_row_s });
@@ -233,6 +243,56 @@ impl DataParallel {
             0.0
         };
         Ok(&self.costs)
+    }
+
+    /// Records that device `part` took `seconds` for `rows` rows (the
+    /// fastest time per size is kept).
+    fn observe(&self, part: usize, rows: usize, seconds: f64) {
+        let mut observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(times) = observed.get_mut(part) {
+            let best = times.entry(rows).or_insert(seconds);
+            *best = best.min(seconds);
+        }
+    }
+
+    /// Each device's observations, as (rows, fastest seconds) by rows:
+    /// [`calibrate`](Self::calibrate)'s samples and the parts of every
+    /// [`glm`](Self::glm) call since.
+    pub fn observations(&self) -> Vec<Vec<(usize, f64)>> {
+        let observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        observed
+            .iter()
+            .map(|times| times.iter().map(|(&r, &t)| (r, t)).collect())
+            .collect()
+    }
+
+    /// Refits each device's cost model to its [`observations`](Self::observations)
+    /// (least squares over the fastest time per size; a device seen at
+    /// fewer than two sizes keeps its model). Called after a sampler's
+    /// warm-up, it folds what the real calls cost into the model: when
+    /// [`split`](Self::split) then places the rows differently, upload the
+    /// parts again to follow it. Returns whether any model changed.
+    ///
+    /// ```
+    /// use clfuse::data_parallel::DataParallel;
+    /// let d = clfuse::Device::default_device()?;
+    /// let mut p = DataParallel::new(&[d])?;
+    /// // Nothing observed yet: nothing to fit.
+    /// assert!(!p.recalibrate());
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn recalibrate(&mut self) -> bool {
+        let observations = self.observations();
+        let mut changed = false;
+        for (cost, points) in self.costs.iter_mut().zip(&observations) {
+            if let Some(fitted) = fit(points)
+                && fitted != *cost
+            {
+                *cost = fitted;
+                changed = true;
+            }
+        }
+        changed
     }
 
     /// What a call with more than one part pays on top of its slowest
@@ -434,13 +494,17 @@ impl DataParallel {
             .filter(|(_, range)| !range.is_empty())
             .map(|(part, _)| part)
             .collect();
+        let parts = self.split(rows);
         let outputs = self.run_parts(&active, &|part, _| {
+            let start = Instant::now();
             let mut out = glm(part)?;
             // Queued before any wait: with `GlmOptions::prefetch` the
             // intercept's and beta's reads are already on their way.
             let aux = out.d_aux.as_ref().map(MatrixCl::read_later).transpose()?;
             let (alpha, beta) = out.host_gradients()?;
-            Ok((out.value, alpha, beta, aux.map(|r| r.wait()).transpose()?))
+            let aux = aux.map(|r| r.wait()).transpose()?;
+            self.observe(part, parts[part].len(), start.elapsed().as_secs_f64());
+            Ok((out.value, alpha, beta, aux))
         })?;
         let mut totals = GlmTotals::default();
         for (value, alpha, beta, aux) in outputs {
@@ -451,6 +515,27 @@ impl DataParallel {
         }
         Ok(totals)
     }
+}
+
+/// The least-squares line `seconds = fixed + per_row * rows` through
+/// `points`, with a positive per-row time and a non-negative fixed one;
+/// `None` below two sizes.
+fn fit(points: &[(usize, f64)]) -> Option<Cost> {
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let mean_r = points.iter().map(|(r, _)| *r as f64).sum::<f64>() / n;
+    let mean_t = points.iter().map(|(_, t)| t).sum::<f64>() / n;
+    let (mut srr, mut srt) = (0.0, 0.0);
+    for &(r, t) in points {
+        let dr = r as f64 - mean_r;
+        srr += dr * dr;
+        srt += dr * (t - mean_t);
+    }
+    let per_row_s = (srt / srr).max(1e-15);
+    let fixed_s = (mean_t - per_row_s * mean_r).max(0.0);
+    (per_row_s.is_finite() && fixed_s.is_finite()).then_some(Cost { fixed_s, per_row_s })
 }
 
 /// Adds a part's gradient into the running total (same length required).

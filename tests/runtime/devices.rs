@@ -267,6 +267,73 @@ fn data_parallel_glm_matches_one_device() -> Result<()> {
     Ok(())
 }
 
+/// Every part `glm` runs is timed; `recalibrate` refits the cost models
+/// to those times and calibration's samples.
+#[test]
+fn glm_calls_feed_the_cost_models() -> Result<()> {
+    use clfuse::data_parallel::DataParallel;
+    use clfuse::glm::{GlmOptions, Wrt, bernoulli_logit_glm_lpmf};
+    let devices = [Device::default_device()?, second_device()?];
+    let mut parallel = DataParallel::new(&devices)?;
+    let (n, p) = (2001usize, 3usize);
+    let x_host: Vec<f64> = (0..n * p)
+        .map(|k| ((k * 13 % 29) as f64 - 14.0) / 20.0)
+        .collect();
+    let y_host: Vec<i32> = (0..n).map(|i| (i % 3 == 0) as i32).collect();
+    let options = GlmOptions {
+        prefetch: true,
+        ..GlmOptions::gradients(Wrt::BETA)
+    };
+    assert!(parallel.observations().iter().all(Vec::is_empty));
+    assert!(!parallel.recalibrate());
+    let xs = parallel.upload_rows(&x_host, n, p)?;
+    let ys = parallel.upload_rows(&y_host, n, 1)?;
+    let betas = parallel.upload_everywhere(&[0.1, -0.2, 0.3], p, 1)?;
+    for _ in 0..3 {
+        parallel.glm(n, |part| {
+            bernoulli_logit_glm_lpmf(&ys[part], &xs[part], 0.0, &betas[part], &options)
+        })?;
+    }
+    let parts = parallel.split(n);
+    for (part, seen) in parallel.observations().iter().enumerate() {
+        assert_eq!(seen.len(), 1, "one size per device so far");
+        assert_eq!(seen[0].0, parts[part].len());
+        assert!(seen[0].1 > 0.0);
+    }
+    // With calibration's two sizes per device too, the models are refit.
+    let rows_of = |r: usize| -> Vec<f64> {
+        (0..p)
+            .flat_map(|j| x_host[j * n..j * n + r].to_vec())
+            .collect()
+    };
+    let mut samples = Vec::new();
+    for d in &devices {
+        let at = |r: usize| {
+            d.run(|| -> Result<_> {
+                Ok((
+                    MatrixCl::from_slice(r, p, &rows_of(r))?,
+                    MatrixCl::from_slice(r, 1, &y_host[..r])?,
+                ))
+            })
+        };
+        samples.push([at(10)?, at(100)?]);
+    }
+    parallel.calibrate((10, 100), 1, |part, rows| {
+        let (x, y) = &samples[part][usize::from(rows == 100)];
+        bernoulli_logit_glm_lpmf(y, x, 0.0, &betas[part], &options).map(drop)
+    })?;
+    assert!(parallel.observations().iter().all(|seen| seen.len() == 3));
+    parallel.recalibrate();
+    assert!(
+        parallel
+            .costs()
+            .iter()
+            .all(|c| c.per_row_s > 0.0 && c.fixed_s >= 0.0)
+    );
+    assert_eq!(parallel.split(n).iter().map(|r| r.len()).sum::<usize>(), n);
+    Ok(())
+}
+
 /// A part that fails (an error injected on the second device) makes the
 /// whole call an `Err`, every time, without hanging; the first device's
 /// part still ran. A panicking part is an `Err` too.

@@ -193,12 +193,13 @@ impl DataParallel {
     /// already there: upload outside the probe), once to warm up, then
     /// `repeats` times timed at each of the two sizes in `rows`; the fixed
     /// and per-row costs come from the fastest times. Devices are measured
-    /// one after another.
+    /// one after another, then all at once at the smaller size for the
+    /// hand-off ([`handoff_s`](Self::handoff_s)), so `probe` is `Sync`.
     pub fn calibrate(
         &mut self,
         rows: (usize, usize),
         repeats: usize,
-        probe: impl Fn(usize, usize) -> Result<()>,
+        probe: impl Fn(usize, usize) -> Result<()> + Sync,
     ) -> Result<&[Cost]> {
         let (small, large) = (rows.0.min(rows.1), rows.0.max(rows.1));
         if small == large {
@@ -230,15 +231,22 @@ impl DataParallel {
             costs.push(Cost { fixed_s, per_row_s });
         }
         self.costs = costs;
+        // The hand-off: every device running the small probe at once, less
+        // the slowest of them alone. It holds what concurrency itself costs
+        // (waking the workers, the drivers of several devices at once).
         self.handoff_s = if self.devices.len() > 1 {
             let all: Vec<usize> = (0..self.devices.len()).collect();
             let mut best = f64::INFINITY;
             for _ in 0..repeats.max(1) + 1 {
                 let start = Instant::now();
-                self.run_parts(&all, &|_, _| Ok(()))?;
+                self.run_parts(&all, &|part, device| {
+                    probe(part, small)?;
+                    device.finish()
+                })?;
                 best = best.min(start.elapsed().as_secs_f64());
             }
-            best
+            let slowest_alone = self.costs.iter().map(|c| c.time(small)).fold(0.0, f64::max);
+            (best - slowest_alone).max(0.0)
         } else {
             0.0
         };
@@ -296,7 +304,8 @@ impl DataParallel {
     }
 
     /// What a call with more than one part pays on top of its slowest
-    /// part (seconds): waking the workers and joining them, measured by
+    /// part (seconds): waking the workers and joining them, and what the
+    /// devices cost each other when driven at once, measured by
     /// [`calibrate`](Self::calibrate) (0 until then).
     ///
     /// ```

@@ -56,7 +56,6 @@ pub struct BatchClient {
     dim: usize,
     chain: usize,
     calls: Sender<Call>,
-    replies: (Sender<Answer>, Receiver<Answer>),
 }
 
 impl BatchClient {
@@ -65,7 +64,7 @@ impl BatchClient {
     pub fn value_and_grad(&mut self, position: &[f64], gradient: &mut [f64]) -> Result<f64> {
         let gone = || Error::Unsupported {
             what: format!(
-                "nuts::BatchClient: chain {}'s batch thread has stopped",
+                "nuts::BatchClient: chain {}'s batch thread has stopped (its model failed or panicked)",
                 self.chain + 1
             ),
         };
@@ -81,14 +80,17 @@ impl BatchClient {
                 ),
             });
         }
+        // A channel per call: its only sender travels with the call, so a
+        // batch thread that stops (drops it) wakes this chain with an error.
+        let (reply, answer) = channel();
         self.calls
             .send(Call::Ask {
                 chain: self.chain,
                 position: position.to_vec(),
-                reply: self.replies.0.clone(),
+                reply,
             })
             .map_err(|_| gone())?;
-        let (value, grad) = self.replies.1.recv().map_err(|_| gone())??;
+        let (value, grad) = answer.recv().map_err(|_| gone())??;
         gradient.copy_from_slice(&grad);
         Ok(value)
     }
@@ -200,10 +202,15 @@ where
     let live = chains.len();
     let thread_stats = Arc::clone(&stats);
     scope.spawn(move || {
-        device.run(|| {
-            let density = build();
-            serve(density, incoming, live, &thread_stats);
-        })
+        // A panicking model ends this thread quietly: its channels close,
+        // so every chain waiting here gets an error instead of the panic
+        // reaching the scope.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            device.run(|| {
+                let density = build();
+                serve(density, incoming, live, &thread_stats);
+            })
+        }));
     });
     let clients = chains
         .iter()
@@ -211,7 +218,6 @@ where
             dim,
             chain,
             calls: calls.clone(),
-            replies: channel(),
         })
         .collect();
     (clients, stats)

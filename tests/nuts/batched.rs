@@ -367,3 +367,21 @@ fn a_device_that_fails_mid_run_ends_the_run_with_its_error() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_panicking_batched_model_is_an_error() {
+    let model = BatchModel::new(
+        1,
+        || Ok(()),
+        |_: &(), theta: &Var| -> clfuse::Result<Var> {
+            if theta.cols() > 0 {
+                panic!("the model panics on purpose");
+            }
+            colwise_sum(theta).eval()
+        },
+    );
+    match sample_batched(&model, &quick(2, vec![])) {
+        Err(Error::Unsupported { what }) => assert!(what.contains("stopped"), "{what}"),
+        other => panic!("expected the stopped batch's error, got {other:?}"),
+    }
+}

@@ -496,14 +496,8 @@ impl DataParallel {
         rows: usize,
         glm: impl Fn(usize) -> Result<GlmOutput> + Sync,
     ) -> Result<GlmTotals> {
-        let active: Vec<usize> = self
-            .split(rows)
-            .iter()
-            .enumerate()
-            .filter(|(_, range)| !range.is_empty())
-            .map(|(part, _)| part)
-            .collect();
         let parts = self.split(rows);
+        let active: Vec<usize> = (0..parts.len()).filter(|&k| !parts[k].is_empty()).collect();
         let outputs = self.run_parts(&active, &|part, _| {
             let start = Instant::now();
             let mut out = glm(part)?;

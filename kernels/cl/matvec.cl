@@ -3,6 +3,15 @@
 
 #define IN_VIEW(i, j, view) ((i) == (j) || ((i) > (j) && ((view) & 1)) || ((i) < (j) && ((view) & 2)))
 
+// The stored columns of row i of a K-column matrix of view `view`: from
+// the diagonal on without a lower part, up to it without an upper part.
+int row_begin(int i, int K, int view) {
+  return (view & 1) ? 0 : min(i, K);
+}
+int row_end(int i, int K, int view) {
+  return (view & 2) ? K : min(i + 1, K);
+}
+
 // y (M x 1) = A (M x K) * x (K x 1): one work item per row; neighbouring
 // work items read neighbouring elements of each column of A.
 __kernel void matrix_vector_multiply(__global T* y, const __global T* a, const __global T* x, int M, int K, int view_a) {
@@ -10,14 +19,8 @@ __kernel void matrix_vector_multiply(__global T* y, const __global T* a, const _
   if (i >= M) {
     return;
   }
-  int k_begin = 0;
-  int k_end = K;
-  if (!(view_a & 1)) {
-    k_begin = min(i, K);
-  }
-  if (!(view_a & 2)) {
-    k_end = min(i + 1, K);
-  }
+  const int k_begin = row_begin(i, K, view_a);
+  const int k_end = row_end(i, K, view_a);
   T sum = 0;
   for (int k = k_begin; k < k_end; k++) {
     sum = fma(a[i + M * k], x[k], sum);
@@ -104,14 +107,8 @@ __kernel void matrix_skinny_multiply(__global T* y, const __global T* a, const _
   if (i >= M) {
     return;
   }
-  int k_begin = 0;
-  int k_end = K;
-  if (!(view_a & 1)) {
-    k_begin = min(i, K);
-  }
-  if (!(view_a & 2)) {
-    k_end = min(i + 1, K);
-  }
+  const int k_begin = row_begin(i, K, view_a);
+  const int k_end = row_end(i, K, view_a);
   T acc[NCOLS];
 #pragma unroll
   for (int c = 0; c < NCOLS; c++) {

@@ -205,17 +205,6 @@ where
     }
 
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
-        if unconstrained.len() != self.dim {
-            return Err(Error::InvalidArgument {
-                function: "BatchModel::constrain",
-                argument: "unconstrained",
-                reason: format!(
-                    "has {} values for {} parameters",
-                    unconstrained.len(),
-                    self.dim
-                ),
-            });
-        }
-        Ok(unconstrained.to_vec())
+        super::model::unchanged("BatchModel::constrain", self.dim, unconstrained)
     }
 }

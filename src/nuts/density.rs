@@ -32,6 +32,26 @@ impl LogpError for DensityError {
     }
 }
 
+/// A density's value for `nuts-rs`: a NaN is a recoverable error (the
+/// sampler treats it as a divergence); `col` names the chain in a batch.
+pub(crate) fn not_nan(
+    function: &'static str,
+    col: usize,
+    value: Result<f64>,
+) -> std::result::Result<f64, DensityError> {
+    match value {
+        Ok(value) if value.is_nan() => Err(DensityError(Error::NotFinite {
+            function,
+            argument: "model",
+            row: 0,
+            col,
+            value,
+        })),
+        Ok(value) => Ok(value),
+        Err(e) => Err(DensityError(e)),
+    }
+}
+
 /// A log density on the device, for `nuts-rs`: `model(&theta)` returns the
 /// `1 x 1` log density of the `dim x 1` parameter column `theta`.
 ///
@@ -125,19 +145,8 @@ impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
         position: &[f64],
         gradient: &mut [f64],
     ) -> std::result::Result<f64, DensityError> {
-        let value = self
-            .value_and_grad(position, gradient)
-            .map_err(DensityError)?;
-        if value.is_nan() {
-            return Err(DensityError(Error::NotFinite {
-                function: "DeviceDensity::logp",
-                argument: "model",
-                row: 0,
-                col: 0,
-                value,
-            }));
-        }
-        Ok(value)
+        let value = self.value_and_grad(position, gradient);
+        not_nan("DeviceDensity::logp", 0, value)
     }
 
     fn expand_vector<R: nuts_rs::rand::Rng + ?Sized>(

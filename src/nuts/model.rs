@@ -113,19 +113,25 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
     }
 
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
-        if unconstrained.len() != self.dim {
-            return Err(Error::InvalidArgument {
-                function: "UnconstrainedModel::constrain",
-                argument: "unconstrained",
-                reason: format!(
-                    "has {} values for {} parameters",
-                    unconstrained.len(),
-                    self.dim
-                ),
-            });
-        }
-        Ok(unconstrained.to_vec())
+        unchanged("UnconstrainedModel::constrain", self.dim, unconstrained)
     }
+}
+
+/// The constrained values of a model without constraints: the position
+/// itself, its length checked against `dim`.
+pub(crate) fn unchanged(
+    function: &'static str,
+    dim: usize,
+    unconstrained: &[f64],
+) -> Result<Vec<f64>> {
+    if unconstrained.len() != dim {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "unconstrained",
+            reason: format!("has {} values for {dim} parameters", unconstrained.len()),
+        });
+    }
+    Ok(unconstrained.to_vec())
 }
 
 /// A model declared with constrained parameters ([`crate::params`]): the

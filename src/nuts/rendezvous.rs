@@ -123,19 +123,8 @@ impl CpuLogpFunc for BatchClient {
         position: &[f64],
         gradient: &mut [f64],
     ) -> std::result::Result<f64, DensityError> {
-        let value = self
-            .value_and_grad(position, gradient)
-            .map_err(DensityError)?;
-        if value.is_nan() {
-            return Err(DensityError(Error::NotFinite {
-                function: "BatchClient::logp",
-                argument: "model",
-                row: 0,
-                col: self.chain,
-                value,
-            }));
-        }
-        Ok(value)
+        let value = self.value_and_grad(position, gradient);
+        super::density::not_nan("BatchClient::logp", self.chain, value)
     }
 
     fn expand_vector<R: nuts_rs::rand::Rng + ?Sized>(

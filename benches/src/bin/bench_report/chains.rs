@@ -66,32 +66,36 @@ fn position(p: usize, c: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Seconds per round of `CHAINS` unbatched chains, each a thread with its
-/// own density calling `rounds` times (the median of `reps` runs).
-fn unbatched(
+/// Seconds per round of `workers` threads started together (worker `k` on
+/// `devices[k * devices.len() / workers]`): each builds its call with
+/// `setup(k)` (which also makes it once, to warm up) and then makes it
+/// `rounds` times; the median, fastest and slowest of `reps` runs after a
+/// first one that warms every thread's caches.
+fn concurrent<F, C>(
     reps: usize,
     rounds: usize,
-    d: &Data,
-    p: usize,
-    model: fn(&Data, &Var) -> clfuse::Result<Var>,
-) -> clfuse::Result<(f64, f64, f64)> {
-    let device = Device::current()?;
+    devices: &[Device],
+    workers: usize,
+    setup: F,
+) -> clfuse::Result<(f64, f64, f64)>
+where
+    F: Fn(usize) -> clfuse::Result<C> + Sync,
+    C: FnMut() -> clfuse::Result<()>,
+{
     let mut times = Vec::new();
     for rep in 0..=reps {
-        let barrier = Barrier::new(CHAINS + 1);
+        let barrier = Barrier::new(workers + 1);
         let elapsed = std::thread::scope(|scope| -> clfuse::Result<f64> {
-            let handles: Vec<_> = (0..CHAINS)
-                .map(|c| {
-                    let barrier = &barrier;
+            let handles: Vec<_> = (0..workers)
+                .map(|k| {
+                    let (barrier, setup) = (&barrier, &setup);
+                    let device = devices[k * devices.len() / workers];
                     scope.spawn(move || {
                         device.run(|| -> clfuse::Result<()> {
-                            let mut density = DeviceDensity::new(p, |t: &Var| model(d, t))?;
-                            let mut g = vec![0.0; p];
-                            let at = position(p, c);
-                            density.value_and_grad(&at, &mut g)?;
+                            let mut call = setup(k)?;
                             barrier.wait();
                             for _ in 0..rounds {
-                                std::hint::black_box(density.value_and_grad(&at, &mut g)?);
+                                call()?;
                             }
                             Ok(())
                         })
@@ -102,98 +106,55 @@ fn unbatched(
             let start = Instant::now();
             for h in handles {
                 h.join().map_err(|_| clfuse::Error::Unsupported {
-                    what: "a benchmark chain panicked".into(),
+                    what: "a benchmark thread panicked".into(),
                 })??;
             }
             Ok(start.elapsed().as_secs_f64())
         })?;
-        // The first run warms every thread's caches up.
         if rep > 0 {
             times.push(elapsed / rounds as f64);
         }
     }
-    Ok(spread(times))
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
 }
 
-fn spread(mut times: Vec<f64>) -> (f64, f64, f64) {
-    times.sort_by(|a, b| a.total_cmp(b));
-    (times[times.len() / 2], times[0], times[times.len() - 1])
+/// Seconds per round of `chains` unbatched chains on the current device,
+/// each a thread with its own density.
+fn unbatched(
+    (reps, rounds): (usize, usize),
+    chains: usize,
+    d: &Data,
+    p: usize,
+    model: fn(&Data, &Var) -> clfuse::Result<Var>,
+) -> clfuse::Result<(f64, f64, f64)> {
+    concurrent(reps, rounds, &[Device::current()?], chains, |c| {
+        let mut density = DeviceDensity::new(p, move |t: &Var| model(d, t))?;
+        let (at, mut g) = (position(p, c), vec![0.0; p]);
+        density.value_and_grad(&at, &mut g)?;
+        Ok(move || density.value_and_grad(&at, &mut g).map(drop))
+    })
 }
 
 /// Seconds per batched call of `CHAINS` chains, the chains split evenly
 /// over `devices` (each its own thread and batch, started together).
 fn batched(
-    reps: usize,
-    rounds: usize,
+    (reps, rounds): (usize, usize),
     data: &[Data],
     devices: &[Device],
     p: usize,
 ) -> clfuse::Result<(f64, f64, f64)> {
     let per_device = CHAINS / devices.len();
-    let mut times = Vec::new();
-    for rep in 0..=reps {
-        let barrier = Barrier::new(devices.len() + 1);
-        let elapsed = std::thread::scope(|scope| -> clfuse::Result<f64> {
-            let handles: Vec<_> = devices
-                .iter()
-                .zip(data)
-                .enumerate()
-                .map(|(k, (device, d))| {
-                    let barrier = &barrier;
-                    scope.spawn(move || {
-                        device.run(|| -> clfuse::Result<()> {
-                            let mut density = DeviceBatchDensity::new(p, |t: &Var| logistic(d, t))?;
-                            let at: Vec<f64> = (0..per_device)
-                                .flat_map(|c| position(p, k * per_device + c))
-                                .collect();
-                            let mut g = vec![0.0; at.len()];
-                            density.evaluate(&at, &mut g)?;
-                            barrier.wait();
-                            for _ in 0..rounds {
-                                std::hint::black_box(density.evaluate(&at, &mut g)?);
-                            }
-                            Ok(())
-                        })
-                    })
-                })
-                .collect();
-            barrier.wait();
-            let start = Instant::now();
-            for h in handles {
-                h.join().map_err(|_| clfuse::Error::Unsupported {
-                    what: "a benchmark batch panicked".into(),
-                })??;
-            }
-            Ok(start.elapsed().as_secs_f64())
-        })?;
-        if rep > 0 {
-            times.push(elapsed / rounds as f64);
-        }
-    }
-    Ok(spread(times))
-}
-
-/// One chain alone, per call.
-fn single(
-    reps: usize,
-    rounds: usize,
-    d: &Data,
-    p: usize,
-    model: fn(&Data, &Var) -> clfuse::Result<Var>,
-) -> clfuse::Result<(f64, f64, f64)> {
-    let mut density = DeviceDensity::new(p, |t: &Var| model(d, t))?;
-    let at = position(p, 0);
-    let mut g = vec![0.0; p];
-    density.value_and_grad(&at, &mut g)?;
-    let mut times = Vec::new();
-    for _ in 0..reps {
-        let start = Instant::now();
-        for _ in 0..rounds {
-            std::hint::black_box(density.value_and_grad(&at, &mut g)?);
-        }
-        times.push(start.elapsed().as_secs_f64() / rounds as f64);
-    }
-    Ok(spread(times))
+    concurrent(reps, rounds, devices, devices.len(), |k| {
+        let d = &data[k];
+        let mut density = DeviceBatchDensity::new(p, move |t: &Var| logistic(d, t))?;
+        let at: Vec<f64> = (0..per_device)
+            .flat_map(|c| position(p, k * per_device + c))
+            .collect();
+        let mut g = vec![0.0; at.len()];
+        density.evaluate(&at, &mut g)?;
+        Ok(move || density.evaluate(&at, &mut g).map(drop))
+    })
 }
 
 /// Per-call figures at each shape, on `devices[0]` and (batched) over all.
@@ -212,11 +173,11 @@ pub fn per_call(
         let first = devices[0];
         let bytes = 8.0 * (n * p) as f64;
         let (reps, rounds) = (ctx.reps, rounds.max(1));
-        let t = first.run(|| single(reps, rounds, &data[0], p, logistic_glm))?;
+        let t = first.run(|| unbatched((reps, rounds), 1, &data[0], p, logistic_glm))?;
         ctx.push(&w, "one chain alone, GLM leaf (per call)", n, bytes, 0.0, t);
-        let t = first.run(|| single(reps, rounds, &data[0], p, logistic))?;
+        let t = first.run(|| unbatched((reps, rounds), 1, &data[0], p, logistic))?;
         ctx.push(&w, "one chain alone, composed (per call)", n, bytes, 0.0, t);
-        let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic_glm))?;
+        let t = first.run(|| unbatched((reps, rounds), CHAINS, &data[0], p, logistic_glm))?;
         ctx.push(
             &w,
             "8 unbatched chains, GLM leaf (per round of 8)",
@@ -225,7 +186,7 @@ pub fn per_call(
             0.0,
             t,
         );
-        let t = first.run(|| unbatched(reps, rounds, &data[0], p, logistic))?;
+        let t = first.run(|| unbatched((reps, rounds), CHAINS, &data[0], p, logistic))?;
         ctx.push(
             &w,
             "8 unbatched chains, composed (per round of 8)",
@@ -234,7 +195,7 @@ pub fn per_call(
             0.0,
             t,
         );
-        let t = batched(reps, rounds, &data[..1], &devices[..1], p)?;
+        let t = batched((reps, rounds), &data[..1], &devices[..1], p)?;
         ctx.push(
             &w,
             "8 chains batched, one device (per call)",
@@ -261,7 +222,7 @@ pub fn per_call(
             })
         })?;
         if devices.len() >= 2 {
-            let t = batched(reps, rounds, &data[..2], &devices[..2], p)?;
+            let t = batched((reps, rounds), &data[..2], &devices[..2], p)?;
             ctx.push(
                 &w,
                 "8 chains batched, two devices (per round of 8)",

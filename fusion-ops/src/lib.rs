@@ -66,6 +66,7 @@ mod operation;
 mod outputs;
 mod precomputed;
 mod product;
+pub mod random;
 mod read_back;
 mod reductions;
 mod results;

@@ -12,6 +12,7 @@ mod cholesky;
 mod gemm;
 mod launchers;
 mod packed;
+mod random;
 mod substitution;
 mod triangular;
 
@@ -29,6 +30,7 @@ pub use gemm::{
     transposed_skinny_multiply,
 };
 pub use packed::{PackedTransfer, packed_len};
+pub use random::{PHILOX_SOURCE, RandomKey, philox4x32_10};
 pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_prechecked};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
 

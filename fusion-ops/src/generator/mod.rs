@@ -222,7 +222,7 @@ impl Generator {
         self.epilogue_product == Some(node)
     }
 
-    fn note_type(&mut self, cl_type: &str) {
+    pub(crate) fn note_type(&mut self, cl_type: &str) {
         if cl_type == "double" {
             self.uses_fp64 = true;
         }

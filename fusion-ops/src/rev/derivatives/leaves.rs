@@ -5,6 +5,7 @@ use crate::binder::Identity;
 use crate::generator::{Generator, Index};
 use crate::leaves::{ColIndex, Constant, RowIndex, ScalarOrColumn};
 use crate::logic::{Cast, Select};
+use crate::random::{BetaDraw, Distribution, GammaDraw, RandomLeaf, RowCategorical};
 use crate::rev::{Both, Constant as Const, Depends, Differentiable, Dual, ProductReads, Var};
 use crate::templates::convert;
 use clfuse_core::expr::{Load, Scalar, Shared};
@@ -27,7 +28,23 @@ constant_leaves!(
     [] RowIndex,
     [] ColIndex,
     [T: ClType] ScalarOrColumn<'_, T>,
+    [D: Distribution] RandomLeaf<D>,
 );
+
+// A draw has no derivative in its parameters (a variable shape is an
+// error naming the node when recorded); it is a constant otherwise.
+impl<A: Depends> Depends for GammaDraw<A> {
+    type Dependence = A::Dependence;
+}
+impl<A: Differentiable> Differentiable for GammaDraw<A> {}
+impl<A: Depends, B: Depends> Depends for BetaDraw<A, B> {
+    type Dependence = Both<A::Dependence, B::Dependence>;
+}
+impl<A: Differentiable, B: Differentiable> Differentiable for BetaDraw<A, B> {}
+impl<A: Depends> Depends for RowCategorical<A> {
+    type Dependence = A::Dependence;
+}
+impl<A: Differentiable> Differentiable for RowCategorical<A> {}
 
 impl<O: Depends> Depends for Shared<'_, O> {
     type Dependence = O::Dependence;

@@ -5,6 +5,7 @@
 //! crate = $crate;
 //! /// docs
 //! pub fn pack<T>(out packed: T, in unpacked: T, n: i32, view: i32) = file "cl/pack.cl";
+//! pub fn draw<T>(out d: T, n: i32) = file "cl/philox.cl" + "cl/draw.cl"; // files joined in order
 //! pub fn scale(inout x: f32, c: f32) = source "__kernel void scale(__global float* x, float c) { .. }";
 //! ```
 //! `in` buffers must be `const __global`, `out`/`inout` buffers `__global`
@@ -39,7 +40,8 @@ struct Arg {
 }
 
 enum Source {
-    File(LitStr),
+    /// Files joined in order (helpers first, the kernel's file last).
+    File(Vec<LitStr>),
     Inline(LitStr),
 }
 
@@ -106,7 +108,12 @@ impl Parse for Decl {
         input.parse::<Token![=]>()?;
         let source = if input.peek(kw::file) {
             input.parse::<kw::file>()?;
-            Source::File(input.parse()?)
+            let mut files = vec![input.parse()?];
+            while input.peek(Token![+]) {
+                input.parse::<Token![+]>()?;
+                files.push(input.parse()?);
+            }
+            Source::File(files)
         } else {
             input.parse::<kw::source>()?;
             Source::Inline(input.parse()?)
@@ -268,18 +275,21 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let k = &d.krate;
     let (text, source_expr, source_span) = match &d.source {
         Source::Inline(lit) => (lit.value(), quote!(#lit), lit.span()),
-        Source::File(lit) => {
+        Source::File(files) => {
             let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-            let path = std::path::Path::new(&dir).join(lit.value());
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                syn::Error::new(lit.span(), format!("cannot read {}: {e}", path.display()))
-            })?;
-            let rel = lit.value();
-            (
-                text,
-                quote!(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", #rel))),
-                lit.span(),
-            )
+            let mut text = String::new();
+            for lit in files {
+                let path = std::path::Path::new(&dir).join(lit.value());
+                text += &std::fs::read_to_string(&path).map_err(|e| {
+                    syn::Error::new(lit.span(), format!("cannot read {}: {e}", path.display()))
+                })?;
+            }
+            let parts = files.iter().map(|lit| {
+                let rel = lit.value();
+                quote!(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", #rel)))
+            });
+            let last = files.last().map_or_else(Span::call_site, |lit| lit.span());
+            (text, quote!(concat!(#(#parts),*)), last)
         }
     };
     let name_str = d.name.to_string();

@@ -23,7 +23,10 @@ fn key_code(g: &mut Generator) -> (String, String) {
         g.value_param("int"),
         g.value_param("int"),
     );
-    (format!("(uint2)((uint){lo}, (uint){hi})"), format!("(uint){stream}"))
+    (
+        format!("(uint2)((uint){lo}, (uint){hi})"),
+        format!("(uint){stream}"),
+    )
 }
 
 fn bind_key(b: &mut Binder<'_>, key: RandomKey) {

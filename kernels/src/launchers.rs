@@ -97,3 +97,12 @@ clfuse_core::kernel! {
 clfuse_core::kernel! {
     pub(crate) fn tri_solve_step<T>(in s: T, inout b: T, out x: T, n: i32, m: i32, k0: i32, transposed: i32, upper: i32) = file "cl/tri_solve.cl";
 }
+clfuse_core::kernel! {
+    pub(crate) fn mixture_indicators(in x: f64, in components: f64, out z: i32, out chosen: f64, n: i32, k: i32, seed_lo: i32, seed_hi: i32, stream: i32) = file "cl/philox.cl" + "cl/mixture.cl";
+}
+clfuse_core::kernel! {
+    pub(crate) fn mixture_log_responsibilities(in x: f64, in components: f64, out responsibilities: f64, out row_log_density: f64, n: i32, k: i32) = file "cl/philox.cl" + "cl/mixture.cl";
+}
+clfuse_core::kernel! {
+    pub(crate) fn mixture_statistics(in x: f64, in z: i32, out partial: f64, n: i32, k: i32, rows_per_chunk: i32) = file "cl/philox.cl" + "cl/mixture.cl";
+}

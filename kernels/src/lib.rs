@@ -11,6 +11,7 @@ mod checks;
 mod cholesky;
 mod gemm;
 mod launchers;
+mod mixture;
 mod packed;
 mod random;
 mod substitution;
@@ -28,6 +29,10 @@ pub use gemm::{
     SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply, multiply,
     multiply_transpose, multiply_transposed, multiply_with, row_vector_matrix_multiply,
     transposed_skinny_multiply,
+};
+pub use mixture::{
+    MIXTURE_MAX_DIMENSION, component_stride, mixture_indicators, mixture_log_responsibilities,
+    mixture_statistics, statistics_len,
 };
 pub use packed::{PackedTransfer, packed_len};
 pub use random::{PHILOX_SOURCE, RandomKey, philox4x32_10};

@@ -54,7 +54,12 @@ pub fn philox4x32_10(mut counter: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
         let p1 = u64::from(M1) * u64::from(counter[2]);
         let (hi0, lo0) = ((p0 >> 32) as u32, p0 as u32);
         let (hi1, lo1) = ((p1 >> 32) as u32, p1 as u32);
-        counter = [hi1 ^ counter[1] ^ key[0], lo1, hi0 ^ counter[3] ^ key[1], lo0];
+        counter = [
+            hi1 ^ counter[1] ^ key[0],
+            lo1,
+            hi0 ^ counter[3] ^ key[1],
+            lo0,
+        ];
     }
     counter
 }
@@ -88,7 +93,11 @@ impl RandomKey {
     /// The key's two words as the `int` kernel arguments the device
     /// functions take (`seed_lo`, `seed_hi`, `stream`), bits unchanged.
     pub fn kernel_words(self) -> [i32; 3] {
-        [self.seed as u32 as i32, (self.seed >> 32) as u32 as i32, self.stream as i32]
+        [
+            self.seed as u32 as i32,
+            (self.seed >> 32) as u32 as i32,
+            self.stream as i32,
+        ]
     }
 
     /// The four words of element `(i, j)`'s draw `draw`.
@@ -138,9 +147,7 @@ impl RandomKey {
             if u.ln() < 0.5 * z * z + d - d * v3 + d * v3.ln() {
                 let mut g = d * v3;
                 if shape < 1.0 {
-                    g *= self
-                        .uniform(i, j, base + GAMMA_LANE - 1)
-                        .powf(1.0 / shape);
+                    g *= self.uniform(i, j, base + GAMMA_LANE - 1).powf(1.0 / shape);
                 }
                 return g;
             }

@@ -30,6 +30,7 @@
 pub mod data_parallel;
 pub mod dist;
 pub mod glm;
+pub mod mixture;
 
 #[cfg(feature = "nuts")]
 pub mod nuts;

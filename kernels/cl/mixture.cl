@@ -226,3 +226,31 @@ __kernel void mixture_statistics(const __global double* x, const __global int* z
     }
   }
 }
+
+// The features of the statistics, one row per point: 1, x_a, then x_a x_b
+// for a <= b by rows (n x STATISTICS, column-major), so that responsibility
+// -weighted statistics are one product featuresᵀ · responsibilities.
+__kernel void mixture_features(const __global double* x, __global double* features, int n) {
+  const int i = get_global_id(0);
+  if (i >= n) {
+    return;
+  }
+  double row[P];
+#pragma unroll
+  for (int a = 0; a < P; a++) {
+    row[a] = x[i + (size_t)n * a];
+  }
+  features[i] = 1.0;
+  int s = 1;
+#pragma unroll
+  for (int a = 0; a < P; a++) {
+    features[i + (size_t)n * s++] = row[a];
+  }
+#pragma unroll
+  for (int a = 0; a < P; a++) {
+#pragma unroll
+    for (int b = a; b < P; b++) {
+      features[i + (size_t)n * s++] = row[a] * row[b];
+    }
+  }
+}

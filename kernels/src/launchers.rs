@@ -106,3 +106,6 @@ clfuse_core::kernel! {
 clfuse_core::kernel! {
     pub(crate) fn mixture_statistics(in x: f64, in z: i32, out partial: f64, n: i32, k: i32, rows_per_chunk: i32) = file "cl/philox.cl" + "cl/mixture.cl";
 }
+clfuse_core::kernel! {
+    pub(crate) fn mixture_features(in x: f64, out features: f64, n: i32) = file "cl/philox.cl" + "cl/mixture.cl";
+}

@@ -31,8 +31,8 @@ pub use gemm::{
     transposed_skinny_multiply,
 };
 pub use mixture::{
-    MIXTURE_MAX_DIMENSION, component_stride, mixture_indicators, mixture_log_responsibilities,
-    mixture_statistics, statistics_len,
+    MIXTURE_MAX_DIMENSION, component_stride, mixture_features, mixture_indicators,
+    mixture_log_responsibilities, mixture_statistics, statistics_len,
 };
 pub use packed::{PackedTransfer, packed_len};
 pub use random::{PHILOX_SOURCE, RandomKey, philox4x32_10};

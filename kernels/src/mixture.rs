@@ -43,12 +43,7 @@ pub fn statistics_len(p: usize) -> usize {
     component_stride(p)
 }
 
-fn check_inputs(
-    function: &'static str,
-    x: &MatrixCl<f64>,
-    components: &MatrixCl<f64>,
-) -> Result<()> {
-    let p = x.cols();
+fn check_dimension(function: &'static str, p: usize) -> Result<()> {
     if p == 0 || p > MIXTURE_MAX_DIMENSION {
         return Err(Error::InvalidArgument {
             function,
@@ -56,6 +51,16 @@ fn check_inputs(
             reason: format!("has {p} columns; 1 to {MIXTURE_MAX_DIMENSION} are taken"),
         });
     }
+    Ok(())
+}
+
+fn check_inputs(
+    function: &'static str,
+    x: &MatrixCl<f64>,
+    components: &MatrixCl<f64>,
+) -> Result<()> {
+    let p = x.cols();
+    check_dimension(function, p)?;
     if components.rows() != component_stride(p) || components.cols() == 0 {
         return Err(Error::InvalidArgument {
             function,
@@ -213,13 +218,7 @@ pub fn mixture_log_responsibilities(
 pub fn mixture_statistics(x: &MatrixCl<f64>, z: &MatrixCl<i32>, k: usize) -> Result<MatrixCl<f64>> {
     const F: &str = "mixture_statistics";
     let (n, p) = (x.rows(), x.cols());
-    if p == 0 || p > MIXTURE_MAX_DIMENSION {
-        return Err(Error::InvalidArgument {
-            function: F,
-            argument: "x",
-            reason: format!("has {p} columns; 1 to {MIXTURE_MAX_DIMENSION} are taken"),
-        });
-    }
+    check_dimension(F, p)?;
     if (z.rows(), z.cols()) != (n, 1) {
         return Err(Error::DimensionMismatch {
             operation: F.into(),
@@ -264,4 +263,33 @@ pub fn mixture_statistics(x: &MatrixCl<f64>, z: &MatrixCl<i32>, k: usize) -> Res
     )?;
     add_batch(&out, &partial, chunks, 0.0)?;
     Ok(out)
+}
+
+/// The statistics' features of every row of `x` (`n x p`): an
+/// `n x statistics_len(p)` matrix with columns 1, `x_a`, and `x_a x_b`
+/// (`a <= b`, by rows). Responsibility-weighted statistics (Bayesian EM)
+/// are then one product, `multiply_transposed(features, responsibilities)`.
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// let x = MatrixCl::from_slice(1, 2, &[2.0, 3.0])?;
+/// let f = clfuse_kernels::mixture_features(&x)?.to_vec()?;
+/// assert_eq!(f, vec![1.0, 2.0, 3.0, 4.0, 6.0, 9.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn mixture_features(x: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
+    const F: &str = "mixture_features";
+    let (n, p) = (x.rows(), x.cols());
+    check_dimension(F, p)?;
+    int(F, "features", n * statistics_len(p))?;
+    let features = MatrixCl::<f64>::uninitialized(n, statistics_len(p))?;
+    if n == 0 {
+        return Ok(features);
+    }
+    cl::mixture_features().launch_with_options(
+        NdRange::d1(n.div_ceil(LOCAL) * LOCAL).with_local(&[LOCAL]),
+        &options(p, LOCAL, 1, 1),
+        (x, &features, int(F, "x", n)?),
+    )?;
+    Ok(features)
 }

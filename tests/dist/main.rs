@@ -15,6 +15,8 @@ mod cdf;
 mod checks;
 mod continuous;
 mod discrete;
+mod mixture;
 mod multivariate;
+mod random;
 mod random_forms;
 mod support;

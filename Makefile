@@ -60,4 +60,5 @@ test: opencl
 	cargo run --features nuts --example eight_schools -- --quick
 	cargo run --features nuts --example regression -- --quick
 	cargo run --example mixture_estep -- --quick
+	cargo run --example dp_mixture -- --quick
 	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

@@ -127,7 +127,7 @@ impl<'a> Gibbs<'a> {
     pub fn sweep(&mut self) -> Result<Sweep> {
         let (k, n) = (self.mixture.k(), self.x.rows());
         let components = self.mixture.upload()?;
-        let (z, chosen) = mixture_indicators(self.x, &components, self.rng.next_key())?;
+        let (z, chosen) = mixture_indicators(self.x, &components, self.indicator_key())?;
         let stats = mixture_statistics(self.x, &z, k)?;
         let complete_log_likelihood = if n == 0 {
             0.0
@@ -135,15 +135,26 @@ impl<'a> Gibbs<'a> {
             clfuse_ops::sum(&chosen)?
         };
         let stats = Statistics::from_device_layout(self.mixture.p(), stats.to_vec()?);
+        let sweep = self.update(&stats, complete_log_likelihood)?;
+        self.z = Some(z);
+        Ok(sweep)
+    }
+
+    /// The host half of a sweep (steps 2 to 4) from statistics computed
+    /// elsewhere, such as a CPU reference of step 1 and the reduction: it
+    /// consumes the same streams as [`sweep`](Self::sweep) does, so a
+    /// reference fed the same statistics draws the same parameters.
+    pub fn update(&mut self, stats: &Statistics, complete_log_likelihood: f64) -> Result<Sweep> {
+        let (k, n) = (self.mixture.k(), self.x.rows());
         let counts: Vec<usize> = (0..k).map(|c| stats.count(c).round() as usize).collect();
         let assigned: usize = counts.iter().sum();
-        if assigned != n {
+        if stats.k() != k || assigned != n {
             return Err(invalid(
                 "Gibbs::sweep",
                 "x",
                 format!(
-                    "{} of its {n} rows have no finite density under any component (NaN or infinite data?)",
-                    n - assigned
+                    "{} of its {n} rows have no finite density under any of the {k} components (NaN or infinite data?)",
+                    n.abs_diff(assigned)
                 ),
             ));
         }
@@ -171,7 +182,7 @@ impl<'a> Gibbs<'a> {
         }
         let components = (0..k)
             .map(|c| {
-                let draw = self.prior.posterior(&stats, c).draw(theta_key, c as u32)?;
+                let draw = self.prior.posterior(stats, c).draw(theta_key, c as u32)?;
                 Ok(Component {
                     log_weight: log_weights[c],
                     mean: draw.mean,
@@ -186,13 +197,20 @@ impl<'a> Gibbs<'a> {
             }
         }
         self.mixture = Mixture::new(components)?;
-        self.z = Some(z);
         self.counts = counts.clone();
         Ok(Sweep {
             counts,
             complete_log_likelihood,
             concentration: self.alpha,
         })
+    }
+
+    /// The key the next sweep's indicators are drawn with: each sweep takes
+    /// four keys of the seed's streams (indicators, component parameters,
+    /// weights, concentration), this one first. A reference that draws the
+    /// indicators itself takes it, then calls [`update`](Self::update).
+    pub fn indicator_key(&mut self) -> clfuse_kernels::RandomKey {
+        self.rng.next_key()
     }
 
     /// The current parameters.

@@ -4,9 +4,9 @@
 //! `bench_report --suite seeds --figures g`.
 #![allow(dead_code)]
 
+use clfuse::clfuse_kernels::{RandomKey, statistics_len};
 use clfuse::mixture::{Mixture, Statistics};
 use clfuse::{Error, Result};
-use clfuse_kernels::{RandomKey, statistics_len};
 use nalgebra::DMatrix;
 
 /// Points around known clusters (column-major `n x p`).
@@ -162,7 +162,7 @@ impl FlowData {
 pub fn serial_sweep(data: &FlowData, mixture: &Mixture, key: RandomKey) -> (Statistics, f64) {
     let (n, p, k) = (data.n, data.p, mixture.k());
     let packed = mixture.packed();
-    let stride = clfuse_kernels::component_stride(p);
+    let stride = clfuse::clfuse_kernels::component_stride(p);
     let triangle = p * (p + 1) / 2;
     let len = statistics_len(p);
     let mut stats = vec![0.0; len * k];

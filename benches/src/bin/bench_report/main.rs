@@ -8,6 +8,7 @@
 mod chains;
 mod data_parallel;
 mod dist;
+mod dp_mixture;
 mod first_call;
 mod glm;
 mod linalg;
@@ -67,8 +68,8 @@ struct Args {
     #[arg(long, default_value_t = 9)]
     reps: usize,
     /// With `--suite seeds`: which figures run (`5`, `6`, `7`, `e` for the
-    /// E-step), e.g. `5,e`; all by default.
-    #[arg(long, value_delimiter = ',', default_value = "5,6,7,e")]
+    /// E-step, `g` for the mixture's Gibbs sweep), e.g. `5,e`; all by default.
+    #[arg(long, value_delimiter = ',', default_value = "5,6,7,e,g")]
     figures: Vec<String>,
     /// With `--suite host`: new processes per first-call scenario.
     #[arg(long, default_value_t = 5)]
@@ -387,6 +388,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         if wanted("7") {
             seeds::gp(&mut ctx, &sizes)?;
+        }
+        if wanted("g") {
+            let (n, ks) = if args.quick {
+                (5_000, &[16][..])
+            } else {
+                (sizes.estep_n, &[64, 256][..])
+            };
+            let serial = ctx.baselines;
+            dp_mixture::gibbs(&mut ctx, n, ks, serial)?;
         }
     }
     ctx.progress.finish_and_clear();

@@ -41,6 +41,9 @@ pub mod special;
 pub use clfuse_core;
 pub use clfuse_kernels;
 pub use clfuse_ops;
+/// Device random numbers: Philox4x32-10 leaves of fused expressions (see
+/// [`clfuse_ops::random`]).
+pub use clfuse_ops::random;
 
 pub use clfuse_core::{
     BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmConfig, GemmEpilogue,

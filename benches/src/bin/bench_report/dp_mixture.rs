@@ -2,7 +2,7 @@
 //! size (n = 1e6, p = 14, k = 64 and 256): the E-step alone, the indicator
 //! step (fused with the E-step), the statistics, and the whole sweep (host
 //! waits, as the sampler does), each at the start of a run (the state the
-//! JAX peer, `scripts/mixture_sweep_reference.py`, is timed in) and after
+//! JAX peer, `scripts/dp_mixture_reference.py`, is timed in) and after
 //! ten sweeps; and one serial CPU sweep (one core: the data steps as a
 //! plain loop, then the same host steps).
 

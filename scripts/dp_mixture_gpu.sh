@@ -14,18 +14,18 @@ mkdir -p $W
 S=$OUT/summary.txt
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >> $S
 echo "== clfuse" >> $S
-FUSION_DEVICE=nvidia timeout 240 "$bin/bench_report" --suite seeds --figures g,e --reps 15 \
+FUSION_DEVICE=nvidia timeout 200 "$bin/bench_report" --suite seeds --figures g,e --reps 15 \
   --out "$W/gpu" > "$W/gpu.log" 2>&1
 echo "rc=$?" >> $S
 grep -B2 -A16 "## Seed 004" "$W/gpu/report.md" >> $S
 echo "== jax" >> $S
-timeout 200 python3 "$here/dp_mixture_reference.py" "$W/jax.json" 1000000x14x256 1000000x14x64 >> $S 2>&1
+timeout 150 python3 "$here/dp_mixture_reference.py" "$W/jax.json" 1000000x14x256 1000000x14x64 >> $S 2>&1
 echo "rc=$?" >> $S
 echo "== example (n = 1e6, p = 14, k = 64 and 256)" >> $S
-FUSION_DEVICE=nvidia timeout 150 "$bin/dp_mixture" --sweeps 40 --serial 0 >> $S 2>&1
+FUSION_DEVICE=nvidia timeout 120 "$bin/dp_mixture" --sweeps 40 --serial 0 >> $S 2>&1
 echo "rc=$?" >> $S
 echo "== profile" >> $S
-FUSION_PROFILING=1 FUSION_DEVICE=nvidia timeout 90 "$bin/bench_report" --suite seeds --figures g \
+FUSION_PROFILING=1 FUSION_DEVICE=nvidia timeout 60 "$bin/bench_report" --suite seeds --figures g \
   --no-baselines --reps 5 --out "$W/profile" > "$W/profile.log" 2>&1
 echo "rc=$?" >> $S
 cat $S

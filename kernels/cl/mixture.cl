@@ -12,7 +12,7 @@
 // rows of x in registers, so each staged value serves several rows.
 //
 // Compile-time: P, LOCAL_SIZE, COMPONENT_BLOCK and ROWS_PER_ITEM (the
-// density kernels), STATISTICS_BLOCK and STATISTICS_TILE (the statistics).
+// density kernels), STATISTICS_BLOCK (the statistics).
 
 #define TRIANGLE (P * (P + 1) / 2)
 #define COMPONENT_STRIDE (TRIANGLE + P + 1)
@@ -28,20 +28,42 @@ inline void stage_components(__local double* staged, const __global double* comp
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// log(π_c N(x | μ_c, Σ_c)) of the row in `x` for the staged component at `c`.
-inline double component_log_density(const __local double* c, const double* x) {
-  double quadratic = 0;
+// log(π_c N(x | μ_c, Σ_c)) of the work item's rows for the staged component
+// at `c`: each staged value is read once and serves every row.
+inline void component_log_densities(const __local double* c, double x[ROWS_PER_ITEM][P],
+                                    double density[ROWS_PER_ITEM]) {
+  double quadratic[ROWS_PER_ITEM];
+  double y[ROWS_PER_ITEM];
+#pragma unroll
+  for (int r = 0; r < ROWS_PER_ITEM; r++) {
+    quadratic[r] = 0;
+  }
   int e = 0;
 #pragma unroll
   for (int a = 0; a < P; a++) {
-    double y = -c[TRIANGLE + a];
+    const double offset = c[TRIANGLE + a];
+#pragma unroll
+    for (int r = 0; r < ROWS_PER_ITEM; r++) {
+      y[r] = -offset;
+    }
 #pragma unroll
     for (int b = a; b < P; b++) {
-      y = fma(c[e++], x[b], y);
+      const double u = c[e++];
+#pragma unroll
+      for (int r = 0; r < ROWS_PER_ITEM; r++) {
+        y[r] = fma(u, x[r][b], y[r]);
+      }
     }
-    quadratic = fma(y, y, quadratic);
+#pragma unroll
+    for (int r = 0; r < ROWS_PER_ITEM; r++) {
+      quadratic[r] = fma(y[r], y[r], quadratic[r]);
+    }
   }
-  return fma(-0.5, quadratic, c[TRIANGLE + P]);
+  const double log_constant = c[TRIANGLE + P];
+#pragma unroll
+  for (int r = 0; r < ROWS_PER_ITEM; r++) {
+    density[r] = fma(-0.5, quadratic[r], log_constant);
+  }
 }
 
 // The rows a work item takes: ROWS_PER_ITEM of them, LOCAL_SIZE apart
@@ -85,14 +107,15 @@ __kernel void mixture_indicators(const __global double* x, const __global double
     const int count = min(COMPONENT_BLOCK, k - first);
     stage_components(staged, components, first, count);
     for (int c = 0; c < count; c++) {
+      double density[ROWS_PER_ITEM];
+      component_log_densities(staged + c * COMPONENT_STRIDE, rows, density);
 #pragma unroll
       for (int r = 0; r < ROWS_PER_ITEM; r++) {
-        const double density = component_log_density(staged + c * COMPONENT_STRIDE, rows[r]);
-        if (density + GUMBEL_MAX > best[r]) {
-          const double perturbed = density + random_gumbel(key, (uint)stream, (uint)ROW(r), (uint)(first + c), 0);
+        if (density[r] + GUMBEL_MAX > best[r]) {
+          const double perturbed = density[r] + random_gumbel(key, (uint)stream, (uint)ROW(r), (uint)(first + c), 0);
           if (perturbed > best[r]) {
             best[r] = perturbed;
-            best_density[r] = density;
+            best_density[r] = density[r];
             choice[r] = first + c;
           }
         }
@@ -127,18 +150,19 @@ __kernel void mixture_log_responsibilities(const __global double* x, const __glo
     const int count = min(COMPONENT_BLOCK, k - first);
     stage_components(staged, components, first, count);
     for (int c = 0; c < count; c++) {
+      double density[ROWS_PER_ITEM];
+      component_log_densities(staged + c * COMPONENT_STRIDE, rows, density);
 #pragma unroll
       for (int r = 0; r < ROWS_PER_ITEM; r++) {
-        const double density = component_log_density(staged + c * COMPONENT_STRIDE, rows[r]);
         const int i = ROW(r);
         if (i < n) {
-          responsibilities[i + (size_t)n * (first + c)] = density;
+          responsibilities[i + (size_t)n * (first + c)] = density[r];
         }
-        if (density > max[r]) {
-          sum[r] = sum[r] * exp(max[r] - density) + 1;
-          max[r] = density;
-        } else if (density > -INFINITY) {
-          sum[r] += exp(density - max[r]);
+        if (density[r] > max[r]) {
+          sum[r] = sum[r] * exp(max[r] - density[r]) + 1;
+          max[r] = density[r];
+        } else if (density[r] > -INFINITY) {
+          sum[r] += exp(density[r] - max[r]);
         }
       }
     }
@@ -159,9 +183,9 @@ __kernel void mixture_log_responsibilities(const __global double* x, const __glo
 // Sufficient statistics per component, from the indicators: for component
 // c and statistic s (STATISTICS of them: 1, then x_a, then x_a x_b for
 // a <= b by rows), Σ over the rows with z_i = c of feature s of x_i. Work
-// group (chunk, block) walks the rows of its chunk through local memory
-// (STATISTICS_TILE rows at a time) and adds each row whose component is in
-// its block to its own STATISTICS_BLOCK x STATISTICS accumulators; work item s owns column s, so
+// group (chunk, block) walks its chunk LOCAL_SIZE rows at a time, copies
+// the rows whose component is in its block into local memory (packed, in
+// order), and adds them to its STATISTICS_BLOCK x STATISTICS accumulators; work item s owns column s, so
 // nothing is shared and no atomics are needed, and the order of additions
 // is fixed (the same sums on every run). `partial` holds one k x STATISTICS
 // matrix per chunk (summed afterwards by add_batch).
@@ -170,8 +194,12 @@ __kernel void mixture_log_responsibilities(const __global double* x, const __glo
 __kernel void mixture_statistics(const __global double* x, const __global int* z, __global double* partial,
                                  int n, int k, int rows_per_chunk) {
   __local double accumulators[STATISTICS_BLOCK * STATISTICS];
-  __local double tile[STATISTICS_TILE * P];
-  __local int tile_z[STATISTICS_TILE];
+  __local double tile[LOCAL_SIZE * P];
+  __local int tile_component[LOCAL_SIZE];
+  // The tile's rows in this block, in order: an exclusive scan of the
+  // flags gives each its place, so the additions keep their order.
+  __local int place[LOCAL_SIZE];
+  __local int in_block[LOCAL_SIZE];
   const int s = get_local_id(0);
   const int chunk = get_group_id(0);
   const int first = get_group_id(1) * STATISTICS_BLOCK;
@@ -194,28 +222,35 @@ __kernel void mixture_statistics(const __global double* x, const __global int* z
   }
   const int begin = chunk * rows_per_chunk;
   const int end = min(n, begin + rows_per_chunk);
-  for (int start = begin; start < end; start += STATISTICS_TILE) {
-    const int rows = min(STATISTICS_TILE, end - start);
+  for (int start = begin; start < end; start += LOCAL_SIZE) {
+    const int rows = min(LOCAL_SIZE, end - start);
+    const int c = s < rows ? z[start + s] - first : -1;
+    const int mine = c >= 0 && c < STATISTICS_BLOCK;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int e = s; e < rows * P; e += LOCAL_SIZE) {
-      const int t = e % rows;
-      const int a = e / rows;
-      tile[t * P + a] = x[start + t + (size_t)n * a];
+    place[s] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int step = 1; step < LOCAL_SIZE; step *= 2) {
+      const int add = s >= step ? place[s - step] : 0;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      place[s] += add;
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int t = s; t < rows; t += LOCAL_SIZE) {
-      tile_z[t] = z[start + t];
+    const int matched = place[LOCAL_SIZE - 1];
+    if (mine) {
+      const int m = place[s] - 1;
+      in_block[m] = c;
+      for (int a = 0; a < P; a++) {
+        tile[m * P + a] = x[start + s + (size_t)n * a];
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (s < STATISTICS) {
-      for (int t = 0; t < rows; t++) {
-        const int c = tile_z[t] - first;
-        if (c >= 0 && c < STATISTICS_BLOCK) {
-          double f = fa < 0 ? 1.0 : tile[t * P + fa];
-          if (fb >= 0) {
-            f *= tile[t * P + fb];
-          }
-          accumulators[c * STATISTICS + s] += f;
+      for (int m = 0; m < matched; m++) {
+        double f = fa < 0 ? 1.0 : tile[m * P + fa];
+        if (fb >= 0) {
+          f *= tile[m * P + fb];
         }
+        accumulators[in_block[m] * STATISTICS + s] += f;
       }
     }
   }

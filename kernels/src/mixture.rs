@@ -14,12 +14,24 @@ use clfuse_core::{Error, MatrixCl, NdRange, Result};
 
 /// Work items per group of the mixture kernels.
 const LOCAL: usize = 128;
-/// Rows of `x` each work item of the density kernels keeps in registers.
-const ROWS_PER_ITEM: usize = 2;
-/// Local memory the kernels stage into (bytes), within every GPU's 48 KiB.
+/// Rows of `x` each work item of the density kernels keeps in registers:
+/// every value staged in local memory serves this many rows
+/// (`FUSION_MIXTURE_ROWS` overrides it, 1 to 8, to compare).
+fn rows_per_item() -> usize {
+    std::env::var("FUSION_MIXTURE_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|r| (1..=8).contains(r))
+        .unwrap_or(4)
+}
+/// Local memory the density kernels stage components into (bytes).
 const LOCAL_BUDGET: usize = 32 * 1024;
-/// Rows of `x` the statistics kernel copies into local memory at a time.
-const STATISTICS_TILE: usize = 64;
+/// Local memory of the statistics kernel (bytes): within the 48 KiB every
+/// GPU has, and the device's own limit.
+fn statistics_budget() -> Result<usize> {
+    let device = clfuse_core::Runtime::get()?.device_info().local_mem_bytes as usize;
+    Ok((44 * 1024).min(device.saturating_sub(4 * 1024)))
+}
 /// The largest dimension the kernels take (`x`'s rows live in registers).
 pub const MIXTURE_MAX_DIMENSION: usize = 32;
 
@@ -83,15 +95,15 @@ fn check_inputs(
 fn options(p: usize, local: usize, component_block: usize, statistics_block: usize) -> String {
     format!(
         "-D P={p} -D LOCAL_SIZE={local} -D COMPONENT_BLOCK={component_block} \
-         -D ROWS_PER_ITEM={ROWS_PER_ITEM} -D STATISTICS_BLOCK={statistics_block} \
-         -D STATISTICS_TILE={STATISTICS_TILE}"
+         -D ROWS_PER_ITEM={} -D STATISTICS_BLOCK={statistics_block}",
+        rows_per_item()
     )
 }
 
 /// The density kernels' range and compile options for `k` components.
 fn density_launch(p: usize, n: usize, k: usize) -> (NdRange, String) {
     let block = (LOCAL_BUDGET / (8 * component_stride(p))).clamp(1, k);
-    let groups = n.div_ceil(LOCAL * ROWS_PER_ITEM).max(1);
+    let groups = n.div_ceil(LOCAL * rows_per_item()).max(1);
     (
         NdRange::d1(groups * LOCAL).with_local(&[LOCAL]),
         options(p, LOCAL, block, 1),
@@ -236,15 +248,19 @@ pub fn mixture_statistics(x: &MatrixCl<f64>, z: &MatrixCl<i32>, k: usize) -> Res
         return Ok(out);
     }
     int(F, "x", x.len())?;
-    let block = ((LOCAL_BUDGET - 8 * STATISTICS_TILE * p) / (8 * stats)).clamp(1, k);
-    let blocks = k.div_ceil(block);
+    // Work item s owns statistic s; the tile's rows (LOCAL_SIZE of them,
+    // with their component and place) share local memory with the block's
+    // accumulators.
     let local = stats.div_ceil(32) * 32;
+    let tile_bytes = local * (8 * p + 12);
+    let block = (statistics_budget()?.saturating_sub(tile_bytes) / (8 * stats)).clamp(1, k);
+    let blocks = k.div_ceil(block);
     // Enough groups to fill a GPU (a few per compute unit), each chunk of
     // rows at least a few tiles long.
     let units = clfuse_core::Runtime::get()?.device_info().compute_units as usize;
     let chunks = (4 * units.max(1))
         .div_ceil(blocks)
-        .clamp(1, n.div_ceil(4 * STATISTICS_TILE));
+        .clamp(1, n.div_ceil(4 * local));
     let rows_per_chunk = n.div_ceil(chunks);
     let chunks = n.div_ceil(rows_per_chunk);
     int(F, "partial", chunks * stats * k)?;

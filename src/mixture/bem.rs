@@ -6,6 +6,7 @@ use crate::Result;
 use clfuse_core::MatrixCl;
 use clfuse_kernels::{Op, mixture_features, mixture_log_responsibilities, multiply_transposed};
 use clfuse_ops::prelude::*;
+use rayon::prelude::*;
 
 /// What one BEM iteration saw: the objective at the parameters it started
 /// from (non-decreasing from one step to the next).
@@ -105,6 +106,7 @@ impl<'a> Bem<'a> {
             .map(|c| self.prior.log_density(&c.mean, &c.precision_cholesky))
             .sum();
         let components = (0..k)
+            .into_par_iter()
             .map(|c| {
                 let mode = self.prior.posterior(&stats, c).mode()?;
                 Ok(Component {

@@ -6,6 +6,7 @@ use crate::Result;
 use clfuse_core::MatrixCl;
 use clfuse_kernels::{mixture_indicators, mixture_statistics};
 use clfuse_ops::random::Rng;
+use rayon::prelude::*;
 
 /// The Dirichlet process's concentration `α`: fixed, or given a
 /// `Gamma(shape, rate)` prior and sampled each sweep.
@@ -180,7 +181,10 @@ impl<'a> Gibbs<'a> {
             log_rest += log_stay;
             sum_log_rest += log_stay;
         }
+        // Each component's draw is its own (its numbers are element c of
+        // the streams), so they run in parallel and stay reproducible.
         let components = (0..k)
+            .into_par_iter()
             .map(|c| {
                 let draw = self.prior.posterior(stats, c).draw(theta_key, c as u32)?;
                 Ok(Component {

@@ -16,13 +16,16 @@ use clfuse_core::{Error, MatrixCl, NdRange, Result};
 const LOCAL: usize = 128;
 /// Rows of `x` each work item of the density kernels keeps in registers:
 /// every value staged in local memory serves this many rows
-/// (`FUSION_MIXTURE_ROWS` overrides it, 1 to 8, to compare).
+/// (`FUSION_MIXTURE_ROWS` overrides it, 1 to 8, to compare). Two was
+/// fastest on an H200 at p = 14 (k = 256: 4.77 ms per indicator step;
+/// 1 row 5.16, 3 rows 5.20, 4 rows 5.62, 8 rows 7.82: more registers per
+/// work item leave fewer work items to hide latency).
 fn rows_per_item() -> usize {
     std::env::var("FUSION_MIXTURE_ROWS")
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|r| (1..=8).contains(r))
-        .unwrap_or(4)
+        .unwrap_or(2)
 }
 /// Local memory the density kernels stage components into (bytes).
 const LOCAL_BUDGET: usize = 32 * 1024;

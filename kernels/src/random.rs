@@ -129,7 +129,7 @@ impl RandomKey {
     /// Gamma(`shape`, 1) on lane `lane`, as `random_gamma` (Marsaglia and
     /// Tsang; NaN for a shape that is not positive and finite).
     pub fn gamma(self, i: u32, j: u32, lane: u32, shape: f64) -> f64 {
-        if !(shape > 0.0) || shape.is_infinite() {
+        if shape.is_nan() || shape <= 0.0 || shape.is_infinite() {
             return f64::NAN;
         }
         let base = lane.wrapping_mul(GAMMA_LANE);

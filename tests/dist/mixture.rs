@@ -112,8 +112,8 @@ fn e_step_and_indicators_match_the_host() -> Result<()> {
 fn host_statistics(x: &[f64], z: &[i32], n: usize, p: usize, k: usize) -> Vec<f64> {
     let len = statistics_len(p);
     let mut out = vec![0.0; len * k];
-    for i in 0..n {
-        let Ok(c) = usize::try_from(z[i]) else {
+    for (i, &zi) in z.iter().enumerate().take(n) {
+        let Ok(c) = usize::try_from(zi) else {
             continue;
         };
         if c >= k {
@@ -407,7 +407,7 @@ fn gibbs_recovers_a_known_mixture_and_is_reproducible() -> Result<()> {
         );
         3
     ];
-    let mut covariances = vec![[0.0; 4]; 3];
+    let mut covariances = [[0.0; 4]; 3];
     let (burn_in, sweeps) = (20, 100);
     let mut first_log_likelihood = None;
     for sweep in 0..sweeps {
@@ -484,8 +484,8 @@ fn gibbs_recovers_a_known_mixture_and_is_reproducible() -> Result<()> {
             if nearest == t && count > 0 {
                 let w = count as f64 / truth.n as f64;
                 weight += w;
-                for e in 0..2 {
-                    mean[e] += w * component.mean[e];
+                for (m, v) in mean.iter_mut().zip(&component.mean) {
+                    *m += w * v;
                 }
             }
         }

@@ -19,6 +19,7 @@ mod support;
 use crate::timing::measure;
 use crate::workloads::Ctx;
 use clfuse::Result;
+use clfuse::nuts::nuts_rs::CpuLogpFunc;
 use clfuse::nuts::{DeviceDensity, RunLength, sample_chain};
 use clfuse::prelude::*;
 use faer::{Mat, Side};
@@ -270,6 +271,12 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         if sizes.gp.contains(&n) {
             let t = per_call(&mut device, &gp::TRUTH, ctx.reps, 5.0)?;
             ctx.push(GP_GRADIENT, DEVICE, n, 0.0, 0.0, t);
+            // Where one call's time goes (FUSION_PROFILING=1): every
+            // launch, read and host wait on the timeline.
+            let mut grad = [0.0; 3];
+            ctx.profile(format!("GP value and gradient, n = {n}"), || {
+                device.logp(&gp::TRUTH, &mut grad).map(drop).map_err(|e| e.0)
+            })?;
             if ctx.baselines && n <= sizes.gp_cpu_max {
                 let t = per_call(&mut cpu, &gp::TRUTH, ctx.reps, 10.0)?;
                 ctx.push(GP_GRADIENT, CPU, n, 0.0, 0.0, t);

@@ -275,7 +275,10 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
             // launch, read and host wait on the timeline.
             let mut grad = [0.0; 3];
             ctx.profile(format!("GP value and gradient, n = {n}"), || {
-                device.logp(&gp::TRUTH, &mut grad).map(drop).map_err(|e| e.0)
+                device
+                    .logp(&gp::TRUTH, &mut grad)
+                    .map(drop)
+                    .map_err(|e| e.0)
             })?;
             if ctx.baselines && n <= sizes.gp_cpu_max {
                 let t = per_call(&mut cpu, &gp::TRUTH, ctx.reps, 10.0)?;

@@ -195,29 +195,17 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         let diagonal = copy_block(l, d_block)?;
         zeros(&diagonal, Part::StrictlyUpper)?;
         let diagonal_inverse = checked_inverse(F, "l", &diagonal)?;
-        // R_adj and B_adj are updated where they lie in `adj` (GEMMs into
-        // its blocks); D_adj and C_adj are rewritten whole, so they are
-        // computed aside and copied back.
+        let r_adj = copy_block(&adj, r_block)?;
         let d_adj = copy_block(&adj, d_block)?;
+        let b_adj = copy_block(&adj, b_block)?;
         // C_adj = C_adj · D⁻¹
-        let c_adj = MatrixCl::<T>::uninitialized(below, d)?;
-        gemm_into(
-            F,
-            &c_adj,
-            Block::new(0, 0, below, d),
-            Operand::block(&adj, c_block, View::Entire),
-            Operand::whole(&diagonal_inverse),
-            T::one(),
-            T::default(),
-            false,
-            &full,
-        )?;
+        let c_adj = multiply(&copy_block(&adj, c_block)?, &diagonal_inverse)?;
         let c_adj_op = Operand::whole(&c_adj);
         // B_adj -= C_adj · R
         gemm_into(
             F,
-            &adj,
-            b_block,
+            &b_adj,
+            Block::new(0, 0, below, j),
             c_adj_op,
             r,
             minus_one,
@@ -247,8 +235,8 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         // R_adj -= C_adjᵀ · B + D_adj · R
         gemm_into(
             F,
-            &adj,
-            r_block,
+            &r_adj,
+            Block::new(0, 0, d, j),
             c_adj_op.t(),
             b,
             minus_one,
@@ -258,8 +246,8 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         )?;
         gemm_into(
             F,
-            &adj,
-            r_block,
+            &r_adj,
+            Block::new(0, 0, d, j),
             Operand::whole(&d_adj),
             r,
             minus_one,
@@ -269,7 +257,12 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
         )?;
         scalar_mul_diagonal(&d_adj, T::from_f64(0.5))?;
         zeros(&d_adj, Part::StrictlyUpper)?;
-        for (block, value) in [(d_block, &d_adj), (c_block, &c_adj)] {
+        for (block, value) in [
+            (r_block, &r_adj),
+            (d_block, &d_adj),
+            (b_block, &b_adj),
+            (c_block, &c_adj),
+        ] {
             sub_block(
                 &adj,
                 block.row,

@@ -6,19 +6,8 @@ bench_report's figures do.
 Usage: python3 chains_reference.py OUT.json [NxP ...]  (default 1e4x10 1e6x100)"""
 import json
 import sys
-import time
 
-
-def median(f, reps=25):
-    for _ in range(3):
-        f()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2], times[0], times[-1]
+from peer_timing import per_call
 
 
 def main():
@@ -60,7 +49,7 @@ def main():
 
         for variant, f in [("JAX one chain, jit(value_and_grad) (per call)", call_one),
                            ("JAX 8 chains, jit(vmap(value_and_grad)) (per call)", call_many)]:
-            med, lo, hi = median(f)
+            med, lo, hi = per_call(f, 25)
             out.append({"n": n, "p": p, "variant": variant, "median_s": med,
                         "min_s": lo, "max_s": hi, "device": str(jax.devices()[0])})
             print(f"n = {n:>8}, p = {p:>3}: {variant:52} {med * 1e6:9.1f} µs "

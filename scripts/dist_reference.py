@@ -5,19 +5,8 @@ the device).
 Usage: python3 dist_reference.py OUT.json [N_LONG] [N_REG P_REG]"""
 import json
 import sys
-import time
 
-
-def median(f, reps=15):
-    f()
-    f()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
+from peer_timing import per_call
 
 
 def outcomes(np, n):
@@ -61,7 +50,7 @@ def main():
                 v, g = vg(*args)
                 jax.block_until_ready(g)
                 float(v)
-            return median(run)
+            return per_call(run, 15, warm_ups=2)[0]
 
         for n in sizes:
             y = jnp.asarray(outcomes(np, n))
@@ -110,7 +99,7 @@ def main():
                 np.asarray(g)  # the gradient reaches the host, as nuts-rs needs it
                 float(v)
             record(f"diamonds value+grad (params + dist), P = {dp}",
-                   f"JAX jit(value_and_grad) {backend}", dn, median(run, reps=50))
+                   f"JAX jit(value_and_grad) {backend}", dn, per_call(run, 50, warm_ups=2)[0])
     except Exception as e:  # keep the other framework's numbers
         print("jax failed:", e, flush=True)
 
@@ -126,7 +115,7 @@ def main():
                 g = torch.autograd.grad(v, params)
                 float(v)
                 torch.cuda.synchronize()
-            return median(run)
+            return per_call(run, 15, warm_ups=2)[0]
 
         def param(v):
             return torch.tensor(v, dtype=torch.float64, device=dev, requires_grad=True)

@@ -19,19 +19,8 @@ Usage: python3 dp_mixture_reference.py OUT.json [NxPxK ...] [--reps R]
 (default 1000000x14x256 1000000x14x64)."""
 import json
 import sys
-import time
 
-
-def median(f, reps):
-    for _ in range(3):
-        f()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2], times[0], times[-1]
+from peer_timing import per_call
 
 
 def main():
@@ -166,7 +155,7 @@ def main():
                 "sweep": lambda: [v.block_until_ready() for v in sweep_f(next_key(), feat, lp, mu, logw)],
             }
             for what, f in runs.items():
-                med, lo, hi = median(f, reps)
+                med, lo, hi = per_call(f, reps)
                 out.append({"peer": "jax", "device": device, "n": n, "p": p, "k": k, "what": what,
                             "median_s": med, "min_s": lo, "max_s": hi})
                 print(f"jax {what} n={n} p={p} k={k}: median {med * 1e3:.2f} ms "

@@ -4,7 +4,8 @@ shapes and data as bench_report's GLM workload.
 Usage: python3 glm_reference.py OUT.json"""
 import json
 import sys
-import time
+
+from peer_timing import per_call
 
 SHAPES = [(10_000, 10), (100_000, 100), (1_000_000, 100), (10_000_000, 10)]
 
@@ -16,17 +17,6 @@ def data(np, n, p):
     y = (np.arange(n) * 7 % 3 == 0).astype(np.float64)
     beta = np.sin(np.arange(p) * 0.37)
     return x, y, beta
-
-
-def median(f, reps=9):
-    f()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():
@@ -51,7 +41,7 @@ def main():
                 gb.block_until_ready()
                 float(v)
 
-            t = median(run)
+            t = per_call(run, 9, warm_ups=1)[0]
             out.append({"workload": f"bernoulli_logit_glm value+grad, P = {p}", "variant": "JAX jit(value_and_grad)", "n": n, "median_s": t})
             print("jax", n, p, t, flush=True)
     except Exception as e:  # keep the other framework's numbers
@@ -70,7 +60,7 @@ def main():
                 float(v)
                 torch.cuda.synchronize()
 
-            t = median(run)
+            t = per_call(run, 9, warm_ups=1)[0]
             out.append({"workload": f"bernoulli_logit_glm value+grad, P = {p}", "variant": "PyTorch eager autograd", "n": n, "median_s": t})
             print("torch", n, p, t, flush=True)
     except Exception as e:

@@ -9,22 +9,11 @@ the gradient (each jitted, per call).
 Usage: python3 gp_reference.py OUT.json [n ...]  (default 500 2000 4000 10000)"""
 import json
 import sys
-import time
+
+from peer_timing import per_call
 
 PRIOR_MEAN = [-0.6931471805599453, 0.0, -1.203972804326936]
 TRUTH = [-0.5108256237659907, 0.0, -1.203972804326936]
-
-
-def median(f, reps=15):
-    for _ in range(3):
-        f()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2], times[0], times[-1]
 
 
 def main():
@@ -66,7 +55,7 @@ def main():
             "cholesky": lambda: chol(k).block_until_ready(),
         }
         for what, f in runs.items():
-            med, lo, hi = median(f)
+            med, lo, hi = per_call(f, 15)
             out.append({"peer": "jax", "device": device, "n": n, "what": what,
                         "median_s": med, "min_s": lo, "max_s": hi})
             print(f"jax GP n={n} {what}: median {med * 1e3:.3f} ms (min {lo * 1e3:.3f}, max {hi * 1e3:.3f})",

@@ -96,10 +96,14 @@ pub struct Tuning {
     /// rather than compare-and-swap loops (`FUSION_NATIVE_ATOMICS`, 0 or 1;
     /// default 1).
     pub native_atomics: Option<bool>,
+    /// Rows of `x` each work item of the mixture density kernels keeps in
+    /// registers, so that each component value staged in local memory
+    /// serves that many rows (`FUSION_MIXTURE_ROWS`, 1–8; default 2).
+    pub mixture_rows: Option<usize>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 14] = [
+pub const TUNING_VARIABLES: [&str; 15] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -114,6 +118,7 @@ pub const TUNING_VARIABLES: [&str; 14] = [
     "FUSION_GLM_ONE_PASS",
     "FUSION_GEMM_EPILOGUE",
     "FUSION_NATIVE_ATOMICS",
+    "FUSION_MIXTURE_ROWS",
 ];
 
 impl Tuning {
@@ -181,6 +186,7 @@ impl Tuning {
             native_atomics: lookup("FUSION_NATIVE_ATOMICS")
                 .map(|text| parse_flag("FUSION_NATIVE_ATOMICS", &text))
                 .transpose()?,
+            mixture_rows: count("FUSION_MIXTURE_ROWS", 1..=8)?,
         };
         tuning.validate()?;
         Ok(tuning)
@@ -252,6 +258,7 @@ impl Tuning {
             self.cholesky_leaf_groups_per_cu,
             1..=64,
         )?;
+        check("FUSION_MIXTURE_ROWS", self.mixture_rows, 1..=8)?;
         if let Some(GemmConfig::Tiled {
             thread_block_size,
             work_per_thread,

@@ -14,18 +14,16 @@ use clfuse_core::{Error, MatrixCl, NdRange, Result};
 
 /// Work items per group of the mixture kernels.
 const LOCAL: usize = 128;
-/// Rows of `x` each work item of the density kernels keeps in registers:
-/// every value staged in local memory serves this many rows
-/// (`FUSION_MIXTURE_ROWS` overrides it, 1 to 8, to compare). Two was
-/// fastest on an H200 at p = 14 (k = 256: 4.77 ms per indicator step;
-/// 1 row 5.16, 3 rows 5.20, 4 rows 5.62, 8 rows 7.82: more registers per
-/// work item leave fewer work items to hide latency).
-fn rows_per_item() -> usize {
-    std::env::var("FUSION_MIXTURE_ROWS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|r| (1..=8).contains(r))
-        .unwrap_or(2)
+/// Rows of `x` each work item of the density kernels keeps in registers
+/// (`Tuning::mixture_rows`, `FUSION_MIXTURE_ROWS`). Two was fastest on an
+/// H200 at p = 14 (k = 256: 4.77 ms per indicator step; 1 row 5.16, 3 rows
+/// 5.20, 4 rows 5.62, 8 rows 7.82: more registers per work item leave fewer
+/// work items to hide latency).
+fn rows_per_item() -> Result<usize> {
+    Ok(clfuse_core::Runtime::get()?
+        .tuning()
+        .mixture_rows
+        .unwrap_or(2))
 }
 /// Local memory the density kernels stage components into (bytes).
 const LOCAL_BUDGET: usize = 32 * 1024;
@@ -94,23 +92,30 @@ fn check_inputs(
 }
 
 /// The compile options of `cl/mixture.cl` (one program holds all its
-/// kernels, so each launch defines every size, its own and the others').
-fn options(p: usize, local: usize, component_block: usize, statistics_block: usize) -> String {
+/// kernels, so each launch defines every size, its own and the others';
+/// the sizes a kernel does not use are 1).
+fn options(
+    p: usize,
+    local: usize,
+    component_block: usize,
+    rows: usize,
+    statistics_block: usize,
+) -> String {
     format!(
         "-D P={p} -D LOCAL_SIZE={local} -D COMPONENT_BLOCK={component_block} \
-         -D ROWS_PER_ITEM={} -D STATISTICS_BLOCK={statistics_block}",
-        rows_per_item()
+         -D ROWS_PER_ITEM={rows} -D STATISTICS_BLOCK={statistics_block}"
     )
 }
 
 /// The density kernels' range and compile options for `k` components.
-fn density_launch(p: usize, n: usize, k: usize) -> (NdRange, String) {
+fn density_launch(p: usize, n: usize, k: usize) -> Result<(NdRange, String)> {
     let block = (LOCAL_BUDGET / (8 * component_stride(p))).clamp(1, k);
-    let groups = n.div_ceil(LOCAL * rows_per_item()).max(1);
-    (
+    let rows = rows_per_item()?;
+    let groups = n.div_ceil(LOCAL * rows).max(1);
+    Ok((
         NdRange::d1(groups * LOCAL).with_local(&[LOCAL]),
-        options(p, LOCAL, block, 1),
-    )
+        options(p, LOCAL, block, rows, 1),
+    ))
 }
 
 /// The Gibbs sampler's indicator step, fused with the E-step: for each row
@@ -149,7 +154,7 @@ pub fn mixture_indicators(
     if n == 0 {
         return Ok((z, chosen));
     }
-    let (range, options) = density_launch(p, n, k);
+    let (range, options) = density_launch(p, n, k)?;
     let [seed_lo, seed_hi, stream] = key.kernel_words();
     cl::mixture_indicators().launch_with_options(
         range,
@@ -196,7 +201,7 @@ pub fn mixture_log_responsibilities(
     if n == 0 {
         return Ok((responsibilities, row_log_density));
     }
-    let (range, options) = density_launch(p, n, k);
+    let (range, options) = density_launch(p, n, k)?;
     cl::mixture_log_responsibilities().launch_with_options(
         range,
         &options,
@@ -270,7 +275,7 @@ pub fn mixture_statistics(x: &MatrixCl<f64>, z: &MatrixCl<i32>, k: usize) -> Res
     let partial = MatrixCl::<f64>::uninitialized(stats * k, chunks)?;
     cl::mixture_statistics().launch_with_options(
         NdRange::d2([chunks * local, blocks]).with_local(&[local, 1]),
-        &options(p, local, 1, block),
+        &options(p, local, 1, 1, block),
         (
             x,
             z,
@@ -307,7 +312,7 @@ pub fn mixture_features(x: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
     }
     cl::mixture_features().launch_with_options(
         NdRange::d1(n.div_ceil(LOCAL) * LOCAL).with_local(&[LOCAL]),
-        &options(p, LOCAL, 1, 1),
+        &options(p, LOCAL, 1, 1, 1),
         (x, &features, int(F, "x", n)?),
     )?;
     Ok(features)

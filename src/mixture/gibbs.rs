@@ -129,13 +129,15 @@ impl<'a> Gibbs<'a> {
         let (k, n) = (self.mixture.k(), self.x.rows());
         let components = self.mixture.upload()?;
         let (z, chosen) = mixture_indicators(self.x, &components, self.indicator_key())?;
-        let stats = mixture_statistics(self.x, &z, k)?;
+        // The statistics' read is queued before the sum's kernel, so the
+        // sweep's one host wait (the sum's) brings both.
+        let stats = mixture_statistics(self.x, &z, k)?.read_later()?;
         let complete_log_likelihood = if n == 0 {
             0.0
         } else {
             clfuse_ops::sum(&chosen)?
         };
-        let stats = Statistics::from_device_layout(self.mixture.p(), stats.to_vec()?);
+        let stats = Statistics::from_device_layout(self.mixture.p(), stats.wait()?);
         let sweep = self.update(&stats, complete_log_likelihood)?;
         self.z = Some(z);
         Ok(sweep)

@@ -75,7 +75,7 @@ fn gibbs(data: &FlowData, x: &MatrixCl<f64>, k: usize, sweeps: usize, serial: bo
         // same host steps.
         let key = sampler.indicator_key();
         let start = Instant::now();
-        let (stats, complete) = serial_sweep(data, sampler.mixture(), key);
+        let (stats, complete) = serial_sweep(data, sampler.mixture(), key)?;
         sampler.update(&stats, complete)?;
         let t_serial = start.elapsed().as_secs_f64();
         println!(

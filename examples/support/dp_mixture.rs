@@ -159,7 +159,11 @@ impl FlowData {
 /// the row's normaliser, one uniform and an inverse-CDF draw, and the
 /// drawn component's statistics. Returns them and the complete-data log
 /// likelihood.
-pub fn serial_sweep(data: &FlowData, mixture: &Mixture, key: RandomKey) -> (Statistics, f64) {
+pub fn serial_sweep(
+    data: &FlowData,
+    mixture: &Mixture,
+    key: RandomKey,
+) -> Result<(Statistics, f64)> {
     let (n, p, k) = (data.n, data.p, mixture.k());
     let packed = mixture.packed();
     let stride = clfuse::clfuse_kernels::component_stride(p);
@@ -215,5 +219,5 @@ pub fn serial_sweep(data: &FlowData, mixture: &Mixture, key: RandomKey) -> (Stat
             }
         }
     }
-    (Statistics::from_device_layout(p, stats), complete)
+    Ok((Statistics::from_device_layout(p, stats)?, complete))
 }

@@ -98,7 +98,7 @@ impl<'a> Bem<'a> {
         }
         let responsibilities = exp(&log_r).eval()?;
         let weighted = multiply_transposed(&self.features, Op::T, &responsibilities, Op::N)?;
-        let stats = Statistics::from_device_layout(self.mixture.p(), weighted.to_vec()?);
+        let stats = Statistics::from_device_layout(self.mixture.p(), weighted.to_vec()?)?;
         let log_prior: f64 = self
             .mixture
             .components()

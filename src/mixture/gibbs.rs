@@ -137,7 +137,7 @@ impl<'a> Gibbs<'a> {
         } else {
             clfuse_ops::sum(&chosen)?
         };
-        let stats = Statistics::from_device_layout(self.mixture.p(), stats.wait()?);
+        let stats = Statistics::from_device_layout(self.mixture.p(), stats.wait()?)?;
         let sweep = self.update(&stats, complete_log_likelihood)?;
         self.z = Some(z);
         Ok(sweep)
@@ -149,9 +149,21 @@ impl<'a> Gibbs<'a> {
     /// reference fed the same statistics draws the same parameters.
     pub fn update(&mut self, stats: &Statistics, complete_log_likelihood: f64) -> Result<Sweep> {
         let (k, n) = (self.mixture.k(), self.x.rows());
+        if stats.p() != self.mixture.p() || stats.k() != k {
+            return Err(invalid(
+                "Gibbs::update",
+                "stats",
+                format!(
+                    "hold {} components of dimension {}; the mixture has {k} of dimension {}",
+                    stats.k(),
+                    stats.p(),
+                    self.mixture.p()
+                ),
+            ));
+        }
         let counts: Vec<usize> = (0..k).map(|c| stats.count(c).round() as usize).collect();
         let assigned: usize = counts.iter().sum();
-        if stats.k() != k || assigned != n {
+        if assigned != n {
             return Err(invalid(
                 "Gibbs::sweep",
                 "x",

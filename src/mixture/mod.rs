@@ -257,9 +257,34 @@ pub struct Statistics {
 }
 
 impl Statistics {
-    /// Wraps the device layout (`statistics_len(p)` values per component).
-    pub fn from_device_layout(p: usize, values: Vec<f64>) -> Self {
-        Statistics { p, values }
+    /// Wraps the device layout (`statistics_len(p)` values per component,
+    /// `p` at least 1).
+    ///
+    /// ```
+    /// use clfuse::mixture::Statistics;
+    /// let s = Statistics::from_device_layout(1, vec![2.0, 3.0, 5.0])?;
+    /// assert_eq!((s.k(), s.count(0)), (1, 2.0));
+    /// assert!(Statistics::from_device_layout(1, vec![2.0]).is_err());
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn from_device_layout(p: usize, values: Vec<f64>) -> Result<Self> {
+        let len = clfuse_kernels::statistics_len(p);
+        if p == 0 || !values.len().is_multiple_of(len) {
+            return Err(invalid(
+                "Statistics::from_device_layout",
+                "values",
+                format!(
+                    "has {} values; a {p}-dimensional layout takes a multiple of {len}",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(Statistics { p, values })
+    }
+
+    /// Dimension.
+    pub fn p(&self) -> usize {
+        self.p
     }
 
     fn column(&self, c: usize) -> &[f64] {

@@ -84,7 +84,7 @@ pub fn gibbs(ctx: &mut Ctx, n: usize, ks: &[usize], serial: bool) -> Result<()> 
                 )?;
                 let start = Instant::now();
                 let key = copy.indicator_key();
-                let (stats, complete) = support::serial_sweep(&data, copy.mixture(), key);
+                let (stats, complete) = support::serial_sweep(&data, copy.mixture(), key)?;
                 copy.update(&stats, complete)?;
                 let t = start.elapsed().as_secs_f64();
                 ctx.push(

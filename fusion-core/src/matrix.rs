@@ -377,7 +377,10 @@ impl<T: ClType> MatrixCl<T> {
         if std::mem::size_of_val(out) <= crate::pinned::MAX_BYTES {
             // Small: through page-locked memory, which some drivers (NVIDIA)
             // complete sooner than a read into pageable memory.
-            out.copy_from_slice(&self.read_later()?.wait()?);
+            // Waited for at once: on the main queue, behind the commands it
+            // waits for anyway (a transfer queue would add a marker, two
+            // flushes and a wait across queues to every such read).
+            out.copy_from_slice(&self.queue_read(None, true)?.wait()?);
             return Ok(());
         }
         self.host_copy("read", Access::Read, |queue, wait| {
@@ -442,7 +445,7 @@ impl<T: ClType> MatrixCl<T> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
-        self.queue_read(None)
+        self.queue_read(None, false)
     }
 
     /// [`read_later`](Self::read_later) as one of the reads of `batch`,
@@ -450,10 +453,13 @@ impl<T: ClType> MatrixCl<T> {
     /// (see [`ReadBatch`](crate::ReadBatch)); the read is submitted by the
     /// batch's `finish`.
     pub fn read_later_in(&self, batch: &crate::ReadBatch) -> Result<PendingRead<T>> {
-        self.queue_read(Some(batch))
+        self.queue_read(Some(batch), false)
     }
 
-    fn queue_read(&self, batch: Option<&crate::ReadBatch>) -> Result<PendingRead<T>> {
+    /// Queues the read on the transfer queue when there is one (so that it
+    /// overlaps later kernels), or on the main queue when `main` (a read
+    /// waited for at once) or without a transfer queue.
+    fn queue_read(&self, batch: Option<&crate::ReadBatch>, main: bool) -> Result<PendingRead<T>> {
         let mut data = vec![T::default(); self.len()];
         let Some(buffer) = self.buffer() else {
             return Ok(PendingRead::new(data, None, None));
@@ -463,7 +469,7 @@ impl<T: ClType> MatrixCl<T> {
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_read(&mut wait);
         let batch = batch.filter(|b| b.serves(rt));
-        let queue = match rt.transfer_queue() {
+        let queue = match rt.transfer_queue().filter(|_| !main) {
             Some(transfer) if let Some(batch) = batch => {
                 wait.extend(batch.behind_main_queue(rt)?);
                 transfer
@@ -520,7 +526,7 @@ impl<T: ClType> MatrixCl<T> {
         .call("clEnqueueReadBuffer")?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("read", &event);
-        if rt.transfer_queue().is_some() {
+        if rt.transfer_queue().is_some() && !main {
             // Later commands of the main queue may wait for this copy (a
             // write to the buffer): OpenCL requires the copy's queue to be
             // flushed before another queue's commands wait for its events
@@ -531,7 +537,7 @@ impl<T: ClType> MatrixCl<T> {
             }
         }
         self.storage.events.add_read(event.clone());
-        Ok(PendingRead::new(data, slot, Some((rt, event))))
+        Ok(PendingRead::new(data, slot, Some((rt, event, main))))
     }
 
     /// The same buffer seen as `rows x cols` (column-major order kept; the

@@ -27,15 +27,17 @@ pub struct PendingRead<T: ClType> {
     /// Page-locked memory the device writes instead, copied into `data` by
     /// `wait`.
     slot: Option<PinnedSlot>,
-    /// The copy, and the runtime whose queue it is on.
-    event: Option<(&'static Runtime, ClEvent)>,
+    /// The copy, the runtime whose queue it is on, and whether that is the
+    /// main queue even though the runtime has a transfer queue (a read
+    /// waited for at once).
+    event: Option<(&'static Runtime, ClEvent, bool)>,
 }
 
 impl<T: ClType> PendingRead<T> {
     pub(crate) fn new(
         data: Vec<T>,
         slot: Option<PinnedSlot>,
-        event: Option<(&'static Runtime, ClEvent)>,
+        event: Option<(&'static Runtime, ClEvent, bool)>,
     ) -> Self {
         PendingRead { data, slot, event }
     }
@@ -50,9 +52,9 @@ impl<T: ClType> PendingRead<T> {
 
     /// Waits for the copy and returns the column-major host data.
     pub fn wait(mut self) -> Result<Vec<T>> {
-        if let Some((rt, event)) = self.event.take() {
+        if let Some((rt, event, on_main)) = self.event.take() {
             // A copy on the transfer queue was flushed when it was queued.
-            if rt.transfer_queue().is_none() && !event.is_complete() {
+            if (on_main || rt.transfer_queue().is_none()) && !event.is_complete() {
                 rt.queue().flush().call("clFlush")?;
             }
             if let Err(e) = event.wait() {
@@ -80,7 +82,7 @@ impl<T: ClType> PendingRead<T> {
 impl<T: ClType> Drop for PendingRead<T> {
     fn drop(&mut self) {
         // The device may still be writing into `data`: it must not be freed first.
-        if let Some((_, event)) = self.event.take()
+        if let Some((_, event, _)) = self.event.take()
             && event.wait().is_err()
         {
             self.abandon_slot();

@@ -40,7 +40,7 @@ impl<V, P> CheckSet<V, P> {
     pub fn new(checks: Vec<Check<V, P>>) -> Self {
         CheckSet {
             checks,
-            flags: FailureFlags::default(),
+            flags: FailureFlags::deferrable(),
         }
     }
 }
@@ -80,6 +80,9 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
 
     fn bind_outputs<'a>(&'a self, b: &mut Binder<'a>) {
         self.flags.bind(b);
+        if !self.checks.is_empty() {
+            self.flags.bind_offset(b);
+        }
     }
 
     fn generate_exprs(&self, g: &mut Generator, values: &mut Vec<String>) {
@@ -93,9 +96,10 @@ impl<V: Operation, P: Operation> OutputList for CheckSet<V, P> {
             return;
         }
         let base = self.flags.declare(g);
+        let first = FailureFlags::declare_offset(g);
         for slot in 0..self.checks.len() {
             let ok = values.next().cloned().unwrap_or_default();
-            FailureFlags::generate(g, &base, slot, &ok);
+            FailureFlags::generate(g, &base, &format!("{first} + {slot}"), &ok);
         }
     }
 

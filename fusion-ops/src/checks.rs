@@ -125,7 +125,7 @@ impl<V: Operation, P: Operation> OutputList for Check<V, P> {
     fn generate_outputs(&self, g: &mut Generator, values: &mut std::slice::Iter<'_, String>) {
         let ok = values.next().cloned().unwrap_or_default();
         let base = self.flag.declare(g);
-        FailureFlags::generate(g, &base, 0, &ok);
+        FailureFlags::generate(g, &base, "0", &ok);
     }
 
     fn finish(&self, _launch: &LaunchShape) -> Result<()> {

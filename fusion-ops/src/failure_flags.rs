@@ -5,6 +5,7 @@
 //! with the kernel's other read-backs.
 
 use crate::binder::{Binder, Identity};
+use crate::deferred_checks;
 use crate::generator::Generator;
 use crate::launch_shape::LaunchShape;
 use crate::read_back::ReadBack;
@@ -22,6 +23,11 @@ pub(crate) struct FailureFlags {
     /// The flags were read back holding "no failure" after their last
     /// kernel: they can serve again without being reset.
     clean: AtomicBool,
+    /// May its verdicts be deferred ([`deferred_checks`]): its slots then
+    /// live in the thread's arena from the offset held here on, and
+    /// nothing reads them after its kernel.
+    deferrable: bool,
+    deferred: OnceLock<usize>,
 }
 
 /// Flags read back clean, for new checks of the same count to take.
@@ -35,11 +41,32 @@ fn clean() -> std::sync::MutexGuard<'static, Vec<MatrixCl<i32>>> {
 }
 
 impl FailureFlags {
+    /// Flags whose verdicts a deferring evaluation may read later
+    /// ([`deferred_checks`]); their kernel takes the first slot as an
+    /// argument ([`bind_offset`](Self::bind_offset)).
+    pub(crate) fn deferrable() -> Self {
+        FailureFlags {
+            flags: OnceLock::new(),
+            read: ReadBack::default(),
+            clean: AtomicBool::new(false),
+            deferrable: true,
+            deferred: OnceLock::new(),
+        }
+    }
+
     /// Makes `count` flags hold "no failure" before the kernel runs: reset
     /// on the queue unless read back clean, or taken clean from an earlier
     /// check of this device, or new.
     pub(crate) fn prepare(&self, count: usize) -> Result<()> {
-        if count == 0 {
+        if count == 0 || self.deferred.get().is_some() {
+            return Ok(());
+        }
+        if self.deferrable
+            && self.flags.get().is_none()
+            && let Some((arena, offset)) = deferred_checks::claim(count)?
+        {
+            let _ = self.flags.set(arena);
+            let _ = self.deferred.set(offset);
             return Ok(());
         }
         // Whatever the kernel does to the flags, it is unknown until read back.
@@ -72,6 +99,14 @@ impl FailureFlags {
     }
 
     /// The flags' buffer, once prepared (for a binding of its own).
+    /// Binds the first slot's index (after [`bind`](Self::bind), for
+    /// deferrable flags): 0 in a buffer of its own.
+    pub(crate) fn bind_offset(&self, b: &mut Binder<'_>) {
+        if self.flags.get().is_some() {
+            b.int(self.deferred.get().map_or(0, |&offset| offset as i32));
+        }
+    }
+
     pub(crate) fn buffer(&self) -> Option<&MatrixCl<i32>> {
         self.flags.get()
     }
@@ -87,7 +122,15 @@ impl FailureFlags {
     }
 
     /// Records the element's failure of check `slot` unless `ok` holds.
-    pub(crate) fn generate(g: &mut Generator, base: &str, slot: usize, ok: &str) {
+    /// The name of the first slot's index parameter (after
+    /// [`declare`](Self::declare), for deferrable flags).
+    pub(crate) fn declare_offset(g: &mut Generator) -> String {
+        g.value_param("int")
+    }
+
+    /// Records element `(i, j)` as a failure of check `slot` (`slot` an
+    /// expression: a number, or `first + k` in a shared buffer).
+    pub(crate) fn generate(g: &mut Generator, base: &str, slot: &str, ok: &str) {
         g.statement(&format!("if (!({ok})) {{"));
         g.statement(&format!(
             "atomic_min(&{base}_global[{slot}], i + rows * j);"
@@ -97,7 +140,8 @@ impl FailureFlags {
 
     /// Queues the flags' read-back.
     pub(crate) fn start_reads(&self, launch: &LaunchShape, reads: &ReadBatch) -> Result<()> {
-        if launch.rows > 0
+        if self.deferred.get().is_none()
+            && launch.rows > 0
             && launch.cols > 0
             && let Some(flags) = self.flags.get()
         {
@@ -112,7 +156,8 @@ impl FailureFlags {
         let Some(flags) = self.flags.get() else {
             return Ok(None);
         };
-        if launch.rows == 0 || launch.cols == 0 {
+        // A deferred verdict is read with the evaluation's result.
+        if self.deferred.get().is_some() || launch.rows == 0 || launch.cols == 0 {
             return Ok(None);
         }
         let firsts = self.read.finish(flags)?;
@@ -126,7 +171,8 @@ impl FailureFlags {
 
 impl Drop for FailureFlags {
     fn drop(&mut self) {
-        if *self.clean.get_mut()
+        if self.deferred.get().is_none()
+            && *self.clean.get_mut()
             && let Some(flags) = self.flags.take()
         {
             let mut kept = clean();

@@ -45,6 +45,7 @@ mod assign;
 mod binder;
 mod check_set;
 mod checks;
+mod deferred_checks;
 pub mod device_functions;
 mod distances;
 mod driver;

@@ -14,6 +14,7 @@ mod categorical;
 mod cdf;
 mod checks;
 mod continuous;
+mod deferred_checks;
 mod discrete;
 mod mixture;
 mod multivariate;

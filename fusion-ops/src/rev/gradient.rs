@@ -21,20 +21,26 @@ use clfuse_core::{Error, MatrixCl, Result};
 /// ```
 pub fn value_and_grad(
     inputs: &[&Var<f64>],
-    f: impl FnOnce() -> Result<Var<f64>>,
+    mut f: impl FnMut() -> Result<Var<f64>>,
 ) -> Result<(f64, Vec<MatrixCl<f64>>)> {
-    differentiate("value_and_grad", inputs, f, |result| {
-        let grads = inputs
-            .iter()
-            .map(|input| input.adjoint().try_clone())
-            .collect::<Result<Vec<_>>>()?;
-        let value = result
-            .value()
-            .to_vec()?
-            .first()
-            .copied()
-            .unwrap_or(f64::NAN);
-        Ok((value, grads))
+    let mut out = None;
+    with_deferred_checks("value_and_grad", || {
+        differentiate("value_and_grad", inputs, &mut f, |result| {
+            let Some(value) = read_with_verdicts(result, None)? else {
+                return Ok(false);
+            };
+            let grads = inputs
+                .iter()
+                .map(|input| input.adjoint().try_clone())
+                .collect::<Result<Vec<_>>>()?;
+            out = Some((value.first().copied().unwrap_or(f64::NAN), grads));
+            Ok(true)
+        })
+    })?;
+    out.ok_or_else(|| Error::InvalidArgument {
+        function: "value_and_grad",
+        argument: "f",
+        reason: "internal: no result was read".into(),
     })
 }
 
@@ -55,7 +61,7 @@ pub fn value_and_grad(
 /// ```
 pub fn value_and_grad_to_host(
     theta: &Var<f64>,
-    f: impl FnOnce() -> Result<Var<f64>>,
+    mut f: impl FnMut() -> Result<Var<f64>>,
     gradient: &mut [f64],
 ) -> Result<f64> {
     const F: &str = "value_and_grad_to_host";
@@ -71,17 +77,90 @@ pub fn value_and_grad_to_host(
             ),
         });
     }
-    differentiate(F, &[theta], f, |result| {
-        let both = crate::structural::append_row(result.value(), theta.adjoint());
-        let host = crate::driver::eval_direct(both.0)?.to_vec()?;
-        let (value, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
-            function: F,
-            argument: "f",
-            reason: "returned an empty result".into(),
-        })?;
-        gradient.copy_from_slice(rest);
-        Ok(*value)
+    let mut value = f64::NAN;
+    with_deferred_checks(F, || {
+        differentiate(F, &[theta], &mut f, |result| {
+            let Some(host) = read_with_verdicts(result, Some(theta))? else {
+                return Ok(false);
+            };
+            let (first, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
+                function: F,
+                argument: "f",
+                reason: "returned an empty result".into(),
+            })?;
+            gradient.copy_from_slice(rest);
+            value = *first;
+            Ok(true)
+        })
+    })?;
+    Ok(value)
+}
+
+/// Runs `evaluate` with the checks of its steps deferred to its final
+/// read ([`deferred_checks`](crate::deferred_checks)), which returns
+/// whether they all passed; when one failed, `evaluate` runs again with
+/// immediate checks, which stop it at the failing step with its error.
+/// A sampler's evaluation thus waits for the device once, not once per
+/// checked step.
+fn with_deferred_checks(
+    function: &'static str,
+    mut evaluate: impl FnMut() -> Result<bool>,
+) -> Result<()> {
+    if crate::deferred_checks::deferring(&mut evaluate)? {
+        return Ok(());
+    }
+    if evaluate()? {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        function,
+        argument: "f",
+        reason:
+            "a deferred check failed but passed when run again (does f depend on more than theta?)"
+                .into(),
     })
+}
+
+/// The result's values and `theta`'s adjoint (when given), column by
+/// column (value first), read back in one transfer together with the
+/// verdicts of the deferred checks (appended as more rows): `None` when
+/// one of those failed.
+fn read_with_verdicts(result: &Var<f64>, theta: Option<&Var<f64>>) -> Result<Option<Vec<f64>>> {
+    use crate::structural::{append_row, block};
+    match theta {
+        Some(theta) => read_rows(append_row(result.value(), theta.adjoint())),
+        None => read_rows(block(result.value(), 0, 0, 1, result.cols())),
+    }
+}
+
+/// [`read_with_verdicts`] of the rows of `e`.
+fn read_rows<E>(e: clfuse_core::Expr<E>) -> Result<Option<Vec<f64>>>
+where
+    E: crate::operation::Operation<Scalar = f64>,
+{
+    use crate::structural::{append_row, block, optional_broadcast};
+    let (rows, cols) = e.0.shape()?.unwrap_or((1, 1));
+    let Some(claimed) = crate::deferred_checks::claimed() else {
+        return crate::driver::eval_direct(e.0)?.to_vec().map(Some);
+    };
+    let verdicts = crate::logic::cast::<f64, _>(block(&claimed.flags, 0, 0, claimed.used, 1));
+    let all = append_row(e, optional_broadcast(verdicts, claimed.used, cols));
+    let host = crate::driver::eval_direct(all.0)?.to_vec()?;
+    let column = rows + claimed.used;
+    let slots: Vec<i32> = host
+        .get(rows..column)
+        .unwrap_or_default()
+        .iter()
+        .map(|&v| v as i32)
+        .collect();
+    if !crate::deferred_checks::verdict(&slots) {
+        return Ok(None);
+    }
+    Ok(Some(
+        host.chunks_exact(column)
+            .flat_map(|c| c[..rows].iter().copied())
+            .collect(),
+    ))
 }
 
 /// [`value_and_grad_to_host`] for a batch of independent evaluations,
@@ -111,7 +190,7 @@ pub fn value_and_grad_to_host(
 /// ```
 pub fn batch_value_and_grad_to_host(
     theta: &Var<f64>,
-    f: impl FnOnce() -> Result<Var<f64>>,
+    mut f: impl FnMut() -> Result<Var<f64>>,
     values: &mut [f64],
     gradients: &mut [f64],
 ) -> Result<()> {
@@ -129,14 +208,17 @@ pub fn batch_value_and_grad_to_host(
             ),
         });
     }
-    differentiate_batch(F, &[theta], batch, f, |result| {
-        let both = crate::structural::append_row(result.value(), theta.adjoint());
-        let host = crate::driver::eval_direct(both.0)?.to_vec()?;
-        for (k, column) in host.chunks_exact(dim + 1).enumerate() {
-            values[k] = column[0];
-            gradients[k * dim..(k + 1) * dim].copy_from_slice(&column[1..]);
-        }
-        Ok(())
+    with_deferred_checks(F, || {
+        differentiate_batch(F, &[theta], batch, &mut f, |result| {
+            let Some(host) = read_with_verdicts(result, Some(theta))? else {
+                return Ok(false);
+            };
+            for (k, column) in host.chunks_exact(dim + 1).enumerate() {
+                values[k] = column[0];
+                gradients[k * dim..(k + 1) * dim].copy_from_slice(&column[1..]);
+            }
+            Ok(true)
+        })
     })
 }
 

@@ -1,0 +1,151 @@
+//! Check verdicts read once per gradient evaluation instead of once per
+//! kernel. Inside [`deferring`], every [`CheckSet`](crate::CheckSet)
+//! records its failures in slots of one per-thread flag buffer (the
+//! arena) instead of a buffer of its own, and nothing waits for them
+//! after its kernel: the host goes on queueing the next steps while the
+//! device runs. The caller reads the used slots with its result (one
+//! transfer for the value, the gradient and every verdict) and, when one
+//! failed, evaluates again with the checks immediate, which reproduces
+//! the exact error (the failing argument, element and value).
+//!
+//! A deferred check must not protect a read outside a buffer: those
+//! guards (gathers' indices) stay immediate. Deferred checks only guard
+//! values, so a failed one makes a result that is thrown away.
+
+use clfuse_core::{Device, MatrixCl, Result};
+use std::cell::RefCell;
+
+/// Slots in one thread's arena; a call needing more checks than this has
+/// its later checks immediate.
+const CAPACITY: usize = 512;
+
+/// One thread's flag buffer and how much of it the current evaluation
+/// has claimed.
+struct Arena {
+    flags: MatrixCl<i32>,
+    device: Option<Device>,
+    /// Slots claimed since the evaluation began.
+    used: usize,
+    /// Some slot may hold a failure (a failed or abandoned evaluation):
+    /// reset before the next evaluation claims any.
+    dirty: bool,
+}
+
+thread_local! {
+    /// `Some` while an evaluation defers its checks (the arena is kept
+    /// between evaluations, with `used` reset).
+    static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+    static ACTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Claims `count` consecutive slots for a check set's flags: the arena (a
+/// handle sharing its buffer) and the first slot, or `None` when checks
+/// are immediate here (no deferring evaluation, another device, or the
+/// arena full).
+pub(crate) fn claim(count: usize) -> Result<Option<(MatrixCl<i32>, usize)>> {
+    if count == 0 || !ACTIVE.with(std::cell::Cell::get) {
+        return Ok(None);
+    }
+    let here = Device::current()?;
+    ARENA.with(|arena| {
+        let mut arena = arena.borrow_mut();
+        let Some(a) = arena.as_mut().filter(|a| a.device == Some(here)) else {
+            return Ok(None);
+        };
+        if a.used + count > CAPACITY {
+            return Ok(None);
+        }
+        let offset = a.used;
+        a.used += count;
+        Ok(Some((a.flags.share(), offset)))
+    })
+}
+
+/// The arena's slots that an evaluation claimed: what its final read
+/// appends to the result.
+pub(crate) struct Claimed {
+    pub(crate) flags: MatrixCl<i32>,
+    pub(crate) used: usize,
+}
+
+/// Runs `f` with this thread's check sets deferring their verdicts into
+/// the arena. `f` gets nothing to read yet; when it finishes its steps it
+/// calls [`claimed`] for the slots to read with its result, and reports
+/// through [`verdict`] what it read. Nested calls run `f` inside the
+/// outer evaluation.
+pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    if ACTIVE.with(std::cell::Cell::get) {
+        return f();
+    }
+    prepare_arena()?;
+    ACTIVE.with(|a| a.set(true));
+    let outcome = f();
+    ACTIVE.with(|a| a.set(false));
+    ARENA.with(|arena| {
+        if let Some(a) = arena.borrow_mut().as_mut() {
+            // Claimed slots whose verdict was not read as clean (an error
+            // before the read, or a failure) are reset before reuse.
+            if a.used > 0 {
+                a.dirty = true;
+            }
+            a.used = 0;
+        }
+    });
+    outcome
+}
+
+/// The slots claimed so far in this thread's deferring evaluation (`None`
+/// when it claimed none).
+pub(crate) fn claimed() -> Option<Claimed> {
+    ARENA.with(|arena| {
+        arena
+            .borrow()
+            .as_ref()
+            .filter(|a| a.used > 0)
+            .map(|a| Claimed {
+                flags: a.flags.share(),
+                used: a.used,
+            })
+    })
+}
+
+/// Records the verdict read back for the claimed slots: `true` when every
+/// slot was clean, so the arena serves the next evaluation unreset.
+pub(crate) fn verdict(slots: &[i32]) -> bool {
+    let clean = slots.iter().all(|&first| first == i32::MAX);
+    if clean {
+        ARENA.with(|arena| {
+            if let Some(a) = arena.borrow_mut().as_mut() {
+                a.used = 0;
+            }
+        });
+    }
+    clean
+}
+
+/// Makes the arena ready on the current device: created on first use,
+/// reset when a previous evaluation may have left a failure in it.
+fn prepare_arena() -> Result<()> {
+    let here = Device::current()?;
+    ARENA.with(|arena| {
+        let mut arena = arena.borrow_mut();
+        match arena.as_mut() {
+            Some(a) if a.device == Some(here) => {
+                if a.dirty {
+                    a.flags.fill(i32::MAX)?;
+                    a.dirty = false;
+                }
+                a.used = 0;
+            }
+            _ => {
+                *arena = Some(Arena {
+                    flags: MatrixCl::constant(CAPACITY, 1, i32::MAX)?,
+                    device: Some(here),
+                    used: 0,
+                    dirty: false,
+                });
+            }
+        }
+        Ok(())
+    })
+}

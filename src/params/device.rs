@@ -62,13 +62,22 @@ fn free_column<'a>(theta: &'a Var, b: Block<'_>) -> Free<'a> {
     boxed(block(theta, b.offset, 0, b.len, 1))
 }
 
-/// The sum of every element of `e`, `1 x 1`.
+/// The sum of every element of `e`, `1 x 1`: one step for a column or a
+/// row (a parameter's log-Jacobian is mostly a column), two for a matrix.
 fn total<E>(e: E) -> Result<Var>
 where
     E: IntoOperand,
     E::Operand: clfuse_ops::rev::Differentiable<Scalar = f64, Dependence = Variable>,
 {
-    rowwise_sum(transpose(rowwise_sum(e))).eval()
+    let e = clfuse_core::Expr(e.into_operand());
+    match clfuse_ops::Operation::shape(&e.0)? {
+        Some((_, 1)) | None => colwise_sum(e).eval(),
+        Some((1, _)) => rowwise_sum(e).eval(),
+        Some(_) => {
+            let columns: Var = colwise_sum(e).eval()?;
+            rowwise_sum(&columns).eval()
+        }
+    }
 }
 
 /// Where each element of a triangular transform's `rows x cols` result

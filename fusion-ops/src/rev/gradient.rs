@@ -9,6 +9,9 @@ use clfuse_core::{Error, MatrixCl, Result};
 /// adjoints are zeroed, `f` runs, the steps it recorded run in reverse, and
 /// those steps are dropped again, so calling this in a loop keeps memory
 /// flat. The gradients are copies; the inputs' adjoints hold them too.
+/// The in-kernel checks of `f`'s steps are read with the value, once; when
+/// one failed, `f` runs again with each check read after its kernel, which
+/// returns the exact error (so `f` may run twice: it is `FnMut`).
 ///
 /// ```
 /// use clfuse_ops::prelude::*;
@@ -48,7 +51,8 @@ pub fn value_and_grad(
 /// whose gradient is written to `gradient`, and the value returned. The
 /// value and the gradient come to the host together, in one read of one
 /// buffer that one fused kernel fills (`append_row` of the two): a
-/// sampler pays one round trip per evaluation.
+/// sampler pays one round trip per evaluation: the verdicts of the
+/// in-kernel checks come in that same read (see [`value_and_grad`]).
 ///
 /// ```
 /// use clfuse_ops::prelude::*;

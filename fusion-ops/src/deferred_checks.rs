@@ -72,7 +72,8 @@ pub(crate) struct Claimed {
 /// the arena. `f` gets nothing to read yet; when it finishes its steps it
 /// calls [`claimed`] for the slots to read with its result, and reports
 /// through [`verdict`] what it read. Nested calls run `f` inside the
-/// outer evaluation.
+/// outer evaluation (its read then verifies the outer's slots so far too;
+/// a failure stays in the arena, so the outer evaluation fails as well).
 pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     if ACTIVE.with(std::cell::Cell::get) {
         return f();
@@ -91,6 +92,15 @@ pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
             a.used = 0;
         }
     });
+    outcome
+}
+
+/// Runs `f` with every check immediate, also inside a deferring
+/// evaluation (the retry that names a failed check's error).
+pub(crate) fn immediate<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    let was = ACTIVE.with(|a| a.replace(false));
+    let outcome = f();
+    ACTIVE.with(|a| a.set(was));
     outcome
 }
 

@@ -178,3 +178,37 @@ fn batch_evaluation() -> Result<()> {
     }
     Ok(())
 }
+
+/// A gradient evaluation inside another's model (nested deferral): a
+/// failed check in the inner one is its exact error, and the outer one,
+/// whose model returns that error, fails with it too.
+#[test]
+fn nested_evaluations() -> Result<()> {
+    let y = col(&[0.5, -1.0, 2.0])?;
+    let outer = Var::new(col(&[0.2, 1.1])?);
+    let inner = Var::new(col(&[0.0, 1.0])?);
+    let mut gradient = [0.0; 2];
+    let mut run = |inner_at: [f64; 2]| -> Result<f64> {
+        inner.value().write(&inner_at)?;
+        rev::value_and_grad_to_host(
+            &outer,
+            || {
+                let (inner_value, _) = rev::value_and_grad(&[&inner], || model(&y, &inner))?;
+                let lp: Var = model(&y, &outer)?;
+                (inner_value * 0.0 + &lp).eval()
+            },
+            &mut gradient,
+        )
+    };
+    let want = immediate(&y, &[0.2, 1.1])?;
+    let value = run([0.0, 1.0])?;
+    assert!((value - want.0).abs() <= 1e-12 * want.0.abs());
+    assert_eq!(
+        run([0.0, -3.0]).unwrap_err().to_string(),
+        "normal_lpdf: sigma[0, 0] is -3, but must be positive and finite"
+    );
+    // Clean again afterwards.
+    let value = run([0.0, 1.0])?;
+    assert!((value - want.0).abs() <= 1e-12 * want.0.abs());
+    Ok(())
+}

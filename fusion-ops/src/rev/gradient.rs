@@ -113,7 +113,7 @@ fn with_deferred_checks(
     if crate::deferred_checks::deferring(&mut evaluate)? {
         return Ok(());
     }
-    if evaluate()? {
+    if crate::deferred_checks::immediate(&mut evaluate)? {
         return Ok(());
     }
     Err(Error::InvalidArgument {

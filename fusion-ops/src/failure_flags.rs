@@ -27,6 +27,7 @@ pub(crate) struct FailureFlags {
     /// live in the thread's arena from the offset held here on, and
     /// nothing reads them after its kernel.
     deferrable: bool,
+    /// The first slot in the arena, once its slots were claimed there.
     deferred: OnceLock<usize>,
 }
 
@@ -98,7 +99,6 @@ impl FailureFlags {
         }
     }
 
-    /// The flags' buffer, once prepared (for a binding of its own).
     /// Binds the first slot's index (after [`bind`](Self::bind), for
     /// deferrable flags): 0 in a buffer of its own.
     pub(crate) fn bind_offset(&self, b: &mut Binder<'_>) {
@@ -107,6 +107,7 @@ impl FailureFlags {
         }
     }
 
+    /// The flags' buffer, once prepared (for a binding of its own).
     pub(crate) fn buffer(&self) -> Option<&MatrixCl<i32>> {
         self.flags.get()
     }
@@ -121,15 +122,14 @@ impl FailureFlags {
         base
     }
 
-    /// Records the element's failure of check `slot` unless `ok` holds.
     /// The name of the first slot's index parameter (after
     /// [`declare`](Self::declare), for deferrable flags).
     pub(crate) fn declare_offset(g: &mut Generator) -> String {
         g.value_param("int")
     }
 
-    /// Records element `(i, j)` as a failure of check `slot` (`slot` an
-    /// expression: a number, or `first + k` in a shared buffer).
+    /// Records the element's failure of check `slot` unless `ok` holds
+    /// (`slot` an expression: a number, or `first + k` in a shared buffer).
     pub(crate) fn generate(g: &mut Generator, base: &str, slot: &str, ok: &str) {
         g.statement(&format!("if (!({ok})) {{"));
         g.statement(&format!(

@@ -23,7 +23,6 @@ const CAPACITY: usize = 512;
 /// has claimed.
 struct Arena {
     flags: MatrixCl<i32>,
-    device: Option<Device>,
     /// Slots claimed since the evaluation began.
     used: usize,
     /// Some slot may hold a failure (a failed or abandoned evaluation):
@@ -49,7 +48,7 @@ pub(crate) fn claim(count: usize) -> Result<Option<(MatrixCl<i32>, usize)>> {
     let here = Device::current()?;
     ARENA.with(|arena| {
         let mut arena = arena.borrow_mut();
-        let Some(a) = arena.as_mut().filter(|a| a.device == Some(here)) else {
+        let Some(a) = arena.as_mut().filter(|a| a.flags.device() == Some(here)) else {
             return Ok(None);
         };
         if a.used + count > CAPACITY {
@@ -79,9 +78,7 @@ pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
         return f();
     }
     prepare_arena()?;
-    ACTIVE.with(|a| a.set(true));
-    let outcome = f();
-    ACTIVE.with(|a| a.set(false));
+    let outcome = with_active(true, f);
     ARENA.with(|arena| {
         if let Some(a) = arena.borrow_mut().as_mut() {
             // Claimed slots whose verdict was not read as clean (an error
@@ -98,10 +95,21 @@ pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 /// Runs `f` with every check immediate, also inside a deferring
 /// evaluation (the retry that names a failed check's error).
 pub(crate) fn immediate<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
-    let was = ACTIVE.with(|a| a.replace(false));
-    let outcome = f();
-    ACTIVE.with(|a| a.set(was));
-    outcome
+    with_active(false, f)
+}
+
+/// Runs `f` with deferral on or off, restoring the previous setting after
+/// it, also when `f` panics (a thread that goes on must not stay in a
+/// deferring evaluation that has ended).
+fn with_active<R>(active: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ACTIVE.with(|a| a.set(self.0));
+        }
+    }
+    let _restore = Restore(ACTIVE.with(|a| a.replace(active)));
+    f()
 }
 
 /// The slots claimed so far in this thread's deferring evaluation (`None`
@@ -140,7 +148,7 @@ fn prepare_arena() -> Result<()> {
     ARENA.with(|arena| {
         let mut arena = arena.borrow_mut();
         match arena.as_mut() {
-            Some(a) if a.device == Some(here) => {
+            Some(a) if a.flags.device() == Some(here) => {
                 if a.dirty {
                     a.flags.fill(i32::MAX)?;
                     a.dirty = false;
@@ -150,7 +158,6 @@ fn prepare_arena() -> Result<()> {
             _ => {
                 *arena = Some(Arena {
                     flags: MatrixCl::constant(CAPACITY, 1, i32::MAX)?,
-                    device: Some(here),
                     used: 0,
                     dirty: false,
                 });

@@ -131,20 +131,26 @@ fn with_deferred_checks(
 /// one of those failed.
 fn read_with_verdicts(result: &Var<f64>, theta: Option<&Var<f64>>) -> Result<Option<Vec<f64>>> {
     use crate::structural::{append_row, block};
-    match theta {
-        Some(theta) => read_rows(append_row(result.value(), theta.adjoint())),
-        None => read_rows(block(result.value(), 0, 0, 1, result.cols())),
+    let claimed = crate::deferred_checks::claimed();
+    match (theta, claimed) {
+        // Nothing deferred and only the value: read it as it is.
+        (None, None) => result.value().to_vec().map(Some),
+        (None, Some(c)) => read_rows(block(result.value(), 0, 0, 1, result.cols()), Some(c)),
+        (Some(theta), c) => read_rows(append_row(result.value(), theta.adjoint()), c),
     }
 }
 
-/// [`read_with_verdicts`] of the rows of `e`.
-fn read_rows<E>(e: clfuse_core::Expr<E>) -> Result<Option<Vec<f64>>>
+/// [`read_with_verdicts`] of the rows of `e`, with the `claimed` slots.
+fn read_rows<E>(
+    e: clfuse_core::Expr<E>,
+    claimed: Option<crate::deferred_checks::Claimed>,
+) -> Result<Option<Vec<f64>>>
 where
     E: crate::operation::Operation<Scalar = f64>,
 {
     use crate::structural::{append_row, block, optional_broadcast};
     let (rows, cols) = e.0.shape()?.unwrap_or((1, 1));
-    let Some(claimed) = crate::deferred_checks::claimed() else {
+    let Some(claimed) = claimed else {
         return crate::driver::eval_direct(e.0)?.to_vec().map(Some);
     };
     let verdicts = crate::logic::cast::<f64, _>(block(&claimed.flags, 0, 0, claimed.used, 1));

@@ -4,9 +4,9 @@
 # .gpu/bench_report (8 chains unbatched and batched per call, whole NUTS
 # runs), a profiled call of each (kernel timelines), then JAX's vmap peer.
 # There (device tool, carry .gpu): bash scripts/chains_ab_gpu.sh
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+source "$(dirname "$0")/lease.sh"
 export FUSION_PLATFORM=nvidia FUSION_DEVICE=0
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+cat "$S"
 for which in old new; do
   b=.gpu/bench_report; [ $which = old ] && b=.gpu/bench_report_old
   echo "== $which"

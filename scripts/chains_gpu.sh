@@ -6,12 +6,8 @@
 # (`--suite host --devices 0,1`). Here: release bench_report in .gpu/.
 # There (device tool, carry .gpu): bash scripts/chains_gpu.sh
 # Everything lands in $OUT/chains.tar.gz and $OUT/summary.txt.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$here/../.gpu"
+source "$(dirname "$0")/lease.sh"
 W=$(mktemp -d)
-S=$OUT/summary.txt
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >> $S
 export FUSION_PLATFORM=nvidia FUSION_DEVICE=0
 echo "== chains" >> $S
 timeout 260 "$bin/bench_report" --suite chains --devices 0,1 --out "$W/chains" > "$W/chains.log" 2>&1

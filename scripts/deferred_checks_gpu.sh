@@ -7,12 +7,8 @@
 # whole 4-chain run, before and after. Here: build both into .gpu/. There
 # (device tool, carry .gpu): bash scripts/deferred_checks_gpu.sh
 # Everything lands in $OUT/deferred.tar.gz and $OUT/summary.txt.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$here/../.gpu"
+source "$(dirname "$0")/lease.sh"
 W=$(mktemp -d)
-S=$OUT/summary.txt
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >> $S
 export FUSION_DEVICE=nvidia
 for round in 1 2; do
   for which in old new; do

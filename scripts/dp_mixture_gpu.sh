@@ -6,13 +6,9 @@
 # size (Gibbs and BEM, recovery checked, one serial CPU sweep each).
 # Here: release bench_report and examples in .gpu/. There (device tool,
 # carry .gpu): bash scripts/dp_mixture_gpu.sh. Everything lands in $OUT.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$here/../.gpu"
+source "$(dirname "$0")/lease.sh"
 W=$OUT/dp_mixture
 mkdir -p $W
-S=$OUT/summary.txt
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >> $S
 echo "== clfuse" >> $S
 FUSION_DEVICE=nvidia timeout 200 "$bin/bench_report" --suite seeds --figures g,e --reps 15 \
   --out "$W/gpu" > "$W/gpu.log" 2>&1

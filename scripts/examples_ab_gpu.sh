@@ -2,9 +2,9 @@
 # Whole 4-chain runs of the sampling examples before and after a change, one
 # lease, alternating: .gpu/<example>_old and .gpu/<example> (release builds).
 # There (device tool, carry .gpu): bash scripts/examples_ab_gpu.sh
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+source "$(dirname "$0")/lease.sh"
 export FUSION_DEVICE=nvidia
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+cat "$S"
 for example in eight_schools regression; do
   for which in old new; do
     b=.gpu/$example; [ $which = old ] && b=.gpu/${example}_old

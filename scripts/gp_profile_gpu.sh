@@ -5,13 +5,9 @@
 # timeline: launches, device idle time), and JAX's jit(value_and_grad) of
 # the same model with its parts (scripts/gp_reference.py), in the same lease.
 # Here: release bench_report in .gpu/. There: bash scripts/gp_profile_gpu.sh.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$here/../.gpu"
+source "$(dirname "$0")/lease.sh"
 W=$OUT/gp
 mkdir -p $W
-S=$OUT/summary.txt
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >> $S
 sizes="--gp-sizes 500,2000,4000,10000 --gp-runs 500 --no-baselines"
 echo "== clfuse" >> $S
 FUSION_DEVICE=nvidia timeout 150 "$bin/bench_report" --suite seeds --figures 7 $sizes --reps 15 \

@@ -6,12 +6,8 @@
 # machine's CPU (PoCL). Here: release bench_report and examples in .gpu/.
 # There (device tool, carry .gpu): bash scripts/models_gpu.sh
 # Everything lands in $OUT/models.tar.gz.
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-here=$(cd "$(dirname "$0")" && pwd)
-bin="$here/../.gpu"
+source "$(dirname "$0")/lease.sh"
 W=$(mktemp -d)
-S=$OUT/summary.txt
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } >> $S
 for round in 1 2; do
   echo "== clfuse round $round" >> $S
   FUSION_DEVICE=nvidia timeout 120 "$bin/bench_report" --suite dist --reps 25 \

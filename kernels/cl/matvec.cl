@@ -203,3 +203,76 @@ __kernel void transposed_skinny_multiply(__global T* partial, const __global T* 
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
+
+// The same product without tiles in local memory, for A of few columns:
+// work item (lane, team) = (lid % LANES, lid / LANES) reads row
+// r + lane of columns team, team + TEAMS, ... straight from A (LANES
+// neighbouring rows of a column: whole 32-byte sectors) and keeps one sum
+// per such column and column of X in registers (COLS_PER_TEAM * NCOLS of
+// them), so the loop over rows has no barrier. Rows of X are shared by
+// the teams through the cache. The LANES sums of each output are added
+// through local memory once, at the end; group g's N x NCOLS piece
+// (column-major) lands at partial + g * N * NCOLS, as above.
+#ifndef LANES
+#define LANES 8
+#endif
+#define TEAMS (LOCAL_SIZE / LANES)
+#define COLS_PER_TEAM ((NA + TEAMS - 1) / TEAMS)
+__kernel void transposed_skinny_lanes(__global T* partial, const __global T* a, const __global T* x, int K, int view_a) {
+  __local T scratch[LOCAL_SIZE * NCOLS];
+  const int lid = get_local_id(0);
+  const int lane = lid % LANES;
+  const int team = lid / LANES;
+  T acc[COLS_PER_TEAM][NCOLS];
+#pragma unroll
+  for (int q = 0; q < COLS_PER_TEAM; q++) {
+#pragma unroll
+    for (int c = 0; c < NCOLS; c++) {
+      acc[q][c] = 0;
+    }
+  }
+  for (int r = get_group_id(0) * LANES + lane; r < K; r += get_num_groups(0) * LANES) {
+    // Every load of the row first, predicated rather than branched
+    // around: all are in flight before the first sum needs one.
+    T x_r[NCOLS];
+    T a_r[COLS_PER_TEAM];
+#pragma unroll
+    for (int c = 0; c < NCOLS; c++) {
+      x_r[c] = x[r + (long)K * c];
+    }
+#pragma unroll
+    for (int q = 0; q < COLS_PER_TEAM; q++) {
+      const int col = team + TEAMS * q;
+      a_r[q] = (col < NA && IN_VIEW(r, col, view_a)) ? a[r + (long)K * col] : 0;
+    }
+#pragma unroll
+    for (int q = 0; q < COLS_PER_TEAM; q++) {
+#pragma unroll
+      for (int c = 0; c < NCOLS; c++) {
+        acc[q][c] = fma(a_r[q], x_r[c], acc[q][c]);
+      }
+    }
+  }
+  // Each output's LANES sums, one column of A at a time.
+#pragma unroll
+  for (int q = 0; q < COLS_PER_TEAM; q++) {
+#pragma unroll
+    for (int c = 0; c < NCOLS; c++) {
+      scratch[lid + LOCAL_SIZE * c] = acc[q][c];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int o = lid; o < TEAMS * NCOLS; o += LOCAL_SIZE) {
+      const int t = o % TEAMS;
+      const int c = o / TEAMS;
+      const int col = t + TEAMS * q;
+      if (col < NA) {
+        T sum = 0;
+        for (int l = 0; l < LANES; l++) {
+          sum += scratch[t * LANES + l + LOCAL_SIZE * c];
+        }
+        partial[(long)get_group_id(0) * NA * NCOLS + col + NA * c] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}

@@ -80,6 +80,9 @@ clfuse_core::kernel! {
     pub(crate) fn transposed_skinny_multiply<T>(out partial: T, in a: T, in x: T, k: i32, n: i32, view_a: i32) = file "cl/matvec.cl";
 }
 clfuse_core::kernel! {
+    pub(crate) fn transposed_skinny_lanes<T>(out partial: T, in a: T, in x: T, k: i32, view_a: i32) = file "cl/matvec.cl";
+}
+clfuse_core::kernel! {
     pub(crate) fn diag_inv<T>(inout a: T, inout inv: T, n: i32) = file "cl/tri_inverse.cl";
 }
 clfuse_core::kernel! {

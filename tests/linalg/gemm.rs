@@ -379,7 +379,9 @@ fn tensor_cores_where_the_device_has_them() -> Result<()> {
 /// skinny kernels: against nalgebra for 1, 2, 7 and 16 columns, at row
 /// counts around the dispatch threshold and the work-group size, directly
 /// and through `multiply` / `multiply_transposed`; a triangular view of
-/// the tall operand is honoured.
+/// the tall operand is honoured. `xᵀ·D` takes both of its kernels: sums in
+/// registers (8 or 4 rows per team: up to 100 columns by 7, 33 by 16) and
+/// local-memory tiles (256 columns by 7 and 16).
 #[test]
 fn tall_skinny_products() -> Result<()> {
     for (rows, p) in [

@@ -213,10 +213,12 @@ pub const SKINNY_MAX_TRANSPOSED: usize = 256;
 
 /// `aᵀ * x` for a tall `a` (`k x n`, `n` at most
 /// [`SKINNY_MAX_TRANSPOSED`]) and an `x` (`k x c`) of at most
-/// [`SKINNY_MAX_COLS`] columns: work-groups take tiles of rows, copy each
-/// tile of `a` and `x` into local memory (coalesced), and sum `n x c`
-/// products from there, so `a` and `x` are each read once; the groups'
-/// partial results are summed by `add_batch`. This is the gradient `xᵀ·D`
+/// [`SKINNY_MAX_COLS`] columns, `a` and `x` each read once. For few
+/// columns of `a` (at most 32 sums per work item, e.g. 100 x 8), each work
+/// item reads neighbouring rows of its columns of `a` straight into
+/// registers; otherwise work-groups take tiles of rows, copy each tile of
+/// `a` and `x` into local memory (coalesced), and sum `n x c` products from
+/// there. The groups' partial results are summed by `add_batch`. This is the gradient `xᵀ·D`
 /// of a batch of chains, and [`multiply_transposed`](crate::multiply_transposed)
 /// takes it for tall `a`.
 ///
@@ -262,6 +264,10 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
     int(F, "a", a.len())?;
     int(F, "x", x.len())?;
     let rt = Runtime::get()?;
+    if let Some(lanes) = skinny_lanes(n, c) {
+        transposed_skinny_in_registers(&y, a, x, lanes)?;
+        return Ok(y);
+    }
     // The tiles of `a` and `x` within 32 KiB of local memory (doubles).
     let tile_rows = (32 * 1024 / (8 * (n + c + 1))).clamp(1, 32);
     // As many groups as local memory lets a compute unit hold (a GPU's
@@ -286,4 +292,55 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
     )?;
     add_batch(&y, &partial, groups, T::default())?;
     Ok(y)
+}
+
+/// Work items per work-group of [`transposed_skinny_in_registers`].
+const LANES_LOCAL: usize = 256;
+
+/// Most sums one work item of [`transposed_skinny_in_registers`] keeps in
+/// registers: more spill on a GPU.
+const LANES_MAX_SUMS: usize = 32;
+
+/// How many neighbouring rows ([`transposed_skinny_in_registers`]'s lanes)
+/// a team of work items reads for `aᵀ x` with `n` columns of `a` and `c` of
+/// `x`: 8 (64 bytes of a column) or 4 (one 32-byte sector), whichever keeps
+/// each work item's sums within [`LANES_MAX_SUMS`]; `None` when neither
+/// does (the tiled kernel takes those).
+fn skinny_lanes(n: usize, c: usize) -> Option<usize> {
+    [8, 4]
+        .into_iter()
+        .find(|&lanes| n.div_ceil(LANES_LOCAL / lanes) * c <= LANES_MAX_SUMS)
+}
+
+/// `y = aᵀ x` with every work item's sums in registers (`lanes` rows of a
+/// column per team of work items; `matvec.cl` explains the layout), for `a`
+/// of few columns: no tile of `a` passes through local memory, so the loop
+/// over rows has no barrier. Measured on an H100 against the tiled kernel:
+/// BENCHMARKS.md (#36).
+fn transposed_skinny_in_registers<T: ClFloat>(
+    y: &MatrixCl<T>,
+    a: &MatrixCl<T>,
+    x: &MatrixCl<T>,
+    lanes: usize,
+) -> Result<()> {
+    const F: &str = "transposed_skinny_multiply";
+    let (k, n, c) = (a.rows(), a.cols(), x.cols());
+    let rt = Runtime::get()?;
+    let compute_units = rt.device_info().compute_units as usize;
+    // Work-groups per compute unit: four while each work item keeps few
+    // sums, two (as many as an H100's registers hold) beyond. Measured for
+    // `xᵀ D`, x 1e6 x 100, on an H100 (µs; the tiled kernel in brackets):
+    // D of 1 column 331 with four groups, 405 with two (343); 2: 336, 413
+    // (361); 4: 462, 422 (576); 8: 480, 450 (598). HISTORY.md (#36).
+    let sums = n.div_ceil(LANES_LOCAL / lanes) * c;
+    let per_unit = if sums <= 8 { 4 } else { 2 };
+    let groups = (per_unit * compute_units.max(1)).clamp(1, k.div_ceil(lanes));
+    int(F, "partial", n * c * groups)?;
+    let partial = MatrixCl::<T>::uninitialized(n * c, groups)?;
+    cl::transposed_skinny_lanes::<T>().launch_with_options(
+        NdRange::d1(groups * LANES_LOCAL).with_local(&[LANES_LOCAL]),
+        &format!("-D LANES={lanes} -D NA={n} -D NCOLS={c} -D LOCAL_SIZE={LANES_LOCAL}"),
+        (&partial, a, x, int(F, "a", k)?, a.view().bits()),
+    )?;
+    add_batch(y, &partial, groups, T::default())
 }

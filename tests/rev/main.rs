@@ -22,3 +22,4 @@ mod rev_params;
 mod rev_proptest;
 mod rev_scalar_variables;
 mod rev_structure;
+mod rev_sweep;

@@ -5,15 +5,12 @@
 
 use crate::generator::Generator;
 use crate::rev::forward::{Mode, Partial, PartialSpec, Root};
-use crate::rev::tape::Step;
+use crate::rev::sweep::{self, ReversePlan};
+use crate::rev::tape::{Planned, Step};
 use crate::rev::var::VarData;
-use clfuse_core::{
-    Access, ClType, FusedKernel, FusedPlan, KernelArg, MatrixCl, NdRange, Result, Runtime,
-    compile_kernel, enqueue,
-};
+use clfuse_core::{Access, ClType, KernelArg, Result, Runtime};
 use std::any::TypeId;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// The reverse step of an element-wise (or column-summed) expression.
 pub(crate) struct ElementwiseStep<T: ClType> {
@@ -532,13 +529,23 @@ struct ReverseKernel<T>(T);
 
 impl<T: ClType> Step for ElementwiseStep<T> {
     fn reverse(&self) -> Result<()> {
+        match self.plan()? {
+            Planned::Kernel(plan) => sweep::launch_one(plan),
+            Planned::Nothing | Planned::Own => Ok(()),
+        }
+    }
+
+    /// The reverse kernel, its arguments up to the grid's size, and what
+    /// the rest (group sums, local memory) need: launched alone by
+    /// [`reverse`](Step::reverse), or by the tape with its neighbours'.
+    fn plan(&self) -> Result<Planned<'_>> {
         let (rows, cols) = self.grid;
         let elements = rows * cols;
         let Some(result_adjoint) = self.result.nonzero_adjoint() else {
-            return Ok(()); // nothing reached the result: nothing to pass on
+            return Ok(Planned::Nothing); // nothing reached the result: nothing to pass on
         };
         if elements == 0 {
-            return Ok(());
+            return Ok(Planned::Nothing);
         }
         let rt = Runtime::get()?;
         let info = rt.device_info();
@@ -561,6 +568,23 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 }
             })
             .collect();
+        // The grid's elements, or only the summed variables' when nothing
+        // else is left to do.
+        let summed = self
+            .specs
+            .iter()
+            .filter(|s| s.mode == Mode::Summed)
+            .map(|s| s.var.shape().0 * s.var.shape().1)
+            .max()
+            .unwrap_or(0);
+        let work = if modes.iter().any(|m| *m != Mode::Summed) {
+            elements.max(summed)
+        } else {
+            summed
+        };
+        if work == 0 {
+            return Ok(Planned::Nothing);
+        }
         // Identity and 1 x 1 partials reach every element of their
         // variable: a zero adjoint is written, not read and added to.
         // Settled in the order the kernel writes them (the summed adds come
@@ -590,27 +614,16 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         for partial in &partials {
             partial.key(&mut pattern);
         }
-        let plan = rt
-            .kernels()
-            .fused(TypeId::of::<ReverseKernel<T>>(), pattern, |_key| {
-                let source = reverse_source(T::CL_NAME, self.root, &partials, atomics);
-                let name = format!(
-                    "adjoint_{}_{}",
-                    T::CL_NAME,
-                    partials
-                        .iter()
-                        .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
-                        .collect::<String>()
-                );
-                let compiled = compile_kernel(KERNEL, &source, "", &name)?;
-                Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
-                    compiled, source,
-                ))))
-            })?;
-        let FusedPlan::Direct(kernel) = plan else {
-            return Ok(());
-        };
+        let name = format!(
+            "adjoint_{}_{}",
+            T::CL_NAME,
+            partials
+                .iter()
+                .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
+                .collect::<String>()
+        );
         let mut args = vec![KernelArg::buffer(result_adjoint, Access::Read)];
+        let mut local_scatters = Vec::new();
         for ((spec, mode), adjoint) in self.specs.iter().zip(&modes).zip(adjoints) {
             if let Partial::Stored(partial) = &spec.partial {
                 args.push(KernelArg::buffer(partial, Access::Read));
@@ -619,9 +632,12 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             if let Some(index) = &spec.index {
                 args.push(KernelArg::buffer(index, Access::Read));
             }
+            let (r, c) = spec.var.shape();
             if matches!(mode, Mode::ScatterLocal | Mode::Summed) {
-                let (r, c) = spec.var.shape();
                 args.push(KernelArg::Int((r * c) as i32));
+            }
+            if *mode == Mode::ScatterLocal {
+                local_scatters.push(r * c * std::mem::size_of::<T>());
             }
         }
         args.push(KernelArg::Int(rows as i32));
@@ -634,61 +650,21 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         while group > 1 && reduces.max(1) * group * std::mem::size_of::<T>() > scratch_budget {
             group /= 2;
         }
-        // The grid's elements, or only the summed variables' when nothing
-        // else is left to do.
-        let summed = self
-            .specs
-            .iter()
-            .filter(|s| s.mode == Mode::Summed)
-            .map(|s| s.var.shape().0 * s.var.shape().1)
-            .max()
-            .unwrap_or(0);
-        let work = if modes.iter().any(|m| *m != Mode::Summed) {
-            elements.max(summed)
-        } else {
-            summed
-        };
-        if work == 0 {
-            return Ok(());
-        }
-        // Enough groups to fill the device a few times over; each work item
-        // then walks several elements.
-        let groups = work
-            .div_ceil(group)
-            .min(8 * info.compute_units.max(1) as usize);
-        let scatters = modes.contains(&Mode::Scatter);
-        // Only kernels with 1 x 1 variables take the group sums and counter.
-        let reduction = if reduces > 0 {
-            Some((
-                MatrixCl::<T>::uninitialized(groups * reduces, 1)?,
-                crate::outputs::groups_done_counter(rt)?,
-            ))
-        } else {
-            None
-        };
-        if let Some((group_sums, counter)) = &reduction {
-            args.push(KernelArg::buffer(group_sums, Access::Write));
-            args.push(KernelArg::buffer(counter, Access::ReadWrite));
-        }
-        if reduces > 0 || scatters {
-            let rows = reduces.max(1);
-            args.push(KernelArg::Local(rows * group * std::mem::size_of::<T>()));
-        }
-        if scatters {
-            args.push(KernelArg::Local(group * std::mem::size_of::<i32>()));
-        }
-        for (spec, mode) in self.specs.iter().zip(&modes) {
-            if *mode == Mode::ScatterLocal {
-                let (r, c) = spec.var.shape();
-                args.push(KernelArg::Local(r * c * std::mem::size_of::<T>()));
-            }
-        }
-        enqueue(
-            kernel.compiled(),
-            &args,
-            NdRange::d1(groups * group).with_local(&[group]),
-        )?;
-        Ok(())
+        let root = self.root;
+        Ok(Planned::Kernel(ReversePlan {
+            structure: TypeId::of::<ReverseKernel<T>>(),
+            pattern,
+            cl_type: T::CL_NAME,
+            element_bytes: std::mem::size_of::<T>(),
+            name,
+            source: Box::new(move || reverse_source(T::CL_NAME, root, &partials, atomics)),
+            args,
+            reduces,
+            scatters: modes.contains(&Mode::Scatter),
+            local_scatters,
+            group,
+            work,
+        }))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::rev::handle::VarHandle;
 use crate::rev::kept::Unchanged;
+use crate::rev::sweep::{self, ReversePlan};
 use clfuse_core::{Error, Result};
 use std::cell::RefCell;
 use std::rc::Weak;
@@ -14,6 +15,23 @@ pub(crate) type StepId = u64;
 pub(crate) trait Step {
     /// Adds the step's contributions to its operands' adjoints (queued, not waited for).
     fn reverse(&self) -> Result<()>;
+
+    /// The step's reverse kernel as a plan the tape may launch together
+    /// with its neighbours' ([`sweep`]); `Own` for a step that launches
+    /// its own way (through [`reverse`](Step::reverse)).
+    fn plan(&self) -> Result<Planned<'_>> {
+        Ok(Planned::Own)
+    }
+}
+
+/// What a step's [`plan`](Step::plan) says its reverse pass is.
+pub(crate) enum Planned<'s> {
+    /// Its own launches: run [`reverse`](Step::reverse).
+    Own,
+    /// Nothing to do (no adjoint reached its result).
+    Nothing,
+    /// One reverse kernel.
+    Kernel(ReversePlan<'s>),
 }
 
 #[derive(Default)]
@@ -111,13 +129,32 @@ pub(crate) fn reverse_range(after: StepId, upto: Option<StepId>) -> Result<()> {
                 kept.unchanged("Var::grad")?;
             }
         }
+        // Consecutive kernels that fit one work-group each run together.
+        let sweeping = sweep::enabled()?;
+        let mut small: Vec<ReversePlan<'_>> = Vec::new();
         for (id, step) in t.steps[..=last].iter().rev() {
             if *id <= after {
                 break;
             }
-            step.reverse()?;
+            match step.plan()? {
+                Planned::Kernel(plan) if sweeping && plan.fits_one_group() => {
+                    if !sweep::joins(&small, &plan)? {
+                        sweep::launch(std::mem::take(&mut small))?;
+                    }
+                    small.push(plan);
+                }
+                Planned::Kernel(plan) => {
+                    sweep::launch(std::mem::take(&mut small))?;
+                    sweep::launch_one(plan)?;
+                }
+                Planned::Nothing => {}
+                Planned::Own => {
+                    sweep::launch(std::mem::take(&mut small))?;
+                    step.reverse()?;
+                }
+            }
         }
-        Ok(())
+        sweep::launch(small)
     })
 }
 

@@ -13,7 +13,11 @@
 //!   first; each step's adjoint is ONE kernel adding `seed * partial` into
 //!   every operand's adjoint (plain `+=` where each element has one writer,
 //!   a work-group sum for `1 x 1` variables, atomic adds for scattered
-//!   reads such as transposes, broadcasts and repeated indices).
+//!   reads such as transposes, broadcasts and repeated indices). On a GPU,
+//!   consecutive steps whose adjoint fits one work-group (a model's `1 x 1`
+//!   sums, scalar priors, parameter blocks) run as one launch, their
+//!   kernels called in order with a barrier between them
+//!   ([`set_reverse_sweeps`]).
 //!
 //! A step whose result is `1 x 1` (a log-likelihood) reads a row-wise
 //! product `x · β` of a constant matrix inline and sums `xᵀ·∂lp/∂(xβ)` in

@@ -69,6 +69,11 @@ pub(crate) fn enabled() -> Result<bool> {
 /// Most steps in one sweep: its compile time grows with them.
 const MAX_STEPS: usize = 16;
 
+/// Most arguments of one sweep kernel: each takes at most 8 bytes, and
+/// every device takes 1024 bytes of them (OpenCL's least
+/// `CL_DEVICE_MAX_PARAMETER_SIZE`; NVIDIA's is 4352, AMD's 1024).
+const MAX_ARGS: usize = 120;
+
 /// One step's reverse kernel, ready to launch alone or with its neighbours.
 pub(crate) struct ReversePlan<'s> {
     /// The kernel cache's entry for the kernel alone.
@@ -99,6 +104,14 @@ impl ReversePlan<'_> {
     /// Whether one work-group does all of its work in one pass.
     pub(crate) fn fits_one_group(&self) -> bool {
         self.work <= self.group
+    }
+
+    /// Its kernel's arguments, those [`tail`] adds included.
+    fn arg_count(&self) -> usize {
+        let sums = if self.reduces > 0 { 2 } else { 0 };
+        let scratch = usize::from(self.reduces > 0 || self.scatters);
+        let indices = usize::from(self.scatters);
+        self.args.len() + sums + scratch + indices + self.local_scatters.len()
     }
 
     /// Bytes of local memory it takes with work-groups of `group`.
@@ -180,10 +193,11 @@ pub(crate) fn launch_one(plan: ReversePlan<'_>) -> Result<()> {
 }
 
 /// Whether `next` may join `sweep` (whose steps run with one work-group):
-/// at most [`MAX_STEPS`] steps, their local memory together within half
-/// the device's.
+/// at most [`MAX_STEPS`] steps and [`MAX_ARGS`] arguments, their local
+/// memory together within half the device's.
 pub(crate) fn joins(sweep: &[ReversePlan<'_>], next: &ReversePlan<'_>) -> Result<bool> {
-    if sweep.len() >= MAX_STEPS {
+    let args: usize = sweep.iter().chain([next]).map(ReversePlan::arg_count).sum();
+    if sweep.len() >= MAX_STEPS || args > MAX_ARGS {
         return Ok(false);
     }
     let rt = Runtime::get()?;
@@ -204,6 +218,10 @@ pub(crate) fn joins(sweep: &[ReversePlan<'_>], next: &ReversePlan<'_>) -> Result
 
 /// Marks the sweep kernels' entries in the kernel cache.
 struct SweepKernel;
+
+/// Sweeps whose kernel did not build (their cache patterns).
+static UNBUILT: std::sync::Mutex<std::collections::BTreeSet<Vec<u32>>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// Launches the plans (tape order: newest step first): alone when there is
 /// one, else as one kernel of one work-group.
@@ -231,18 +249,32 @@ pub(crate) fn launch(plans: Vec<ReversePlan<'_>>) -> Result<()> {
             .collect::<Vec<_>>()
             .join("_")
     );
-    let kernel = match rt
+    let unbuilt = || plans.iter().map(|p| (p.source)()).collect::<Vec<_>>();
+    let failed = |pattern: &Vec<u32>| UNBUILT.lock().is_ok_and(|set| set.contains(pattern));
+    // A sweep the driver could not build runs one launch per step, then
+    // and on later calls (the steps' kernels alone are the usual ones).
+    if failed(&pattern) {
+        return plans.into_iter().try_for_each(launch_one);
+    }
+    let built = rt
         .kernels()
-        .fused(TypeId::of::<SweepKernel>(), pattern, |_key| {
-            let sources: Vec<String> = plans.iter().map(|p| (p.source)()).collect();
-            let source = sweep_source(&sources)?;
+        .fused(TypeId::of::<SweepKernel>(), pattern.clone(), |_key| {
+            let source = sweep_source(&unbuilt())?;
             let compiled = compile_kernel(SWEEP, &source, "", &name)?;
             Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
                 compiled, source,
             ))))
-        })? {
-        FusedPlan::Direct(kernel) => kernel,
-        _ => return Ok(()),
+        });
+    let kernel = match built {
+        Ok(FusedPlan::Direct(kernel)) => kernel,
+        Ok(_) => return Ok(()),
+        Err(clfuse_core::Error::Build { .. } | clfuse_core::Error::Unsupported { .. }) => {
+            if let Ok(mut set) = UNBUILT.lock() {
+                set.insert(pattern);
+            }
+            return plans.into_iter().try_for_each(launch_one);
+        }
+        Err(e) => return Err(e),
     };
     let counter = crate::outputs::groups_done_counter(rt)?;
     let sums = plans

@@ -264,7 +264,11 @@ pub fn transposed_skinny_multiply<T: ClFloat>(
     int(F, "a", a.len())?;
     int(F, "x", x.len())?;
     let rt = Runtime::get()?;
-    if let Some(lanes) = skinny_lanes(n, c) {
+    // Its end-of-kernel sums pass through `LANES_LOCAL x c` values of
+    // local memory: within half of the device's.
+    let scratch = LANES_LOCAL * c * std::mem::size_of::<T>();
+    let fits = scratch <= rt.device_info().local_mem_bytes as usize / 2;
+    if let Some(lanes) = skinny_lanes(n, c).filter(|_| fits) {
         transposed_skinny_in_registers(&y, a, x, lanes)?;
         return Ok(y);
     }

@@ -614,14 +614,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         for partial in &partials {
             partial.key(&mut pattern);
         }
-        let name = format!(
-            "adjoint_{}_{}",
-            T::CL_NAME,
-            partials
-                .iter()
-                .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
-                .collect::<String>()
-        );
         let mut args = vec![KernelArg::buffer(result_adjoint, Access::Read)];
         let mut local_scatters = Vec::new();
         for ((spec, mode), adjoint) in self.specs.iter().zip(&modes).zip(adjoints) {
@@ -656,8 +648,18 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             pattern,
             cl_type: T::CL_NAME,
             element_bytes: std::mem::size_of::<T>(),
-            name,
-            source: Box::new(move || reverse_source(T::CL_NAME, root, &partials, atomics)),
+            // Made only when the cache has not built the kernel yet.
+            kernel: Box::new(move || {
+                let name = format!(
+                    "adjoint_{}_{}",
+                    T::CL_NAME,
+                    partials
+                        .iter()
+                        .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
+                        .collect::<String>()
+                );
+                (name, reverse_source(T::CL_NAME, root, &partials, atomics))
+            }),
             args,
             reduces,
             scatters: modes.contains(&Mode::Scatter),

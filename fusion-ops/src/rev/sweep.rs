@@ -82,10 +82,9 @@ pub(crate) struct ReversePlan<'s> {
     /// The kernel's element type (`double`, `float`) and its size.
     pub(crate) cl_type: &'static str,
     pub(crate) element_bytes: usize,
-    /// The kernel's name for dumps and profiles, and its source (made only
-    /// when the cache has not built it yet).
-    pub(crate) name: String,
-    pub(crate) source: Box<dyn Fn() -> String + 's>,
+    /// The kernel's name (for dumps and profiles) and source, made only
+    /// when the cache has not built it yet.
+    pub(crate) kernel: Box<dyn Fn() -> (String, String) + 's>,
     /// The arguments up to the grid's size; the group sums, counter and
     /// local memory follow (see [`tail`]).
     pub(crate) args: Vec<KernelArg<'s>>,
@@ -164,26 +163,26 @@ fn tail<'a>(
 
 /// Launches one plan's kernel alone, with enough work-groups to fill the
 /// device a few times over.
-pub(crate) fn launch_one(plan: ReversePlan<'_>) -> Result<()> {
+pub(crate) fn launch_one(mut plan: ReversePlan<'_>) -> Result<()> {
     let rt = Runtime::get()?;
     let compute_units = rt.device_info().compute_units.max(1) as usize;
     let groups = plan.work.div_ceil(plan.group).min(8 * compute_units);
-    let kernel = match rt
-        .kernels()
-        .fused(plan.structure, plan.pattern.clone(), |_key| {
-            let source = (plan.source)();
-            let compiled = compile_kernel("adjoint", &source, "", &plan.name)?;
-            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
-                compiled, source,
-            ))))
-        })? {
+    let pattern = std::mem::take(&mut plan.pattern);
+    let kernel = match rt.kernels().fused(plan.structure, pattern, |_key| {
+        let (name, source) = (plan.kernel)();
+        let compiled = compile_kernel("adjoint", &source, "", &name)?;
+        Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+            compiled, source,
+        ))))
+    })? {
         FusedPlan::Direct(kernel) => kernel,
         _ => return Ok(()),
     };
     let sums = group_sums(&plan, groups)?;
     let counter = crate::outputs::groups_done_counter(rt)?;
-    let mut args = plan.args.clone();
-    args.extend(tail(&plan, sums.as_ref(), &counter, plan.group));
+    let tail = tail(&plan, sums.as_ref(), &counter, plan.group);
+    let mut args = plan.args;
+    args.extend(tail);
     enqueue(
         kernel.compiled(),
         &args,
@@ -231,47 +230,41 @@ pub(crate) fn launch(plans: Vec<ReversePlan<'_>>) -> Result<()> {
     }
     let rt = Runtime::get()?;
     let group = plans.iter().map(|p| p.group).min().unwrap_or(1);
-    let mut pattern = Vec::new();
-    for plan in &plans {
-        pattern.push(match plan.cl_type {
-            "double" => 0,
-            "float" => 1,
-            _ => 2,
-        });
-        pattern.push(plan.pattern.len() as u32);
-        pattern.extend(&plan.pattern);
-    }
-    let name = format!(
-        "adjoints_{}",
-        plans
-            .iter()
-            .map(|p| p.name.trim_start_matches("adjoint_"))
-            .collect::<Vec<_>>()
-            .join("_")
-    );
-    let unbuilt = || plans.iter().map(|p| (p.source)()).collect::<Vec<_>>();
-    let failed = |pattern: &Vec<u32>| UNBUILT.lock().is_ok_and(|set| set.contains(pattern));
-    // A sweep the driver could not build runs one launch per step, then
-    // and on later calls (the steps' kernels alone are the usual ones).
-    if failed(&pattern) {
-        return plans.into_iter().try_for_each(launch_one);
-    }
+    // Names and sources are made only when the cache has not built the
+    // sweep yet. A sweep the driver could not build runs one launch per
+    // step, then and on later calls (remembered in `UNBUILT`).
     let built = rt
         .kernels()
-        .fused(TypeId::of::<SweepKernel>(), pattern.clone(), |_key| {
-            let source = sweep_source(&unbuilt())?;
-            let compiled = compile_kernel(SWEEP, &source, "", &name)?;
-            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
-                compiled, source,
-            ))))
+        .fused(TypeId::of::<SweepKernel>(), sweep_pattern(&plans), |_key| {
+            let pattern = sweep_pattern(&plans);
+            if UNBUILT.lock().is_ok_and(|set| set.contains(&pattern)) {
+                return Err(unbuildable());
+            }
+            let (names, sources): (Vec<String>, Vec<String>) =
+                plans.iter().map(|p| (p.kernel)()).unzip();
+            let names: Vec<&str> = names
+                .iter()
+                .map(|n| n.trim_start_matches("adjoint_"))
+                .collect();
+            let name = format!("adjoints_{}", names.join("_"));
+            let compiled = sweep_source(&sources)
+                .and_then(|source| Ok((compile_kernel(SWEEP, &source, "", &name)?, source)));
+            match compiled {
+                Ok((compiled, source)) => Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+                    compiled, source,
+                )))),
+                Err(e) => {
+                    if let Ok(mut set) = UNBUILT.lock() {
+                        set.insert(pattern);
+                    }
+                    Err(e)
+                }
+            }
         });
     let kernel = match built {
         Ok(FusedPlan::Direct(kernel)) => kernel,
         Ok(_) => return Ok(()),
         Err(clfuse_core::Error::Build { .. } | clfuse_core::Error::Unsupported { .. }) => {
-            if let Ok(mut set) = UNBUILT.lock() {
-                set.insert(pattern);
-            }
             return plans.into_iter().try_for_each(launch_one);
         }
         Err(e) => return Err(e),
@@ -282,9 +275,10 @@ pub(crate) fn launch(plans: Vec<ReversePlan<'_>>) -> Result<()> {
         .map(|p| group_sums(p, 1))
         .collect::<Result<Vec<_>>>()?;
     let mut args = Vec::new();
-    for (plan, sums) in plans.iter().zip(&sums) {
-        args.extend(plan.args.iter().cloned());
-        args.extend(tail(plan, sums.as_ref(), &counter, group));
+    for (mut plan, sums) in plans.into_iter().zip(&sums) {
+        let tail = tail(&plan, sums.as_ref(), &counter, group);
+        args.append(&mut plan.args);
+        args.extend(tail);
     }
     enqueue(
         kernel.compiled(),
@@ -292,6 +286,29 @@ pub(crate) fn launch(plans: Vec<ReversePlan<'_>>) -> Result<()> {
         NdRange::d1(group).with_local(&[group]),
     )?;
     Ok(())
+}
+
+/// The kernel cache's key of a sweep: per step its element type, then its
+/// kernel's key with its length.
+fn sweep_pattern(plans: &[ReversePlan<'_>]) -> Vec<u32> {
+    let mut pattern = Vec::new();
+    for plan in plans {
+        pattern.push(match plan.cl_type {
+            "double" => 0,
+            "float" => 1,
+            _ => 2,
+        });
+        pattern.push(plan.pattern.len() as u32);
+        pattern.extend(&plan.pattern);
+    }
+    pattern
+}
+
+/// The error of a sweep whose kernel did not build before.
+fn unbuildable() -> clfuse_core::Error {
+    clfuse_core::Error::Unsupported {
+        what: "rev: this sweep's kernel did not build before".into(),
+    }
 }
 
 /// The sweep kernel's name.

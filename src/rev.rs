@@ -59,7 +59,7 @@ fn keep(flags: &[bool], contributions: Vec<MatrixCl<f64>>) -> Vec<Option<MatrixC
 }
 
 /// `L` with `L Lᵀ = a` (lower triangular), differentiable in `a`; the
-/// adjoint is the blocked Cholesky adjoint kernel (lower triangular: the
+/// adjoint is [`linalg::cholesky_adjoint`] (lower triangular: the
 /// derivative with respect to each pair `a_ij = a_ji`, as the
 /// decomposition reads only the lower triangle).
 ///
@@ -76,8 +76,8 @@ pub fn cholesky_decompose(a: impl Operand) -> Result<Var> {
     let l = linalg::cholesky_decompose(a.value())?;
     let (vars, _) = parents(&[&a]);
     leaf(l, &vars, |l, adj_l| {
-        let adj_l = lower_part(adj_l)?;
-        Ok(vec![Some(linalg::cholesky_adjoint(l, &adj_l)?)])
+        // The adjoint reads only the lower triangles of `l` and `adj_l`.
+        Ok(vec![Some(linalg::cholesky_adjoint(l, adj_l)?)])
     })
 }
 

@@ -9,6 +9,7 @@ mod adjoints;
 mod basic;
 mod checks;
 mod cholesky;
+mod cholesky_adjoint;
 mod gemm;
 mod launchers;
 mod mixture;
@@ -17,13 +18,14 @@ mod random;
 mod substitution;
 mod triangular;
 
-pub use adjoints::{ProductAdjoint, cholesky_adjoint, mdivide_left_tri_adjoint, multiply_adjoint};
+pub use adjoints::{ProductAdjoint, mdivide_left_tri_adjoint, multiply_adjoint};
 pub use basic::{
     Block, Mirror, Part, add, batch_identity, identity, scalar_mul, scalar_mul_diagonal, sub_block,
     subtract, transpose, triangular_transpose, zeros,
 };
 pub use checks::{check_diagonal_zeros, check_finite, check_nan, check_symmetric};
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
+pub use cholesky_adjoint::{CholeskyAdjointMethod, cholesky_adjoint, cholesky_adjoint_with};
 pub use gemm::{
     EpilogueGemm, GemmChoice, GemmConfig, MultiplyOptions, Op, SKINNY_MAX_COLS,
     SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply, multiply,

@@ -1,18 +1,34 @@
 //! Triangular solves with a thin right-hand side by blocked substitution:
-//! O(n² m) work instead of forming the O(n³) inverse (`cl/tri_solve.cl`).
+//! O(n² m) work instead of forming the O(n³) inverse. Up to 64 rows, one
+//! launch per 32-row diagonal block (`cl/tri_solve.cl`); beyond, the
+//! diagonal blocks of 256 or 512 rows are inverted first (a few batched
+//! launches), and each block is then two products: on a GPU the dependent
+//! launches, not the O(n²) reads, were the cost (a GP's solve at n = 2000
+//! was 63 launches of 12 µs each).
 
-use crate::basic::{Part, int, square, triangular_view, zeros};
+use crate::basic::{Block, Part, int, square, transpose, triangular_view, zeros};
 use crate::checks::{
     FiniteCheck, enqueue_check_diagonal_zeros, first_flagged_all, zero_on_diagonal,
 };
-use crate::gemm::Op;
+use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into};
 use crate::launchers as cl;
+use crate::triangular::invert_diagonal_blocks_in_place;
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// Rows of a diagonal block (`SOLVE_BLOCK` in the kernel): one launch each.
 const BLOCK: usize = 32;
 /// Right-hand-side columns per work-group (`SOLVE_COLS`).
 const COLS: usize = 8;
+
+/// Systems up to this many rows are solved one 32-row block per launch;
+/// larger ones through the inverses of their diagonal blocks.
+const STEP_MAX_ROWS: usize = 64;
+
+/// Rows of the diagonal blocks inverted for a system of `n` rows: 256 up
+/// to 4096 rows, then 512 (fewer steps where each product is larger).
+fn inverse_block(n: usize) -> usize {
+    if n <= 4096 { 256 } else { 512 }
+}
 
 /// Right-hand sides up to this many columns are solved by substitution;
 /// wider ones multiply by the inverse, whose O(n³) cost is then shared by
@@ -22,8 +38,9 @@ pub const SUBSTITUTION_MAX_COLS: usize = 64;
 /// Solves `op(a) · x = b` by blocked substitution, where `a` is triangular
 /// (view `Lower`, `Upper` or `Diagonal`) and `op(a)` is `a` or its
 /// transpose (read in place, never copied). Any number of columns works;
-/// the cost is O(n² · b.cols()) plus one launch per 32 rows, so it is the
-/// method of choice for thin right-hand sides (a GP's one column).
+/// the cost is O(n² · b.cols()) plus two launches per diagonal block of 256
+/// rows (512 beyond 4096), so it is the method of choice for thin
+/// right-hand sides (a GP's one column).
 ///
 /// `a` must be finite with no zero on its diagonal and `b` finite: the
 /// errors name this function, the argument and the position. The checks
@@ -137,7 +154,9 @@ fn solve<T: ClFloat>(
     };
     let rhs = b.try_clone()?;
     let x = MatrixCl::<T>::uninitialized(n, m)?;
-    if n > 0 && m > 0 {
+    if n > STEP_MAX_ROWS && m > 0 && view != View::Diagonal {
+        solve_by_block_inverses(function, a, view, op, &rhs, &x)?;
+    } else if n > 0 && m > 0 {
         let blocks = n.div_ceil(BLOCK);
         let column_groups = m.div_ceil(COLS) * COLS;
         for step in 0..blocks {
@@ -173,6 +192,74 @@ fn solve<T: ClFloat>(
         }
     }
     Ok(x)
+}
+
+/// `op(a) · x = rhs` through the inverses of the diagonal blocks, into
+/// `x` (`rhs` is a scratch copy, overwritten). The lower triangle `L` to
+/// work with is a copy of `a`, or of its transpose when `a` is upper; its
+/// diagonal blocks are inverted in place and the rest of it kept. Then
+/// each block `k` of rows, down for a lower `op(a)` and up for an upper
+/// one, takes two products: `x_k = op(a)_kk⁻¹ · rhs_k`, and the rows still
+/// unsolved lose `op(a)_{rest,k} · x_k`. Transposes are read in place.
+fn solve_by_block_inverses<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    view: View,
+    op: Op,
+    rhs: &MatrixCl<T>,
+    x: &MatrixCl<T>,
+) -> Result<()> {
+    let (n, m) = (a.rows(), rhs.cols());
+    // op(a) is L (forward) or Lᵀ (backward, `transposed`).
+    let (lower, transposed) = match view {
+        View::Upper => (transpose(a)?, op == Op::N),
+        _ => (a.try_clone()?, op == Op::T),
+    };
+    let block = inverse_block(n);
+    invert_diagonal_blocks_in_place(&lower, n, block)?;
+    let whole = MultiplyOptions::default();
+    let blocks = n.div_ceil(block);
+    for step in 0..blocks {
+        let k = if transposed { blocks - 1 - step } else { step };
+        let k0 = k * block;
+        let size = block.min(n - k0);
+        let inverse = Operand::block(&lower, Block::new(k0, k0, size, size), View::Lower);
+        gemm_into(
+            function,
+            x,
+            Block::new(k0, 0, size, m),
+            if transposed { inverse.t() } else { inverse },
+            Operand::block(rhs, Block::new(k0, 0, size, m), View::Entire),
+            T::one(),
+            T::default(),
+            false,
+            &whole,
+        )?;
+        let (first, rows, coupling) = if transposed {
+            // Rows above the block: op(a)[0..k0, k] = L[k, 0..k0]ᵀ.
+            let coupling = Operand::block(&lower, Block::new(k0, 0, size, k0), View::Entire);
+            (0, k0, coupling.t())
+        } else {
+            let below = n - k0 - size;
+            let coupling =
+                Operand::block(&lower, Block::new(k0 + size, k0, below, size), View::Entire);
+            (k0 + size, below, coupling)
+        };
+        if rows > 0 {
+            gemm_into(
+                function,
+                rhs,
+                Block::new(first, 0, rows, m),
+                coupling,
+                Operand::block(x, Block::new(k0, 0, size, m), View::Entire),
+                T::from_f64(-1.0),
+                T::one(),
+                false,
+                &whole,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Solves `(l · lᵀ) · x = b` given the Cholesky factor `l` (view `Lower`):

@@ -85,6 +85,19 @@ pub(crate) fn checked_inverse<T: ClFloat>(
 /// Replaces the lower triangle of `result` by its inverse and zeroes the
 /// rest (view `Lower`); the blocked Cholesky calls it on a fresh copy of L11.
 pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) -> Result<()> {
+    invert_diagonal_blocks_in_place(result, n, usize::MAX)
+}
+
+/// The first steps of [`invert_lower_in_place`]: inverts the diagonal
+/// blocks of `result`'s lower triangle, of `largest` rows (rounded up to
+/// 32 times a power of two; the last block may be smaller), in place, and
+/// zeroes the strict upper triangle; the lower triangle outside those
+/// blocks keeps its values (view `Lower`). The blocked solve reads both.
+pub(crate) fn invert_diagonal_blocks_in_place<T: ClFloat>(
+    result: &MatrixCl<T>,
+    n: usize,
+    largest: usize,
+) -> Result<()> {
     const F: &str = "tri_inverse";
     result.set_view(View::Entire);
     zeros(result, Part::StrictlyUpper)?;
@@ -102,7 +115,7 @@ pub(crate) fn invert_lower_in_place<T: ClFloat>(result: &MatrixCl<T>, n: usize) 
     )?;
     let rts = TRI_TS / TRI_WPT;
     let mut s = BLOCK;
-    while s < n {
+    while s < n && s < largest {
         let pairs = n.div_ceil(2 * s);
         if s >= GEMM_STEP_MIN && pairs <= GEMM_STEP_MAX_PAIRS {
             for pair in 0..pairs {

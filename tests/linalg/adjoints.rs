@@ -175,6 +175,68 @@ fn blocked_cholesky_adjoint_matches_the_cpu_reference() {
 }
 
 #[test]
+fn cholesky_adjoint_schedules_match_the_cpu_reference() {
+    use k::CholeskyAdjointMethod::{Auto, Blocked, ThroughInverse};
+    // Block widths 64 and 128: 64, 65, 129 and 257 put a block edge at or
+    // just past the end; 1000 is where the GPU schedule is chosen by size.
+    for n in [1, 31, 33, 64, 65, 129, 257, 1000] {
+        let a = toeplitz(n) / (n * n) as f64;
+        let w = lower_part(&Rng::new(3 * n as u64).matrix(n, n));
+        let l = a.cholesky().unwrap().l();
+        let want = cholesky_adjoint_reference(&l, &w);
+        let methods: &[k::CholeskyAdjointMethod] = if n == 1000 {
+            &[ThroughInverse, Blocked(128)]
+        } else {
+            &[Auto, ThroughInverse, Blocked(64), Blocked(128), Blocked(7)]
+        };
+        for &method in methods {
+            let adj = k::cholesky_adjoint_with(
+                &to_device(&l).with_view(View::Lower),
+                &to_device(&w).with_view(View::Lower),
+                method,
+            )
+            .unwrap();
+            assert_eq!(adj.view(), View::Lower);
+            assert_relative(
+                &format!("cholesky adjoint {method:?} n={n}"),
+                &to_host(&adj),
+                &want,
+                1e-10,
+            );
+        }
+    }
+}
+
+#[test]
+fn cholesky_adjoint_reads_only_lower_triangles() {
+    // NaNs above the diagonal of both inputs (views Entire) change nothing.
+    let n = 33;
+    let a = toeplitz(n) / (n * n) as f64;
+    let w = lower_part(&Rng::new(5).matrix(n, n));
+    let l = a.cholesky().unwrap().l();
+    let want = cholesky_adjoint_reference(&l, &w);
+    let poisoned =
+        |m: &DMatrix<f64>| DMatrix::from_fn(n, n, |i, j| if i < j { f64::NAN } else { m[(i, j)] });
+    for method in [
+        k::CholeskyAdjointMethod::ThroughInverse,
+        k::CholeskyAdjointMethod::Blocked(16),
+    ] {
+        let adj =
+            k::cholesky_adjoint_with(&to_device(&poisoned(&l)), &to_device(&poisoned(&w)), method)
+                .unwrap();
+        assert_relative(&format!("{method:?}"), &to_host(&adj), &want, 1e-10);
+    }
+    let zero_width = k::cholesky_adjoint_with(
+        &to_device(&l).with_view(View::Lower),
+        &to_device(&w).with_view(View::Lower),
+        k::CholeskyAdjointMethod::Blocked(0),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(zero_width.contains("cholesky_adjoint") && zero_width.contains("method"));
+}
+
+#[test]
 fn adjoint_dimension_errors() {
     let a = MatrixCl::<f64>::zeros(2, 3).unwrap();
     let b = MatrixCl::<f64>::zeros(3, 2).unwrap();

@@ -138,8 +138,15 @@ fn substitution_in_both_directions_at_odd_sizes() {
         (32, 3),
         (33, 9),
         (100, 1),
+        (64, 1),
+        (65, 8),
         (257, 17),
         (1000, 2),
+        // One launch per 32 rows up to 64 rows; beyond, inverted diagonal
+        // blocks of 256 rows (a partial one at 65, 257 and 1000), of 512
+        // beyond 4096.
+        (4096, 1),
+        (4097, 1),
     ] {
         let mut rng = Rng::new(7 + n as u64);
         let l = rng.lower(n);

@@ -216,6 +216,56 @@ pub fn tri_inverse(ctx: &mut Ctx, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// The Cholesky adjoint of every schedule (and the factorization it is
+/// measured against: issue #37's goal is the adjoint within 2.5x of it),
+/// per call, on the Toeplitz factor with a random lower `adj(L)`.
+pub fn cholesky_adjoint(ctx: &mut Ctx, n: usize) -> Result<()> {
+    use k::CholeskyAdjointMethod::{Auto, Blocked, ThroughInverse};
+    let a = MatrixCl::from_slice(n, n, &toeplitz(n))?;
+    let t = measure(ctx.reps, || k::cholesky_decompose(&a).map(drop))?;
+    let flops = (n as f64).powi(3) / 3.0;
+    ctx.push(
+        "cholesky (adjoint sizes)",
+        "fusion (OpenCL)",
+        n,
+        0.0,
+        flops,
+        t,
+    );
+    let l = k::cholesky_decompose(&a)?;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let weights: Vec<f64> = (0..n * n)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if i % n >= i / n {
+                (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let adj_l = MatrixCl::from_slice(n, n, &weights)?.with_view(View::Lower);
+    for (label, method) in [
+        ("auto", Auto),
+        ("through the inverse", ThroughInverse),
+        ("blocked, 128 columns", Blocked(128)),
+        ("blocked, 256 columns", Blocked(256)),
+        ("blocked, 512 columns", Blocked(512)),
+        ("blocked, 1024 columns", Blocked(1024)),
+    ] {
+        let t = measure(ctx.reps, || {
+            k::cholesky_adjoint_with(&l, &adj_l, method).map(drop)
+        })?;
+        ctx.push("cholesky adjoint", label, n, 0.0, flops, t);
+        ctx.profile(format!("cholesky adjoint n = {n}, {label}"), || {
+            k::cholesky_adjoint_with(&l, &adj_l, method).map(drop)
+        })?;
+    }
+    Ok(())
+}
+
 /// Cholesky `partition` / `min_l11_size` pairs tried at one size
 /// (`--gemm-sweep`).
 pub fn cholesky_sweep(ctx: &mut Ctx, n: usize, tunings: &[(usize, usize)]) -> Result<()> {

@@ -39,6 +39,8 @@ enum Suite {
     Dist,
     /// Many chains of one model: unbatched, batched, over `--devices` (not part of `all`).
     Chains,
+    /// The Cholesky and its adjoint's schedules at GP sizes (also part of `linalg`).
+    Cholesky,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -312,6 +314,21 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ctx.progress
                 .set_message(format!("triangular inverse n = {n}"));
             linalg::tri_inverse(&mut ctx, n)?;
+        }
+    }
+    if matches!(args.suite, Suite::All | Suite::Linalg | Suite::Cholesky) {
+        let sizes: &[usize] = if args.quick {
+            &[64, 200]
+        } else if gpu {
+            &[500, 1000, 2000, 4096, 8192, 16384]
+        } else {
+            &[100, 500]
+        };
+        let fits = |n: usize| (n * n * 8 * 6) as u64 <= info.global_mem_bytes / 2;
+        for &n in sizes.iter().filter(|n| fits(**n)) {
+            ctx.progress
+                .set_message(format!("cholesky adjoint n = {n}"));
+            linalg::cholesky_adjoint(&mut ctx, n)?;
         }
     }
     if args.suite == Suite::Dist {

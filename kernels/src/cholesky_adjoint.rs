@@ -26,18 +26,18 @@ use clfuse_core::{ClFloat, Error, MatrixCl, Result, Runtime, View};
 
 /// Block size of the blocked schedule unless told. Larger blocks are
 /// fewer dependent launches and larger products: on an H200 at n = 4096,
-/// 8192 and 16384, blocks of 512 columns took 5.0, 22.2 and 145 ms against
-/// 8.0, 31.1 and 178 ms with 256 and 11.5, 47.9 and 280 ms with 128
-/// (`bench_report --suite cholesky`, 2026-11-27). On PoCL 128 stays (3.6
-/// against 8.0 ms with 256 at n = 200).
-const GPU_ADJOINT_BLOCK: usize = 512;
+/// 8192 and 16384, blocks of 1024 columns took 4.40, 18.7 and 119 ms,
+/// against 5.13, 22.6 and 137 ms with 512, 8.15, 31.6 and 194 ms with 256
+/// and 11.7, 48.8 and 273 ms with 128 (`bench_report --suite cholesky`,
+/// 2026-11-27). On PoCL 128 stays (3.6 against 8.0 ms with 256 at n = 200).
+const GPU_ADJOINT_BLOCK: usize = 1024;
 const CPU_ADJOINT_BLOCK: usize = 128;
 
 /// On GPUs, factors up to this size take the schedule through the inverse:
-/// on the same H200 it took 0.32, 0.50 and 1.36 ms at n = 500, 1000 and
-/// 2000 against 0.39, 0.80 and 1.69 ms blocked (512 columns), and lost from
-/// n = 4096 (5.9 against 5.0 ms).
-const GPU_INVERSE_MAX: usize = 3072;
+/// on the same H200 it took 0.32, 0.55 and 1.37 ms at n = 500, 1000 and
+/// 2000 against 0.43, 0.64 and 1.43 ms blocked (1024 columns), and lost at
+/// n = 4096 (5.93 against 4.40 ms).
+const GPU_INVERSE_MAX: usize = 2048;
 
 /// On other devices (PoCL's CPU), where a launch costs little and flops
 /// are dear, only factors this small do (on PoCL, 2 cores: 0.45 against
@@ -52,8 +52,8 @@ const CPU_INVERSE_MAX: usize = 128;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CholeskyAdjointMethod {
-    /// Through the inverse up to a size that depends on the device (3072
-    /// on GPUs, 128 elsewhere), blocked above it (512 columns on GPUs, 128
+    /// Through the inverse up to a size that depends on the device (2048
+    /// on GPUs, 128 elsewhere), blocked above it (1024 columns on GPUs, 128
     /// elsewhere).
     #[default]
     Auto,

@@ -254,6 +254,7 @@ pub fn cholesky_adjoint(ctx: &mut Ctx, n: usize) -> Result<()> {
         ("blocked, 256 columns", Blocked(256)),
         ("blocked, 512 columns", Blocked(512)),
         ("blocked, 1024 columns", Blocked(1024)),
+        ("blocked, 2048 columns", Blocked(2048)),
     ] {
         let t = measure(ctx.reps, || {
             k::cholesky_adjoint_with(&l, &adj_l, method).map(drop)

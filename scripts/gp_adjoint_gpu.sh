@@ -5,7 +5,8 @@
 # --figures 7`) of the kept build (bench_report_old) and of the change,
 # alternating, against JAX jit(value_and_grad); the fused and GLM suites of
 # both builds (nothing else slower; SUITES="" skips them); then one
-# profiled call of the change.
+# profiled call of the change. GP_ONLY=1 skips the Cholesky suite and its
+# peers.
 # The linalg and rev test binaries run first when copied into .gpu/ (debug
 # builds, stripped: linalg_tests, rev_tests). Here: release
 # bench_report(_old) in .gpu/. There: bash scripts/gp_adjoint_gpu.sh.
@@ -18,14 +19,16 @@ for t in linalg_tests rev_tests; do
   FUSION_DEVICE=nvidia timeout 300 "$bin/$t" --test-threads=2 > "$W/$t.txt" 2>&1
   grep -E "test result|panicked|FAILED" "$W/$t.txt" | tail -6 >> $S
 done
-echo "== cholesky suite" >> $S
-FUSION_DEVICE=nvidia timeout 200 "$bin/bench_report" --suite cholesky --reps 10 \
-  --out "$W/cholesky" > "$W/cholesky.log" 2>&1
-echo "rc=$?" >> $S
-grep "| [0-9]" "$W/cholesky/report.md" >> $S
-echo "== torch cholesky / backward" >> $S
-timeout 150 python3 "$here/cholesky_adjoint_reference.py" "$W/torch.json" >> $S 2>&1
-echo "rc=$?" >> $S
+if [ -z "$GP_ONLY" ]; then
+  echo "== cholesky suite" >> $S
+  FUSION_DEVICE=nvidia timeout 200 "$bin/bench_report" --suite cholesky --reps 10 \
+    --out "$W/cholesky" > "$W/cholesky.log" 2>&1
+  echo "rc=$?" >> $S
+  grep "| [0-9]" "$W/cholesky/report.md" >> $S
+  echo "== torch cholesky / backward" >> $S
+  timeout 150 python3 "$here/cholesky_adjoint_reference.py" "$W/torch.json" >> $S 2>&1
+  echo "rc=$?" >> $S
+fi
 sizes="--gp-sizes 500,2000,4000,10000 --gp-runs 500 --no-baselines"
 for build in new old new old; do
   b="$bin/bench_report"; [ $build = old ] && b="$bin/bench_report_old"

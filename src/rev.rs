@@ -102,7 +102,8 @@ fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
 
 /// `op(a)⁻¹ b` for triangular `a` (view `Lower`, `Upper` or `Diagonal`) by
 /// substitution ([`linalg::tri_solve`], O(n² m)), differentiable in both:
-/// `adj(b) = op(a)⁻ᵀ adj(c)`, one more substitution, and
+/// `adj(b) = op(a)⁻ᵀ adj(c)`, one more solve with `a` as the forward solve
+/// prepared it ([`linalg::tri_solve_and_prepare`]), and
 /// `adj(op(a)) = -adj(b) cᵀ`, kept to `a`'s triangle.
 ///
 /// ```
@@ -118,21 +119,21 @@ fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
 /// ```
 pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var> {
     use linalg::Op;
-    let c = linalg::tri_solve(a.value(), op, b.value())?;
-    // The reverse pass reads `a` as it is now, with its view (no copy).
-    let kept = Kept::new(a.value());
+    // The reverse pass solves with `a` as the forward solve prepared it
+    // (its own copy, diagonal blocks inverted once).
+    let (c, prepared) = linalg::tri_solve_and_prepare(a.value(), op, b.value())?;
+    let view = a.value().view();
     let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |c, adj| {
-        let matrix = kept.get("rev::tri_solve")?;
         let flipped = if op == Op::N { Op::T } else { Op::N };
         // The forward solve checked `a`; the adjoint comes from the tape.
-        let adj_b = clfuse_kernels::tri_solve_prechecked(matrix, flipped, adj)?;
+        let adj_b = prepared.solve(flipped, adj)?;
         let (left, right) = match op {
             Op::N => (&adj_b, c),
             Op::T => (c, &adj_b),
         };
         let outer = linalg::multiply_transposed(left, Op::N, right, Op::T)?;
-        let adj_a = triangle(matrix.view(), &(-&outer).eval()?)?;
+        let adj_a = triangle(view, &(-&outer).eval()?)?;
         Ok(keep(&flags, vec![adj_a, adj_b]))
     })
 }

@@ -38,7 +38,10 @@ pub use mixture::{
 };
 pub use packed::{PackedTransfer, packed_len};
 pub use random::{PHILOX_SOURCE, RandomKey, philox4x32_10};
-pub use substitution::{SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_prechecked};
+pub use substitution::{
+    PreparedTriangular, SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_and_prepare,
+    tri_solve_prechecked,
+};
 pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
 
 /// Constructors backed by hand-written kernels.

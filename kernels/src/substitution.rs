@@ -24,10 +24,15 @@ const COLS: usize = 8;
 /// larger ones through the inverses of their diagonal blocks.
 const STEP_MAX_ROWS: usize = 64;
 
-/// Rows of the diagonal blocks inverted for a system of `n` rows: 256 up
-/// to 4096 rows, then 512 (fewer steps where each product is larger).
+/// Rows of the diagonal blocks inverted for a system of `n` rows: the
+/// whole matrix up to 512 rows (one product per solve), 256 up to 4096
+/// rows, then 512 (fewer steps where each product is larger).
 fn inverse_block(n: usize) -> usize {
-    if n <= 4096 { 256 } else { 512 }
+    match n {
+        0..=512 => 512,
+        513..=4096 => 256,
+        _ => 512,
+    }
 }
 
 /// Right-hand sides up to this many columns are solved by substitution;
@@ -84,6 +89,27 @@ pub fn tri_solve_prechecked<T: ClFloat>(
     solve("tri_solve_prechecked", a, op, Rhs::AsGiven(b), false)
 }
 
+/// [`tri_solve`], also giving `a` as the solve prepared it (its diagonal
+/// blocks inverted), for more solves with it: a reverse pass solving with
+/// `op(a)ᵀ` skips the preparation and the checks.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Op;
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// let (x, _prepared) = clfuse_kernels::tri_solve_and_prepare(&a, Op::N, &b)?;
+/// assert_eq!(x.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn tri_solve_and_prepare<T: ClFloat>(
+    a: &MatrixCl<T>,
+    op: Op,
+    b: &MatrixCl<T>,
+) -> Result<(MatrixCl<T>, PreparedTriangular<T>)> {
+    solve_preparing("tri_solve", a, op, Rhs::AsGiven(b), true)
+}
+
 /// A solve's right-hand side: the user's, or the transpose of the user's
 /// (`mdivide_right_tri`), whose errors report positions in the user's matrix.
 pub(crate) enum Rhs<'a, T: ClFloat> {
@@ -109,6 +135,17 @@ fn solve<T: ClFloat>(
     b: Rhs<'_, T>,
     check_values: bool,
 ) -> Result<MatrixCl<T>> {
+    Ok(solve_preparing(function, a, op, b, check_values)?.0)
+}
+
+/// [`solve`], also giving the prepared matrix for more solves.
+fn solve_preparing<T: ClFloat>(
+    function: &'static str,
+    a: &MatrixCl<T>,
+    op: Op,
+    b: Rhs<'_, T>,
+    check_values: bool,
+) -> Result<(MatrixCl<T>, PreparedTriangular<T>)> {
     let (b, b_transposed) = match b {
         Rhs::AsGiven(b) => (b, false),
         Rhs::Transposed(b) => (b, true),
@@ -122,8 +159,8 @@ fn solve<T: ClFloat>(
         });
     }
     let view = triangular_view(function, a)?;
-    let m = b.cols();
-    let (size, width) = (int(function, "a", n)?, int(function, "b", m)?);
+    int(function, "a", n)?;
+    int(function, "b", b.cols())?;
     int(function, "b", b.len())?;
     let checks = if check_values {
         Some((
@@ -134,55 +171,8 @@ fn solve<T: ClFloat>(
     } else {
         None
     };
-    // Outside the view the storage is not read as zero by the kernel, which
-    // reads the whole triangle: a diagonal matrix is solved as a lower one
-    // whose strictly lower part is zeroed on a copy.
-    let diagonal_copy = match view {
-        View::Diagonal => {
-            let copy = a.try_clone()?;
-            zeros(&copy, Part::StrictlyLower)?;
-            Some(copy)
-        }
-        _ => None,
-    };
-    let s = diagonal_copy.as_ref().unwrap_or(a);
-    let transposed = op == Op::T;
-    let upper = match view {
-        View::Upper => !transposed,
-        View::Lower => transposed,
-        View::Diagonal | View::Entire => false,
-    };
-    let rhs = b.try_clone()?;
-    let x = MatrixCl::<T>::uninitialized(n, m)?;
-    if n > STEP_MAX_ROWS && m > 0 && view != View::Diagonal {
-        solve_by_block_inverses(function, a, view, op, &rhs, &x)?;
-    } else if n > 0 && m > 0 {
-        let blocks = n.div_ceil(BLOCK);
-        let column_groups = m.div_ceil(COLS) * COLS;
-        for step in 0..blocks {
-            let block = if upper { blocks - 1 - step } else { step };
-            let k0 = block * BLOCK;
-            let unsolved = if upper {
-                k0
-            } else {
-                n - (k0 + BLOCK.min(n - k0))
-            };
-            let groups = unsolved.div_ceil(BLOCK).max(1);
-            cl::tri_solve_step::<T>().launch(
-                NdRange::d2([groups * BLOCK, column_groups]).with_local(&[BLOCK, COLS]),
-                (
-                    s,
-                    &rhs,
-                    &x,
-                    size,
-                    width,
-                    int(function, "a", k0)?,
-                    i32::from(transposed),
-                    i32::from(upper),
-                ),
-            )?;
-        }
-    }
+    let prepared = PreparedTriangular::new(function, a, view)?;
+    let x = prepared.solve_unchecked(function, op, b)?;
     if let Some((diagonal_zeros, a_finite, b_finite)) = checks {
         let [zero] = first_flagged_all([Some(&diagonal_zeros)])?;
         a_finite.finish()?;
@@ -191,39 +181,181 @@ fn solve<T: ClFloat>(
             return Err(zero_on_diagonal(function, "a", n, index));
         }
     }
-    Ok(x)
+    Ok((x, prepared))
 }
 
-/// `op(a) · x = rhs` through the inverses of the diagonal blocks, into
-/// `x` (`rhs` is a scratch copy, overwritten). The lower triangle `L` to
-/// work with is a copy of `a`, or of its transpose when `a` is upper; its
-/// diagonal blocks are inverted in place and the rest of it kept. Then
-/// each block `k` of rows, down for a lower `op(a)` and up for an upper
-/// one, takes two products: `x_k = op(a)_kk⁻¹ · rhs_k`, and the rows still
-/// unsolved lose `op(a)_{rest,k} · x_k`. Transposes are read in place.
+/// A triangular matrix as the solves read it, built once and kept for more
+/// solves with the same matrix: the one [`tri_solve_and_prepare`] solved
+/// with, which a reverse pass solves with again (with its transpose). It
+/// owns its data, so later writes to the original change nothing.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::{Op, tri_solve_and_prepare};
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// let (x, prepared) = tri_solve_and_prepare(&a, Op::N, &b)?;
+/// assert_eq!(x.to_vec()?, vec![1.0, 2.0]);
+/// // aᵀ x = [4, 8]: x1 = 2, x0 = (4 - 2) / 2
+/// let b = MatrixCl::from_slice(2, 1, &[4.0, 8.0])?;
+/// assert_eq!(prepared.solve(Op::T, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PreparedTriangular<T: ClFloat> {
+    n: usize,
+    form: Form<T>,
+}
+
+#[derive(Debug)]
+enum Form<T: ClFloat> {
+    /// Up to 64 rows, or diagonal: a copy the step kernel reads (a
+    /// diagonal one with its strictly lower part zeroed, solved as lower).
+    Steps { matrix: MatrixCl<T>, view: View },
+    /// The lower triangle `L` (of the matrix, or of its transpose when it is
+    /// upper, `upper`) with its diagonal blocks of `block` rows inverted in
+    /// place and the rest kept.
+    Blocks {
+        lower: MatrixCl<T>,
+        block: usize,
+        upper: bool,
+    },
+}
+
+impl<T: ClFloat> PreparedTriangular<T> {
+    fn new(function: &'static str, a: &MatrixCl<T>, view: View) -> Result<Self> {
+        let n = a.rows();
+        let form = if n > STEP_MAX_ROWS && view != View::Diagonal {
+            let upper = view == View::Upper;
+            let lower = if upper { transpose(a)? } else { a.try_clone()? };
+            let block = inverse_block(n);
+            invert_diagonal_blocks_in_place(&lower, n, block)?;
+            Form::Blocks {
+                lower,
+                block,
+                upper,
+            }
+        } else {
+            let matrix = a.try_clone()?;
+            if view == View::Diagonal {
+                zeros(&matrix, Part::StrictlyLower)?;
+            }
+            Form::Steps { matrix, view }
+        };
+        int(function, "a", n)?;
+        Ok(PreparedTriangular { n, form })
+    }
+
+    /// Solves `op(a) · x = b` with the prepared `a`. Its values were checked
+    /// when it was prepared; `b`'s are not (a reverse pass's adjoint comes
+    /// from the tape). `b` must have `a`'s rows.
+    ///
+    /// ```
+    /// use clfuse_core::{MatrixCl, View};
+    /// use clfuse_kernels::{Op, tri_solve_and_prepare};
+    /// let a = MatrixCl::from_slice(1, 1, &[2.0])?.with_view(View::Lower);
+    /// let b = MatrixCl::from_slice(1, 1, &[4.0])?;
+    /// let (_, prepared) = tri_solve_and_prepare(&a, Op::N, &b)?;
+    /// assert!(prepared.solve(Op::N, &MatrixCl::from_slice(2, 1, &[1.0, 1.0])?).is_err());
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn solve(&self, op: Op, b: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+        const F: &str = "PreparedTriangular::solve";
+        if b.rows() != self.n {
+            return Err(Error::DimensionMismatch {
+                operation: F.into(),
+                lhs: (self.n, self.n),
+                rhs: (b.rows(), b.cols()),
+            });
+        }
+        int(F, "b", b.len())?;
+        self.solve_unchecked(F, op, b)
+    }
+
+    /// The solve, shapes checked by the caller.
+    fn solve_unchecked(
+        &self,
+        function: &'static str,
+        op: Op,
+        b: &MatrixCl<T>,
+    ) -> Result<MatrixCl<T>> {
+        let (n, m) = (self.n, b.cols());
+        let rhs = b.try_clone()?;
+        let x = MatrixCl::<T>::uninitialized(n, m)?;
+        if n == 0 || m == 0 {
+            return Ok(x);
+        }
+        match &self.form {
+            Form::Steps { matrix, view } => {
+                let transposed = op == Op::T;
+                let upper = match view {
+                    View::Upper => !transposed,
+                    View::Lower => transposed,
+                    View::Diagonal | View::Entire => false,
+                };
+                let (size, width) = (int(function, "a", n)?, int(function, "b", m)?);
+                let blocks = n.div_ceil(BLOCK);
+                let column_groups = m.div_ceil(COLS) * COLS;
+                for step in 0..blocks {
+                    let block = if upper { blocks - 1 - step } else { step };
+                    let k0 = block * BLOCK;
+                    let unsolved = if upper {
+                        k0
+                    } else {
+                        n - (k0 + BLOCK.min(n - k0))
+                    };
+                    let groups = unsolved.div_ceil(BLOCK).max(1);
+                    cl::tri_solve_step::<T>().launch(
+                        NdRange::d2([groups * BLOCK, column_groups]).with_local(&[BLOCK, COLS]),
+                        (
+                            matrix,
+                            &rhs,
+                            &x,
+                            size,
+                            width,
+                            int(function, "a", k0)?,
+                            i32::from(transposed),
+                            i32::from(upper),
+                        ),
+                    )?;
+                }
+            }
+            Form::Blocks {
+                lower,
+                block,
+                upper,
+            } => {
+                // op(a) is L (forward) or Lᵀ (backward, `transposed`).
+                let transposed = if *upper { op == Op::N } else { op == Op::T };
+                solve_by_block_inverses(function, lower, *block, transposed, &rhs, &x)?;
+            }
+        }
+        Ok(x)
+    }
+}
+
+/// `op(a) · x = rhs` through the inverses of the diagonal blocks of `L`
+/// (`lower`, prepared), into `x` (`rhs` is a scratch copy, overwritten):
+/// each block `k` of rows, down for `op(a) = L` and up for `op(a) = Lᵀ`
+/// (`transposed`), takes two products: `x_k = op(a)_kk⁻¹ · rhs_k`, and the
+/// rows still unsolved lose `op(a)_{rest,k} · x_k`. Transposes are read in
+/// place.
 fn solve_by_block_inverses<T: ClFloat>(
     function: &'static str,
-    a: &MatrixCl<T>,
-    view: View,
-    op: Op,
+    lower: &MatrixCl<T>,
+    block: usize,
+    transposed: bool,
     rhs: &MatrixCl<T>,
     x: &MatrixCl<T>,
 ) -> Result<()> {
-    let (n, m) = (a.rows(), rhs.cols());
-    // op(a) is L (forward) or Lᵀ (backward, `transposed`).
-    let (lower, transposed) = match view {
-        View::Upper => (transpose(a)?, op == Op::N),
-        _ => (a.try_clone()?, op == Op::T),
-    };
-    let block = inverse_block(n);
-    invert_diagonal_blocks_in_place(&lower, n, block)?;
+    let (n, m) = (lower.rows(), rhs.cols());
     let whole = MultiplyOptions::default();
     let blocks = n.div_ceil(block);
     for step in 0..blocks {
         let k = if transposed { blocks - 1 - step } else { step };
         let k0 = k * block;
         let size = block.min(n - k0);
-        let inverse = Operand::block(&lower, Block::new(k0, k0, size, size), View::Lower);
+        let inverse = Operand::block(lower, Block::new(k0, k0, size, size), View::Lower);
         gemm_into(
             function,
             x,
@@ -237,12 +369,12 @@ fn solve_by_block_inverses<T: ClFloat>(
         )?;
         let (first, rows, coupling) = if transposed {
             // Rows above the block: op(a)[0..k0, k] = L[k, 0..k0]ᵀ.
-            let coupling = Operand::block(&lower, Block::new(k0, 0, size, k0), View::Entire);
+            let coupling = Operand::block(lower, Block::new(k0, 0, size, k0), View::Entire);
             (0, k0, coupling.t())
         } else {
             let below = n - k0 - size;
             let coupling =
-                Operand::block(&lower, Block::new(k0 + size, k0, below, size), View::Entire);
+                Operand::block(lower, Block::new(k0 + size, k0, below, size), View::Entire);
             (k0 + size, below, coupling)
         };
         if rows > 0 {

@@ -300,3 +300,51 @@ fn prechecked_solve_matches_and_skips_the_value_checks() -> clfuse::Result<()> {
     assert!(x.iter().any(|v| !v.is_finite()));
     Ok(())
 }
+
+#[test]
+fn a_prepared_matrix_solves_again_in_both_orientations() {
+    // 64 and below: the step kernel's copy; 65 to 512: the whole inverse
+    // (one block); 513 and 1000: blocks of 256.
+    for n in [1, 64, 65, 500, 513, 1000] {
+        let mut rng = Rng::new(11 + n as u64);
+        let l = rng.lower(n);
+        let b = rng.matrix(n, 2);
+        for (view, a) in [(View::Lower, l.clone()), (View::Upper, l.transpose())] {
+            let device = to_device(&a).with_view(view);
+            let (x, prepared) =
+                k::tri_solve_and_prepare(&device, k::Op::N, &to_device(&b)).unwrap();
+            let (n_solve, t_solve) = match view {
+                View::Lower => (
+                    l.solve_lower_triangular(&b).unwrap(),
+                    l.transpose().solve_upper_triangular(&b).unwrap(),
+                ),
+                _ => (
+                    l.transpose().solve_upper_triangular(&b).unwrap(),
+                    l.solve_lower_triangular(&b).unwrap(),
+                ),
+            };
+            assert_relative(&format!("{view:?} n={n}"), &to_host(&x), &n_solve, TOL);
+            // Writing the original afterwards changes nothing prepared.
+            device.copy_from(&to_device(&DMatrix::zeros(n, n))).unwrap();
+            for (op, want) in [(k::Op::T, &t_solve), (k::Op::N, &n_solve)] {
+                let again = prepared.solve(op, &to_device(&b)).unwrap();
+                assert_relative(
+                    &format!("{view:?} {op:?} again n={n}"),
+                    &to_host(&again),
+                    want,
+                    TOL,
+                );
+            }
+        }
+    }
+    let a = to_device(&Rng::new(3).lower(70)).with_view(View::Lower);
+    let (_, prepared) =
+        k::tri_solve_and_prepare(&a, k::Op::N, &to_device(&Rng::new(4).matrix(70, 1))).unwrap();
+    let wrong = prepared
+        .solve(k::Op::N, &to_device(&Rng::new(5).matrix(69, 1)))
+        .unwrap_err();
+    assert!(
+        wrong.to_string().contains("PreparedTriangular::solve"),
+        "{wrong}"
+    );
+}

@@ -92,8 +92,8 @@ pub fn cholesky_adjoint<T: ClFloat>(l: &MatrixCl<T>, adj_l: &MatrixCl<T>) -> Res
 /// use clfuse_core::{MatrixCl, View};
 /// use clfuse_kernels::{CholeskyAdjointMethod, cholesky_adjoint_with};
 /// // a = [[4, 2], [2, 5]]: l = [[2, 0], [1, 2]]
-/// let l = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 2.0])?.with_view(View::Lower);
-/// let adj_l = MatrixCl::from_slice(2, 2, &[1.0, 1.0, 0.0, 1.0])?.with_view(View::Lower);
+/// let l = MatrixCl::<f64>::from_slice(2, 2, &[2.0, 1.0, 0.0, 2.0])?.with_view(View::Lower);
+/// let adj_l = MatrixCl::<f64>::from_slice(2, 2, &[1.0, 1.0, 0.0, 1.0])?.with_view(View::Lower);
 /// let blocked = cholesky_adjoint_with(&l, &adj_l, CholeskyAdjointMethod::Blocked(1))?.to_vec()?;
 /// let inverse = cholesky_adjoint_with(&l, &adj_l, CholeskyAdjointMethod::ThroughInverse)?.to_vec()?;
 /// for (b, i) in blocked.iter().zip(&inverse) {

@@ -169,7 +169,14 @@ pub fn e_step(
     log_resp: &MatrixCl<f64>,
 ) -> Result<()> {
     let (n, k) = (expanded.rows(), w.cols());
-    // These three lines are the E-step.
+    if expanded.cols() <= LOG_SUM_EXP_MAX_INNER {
+        // Each row's normaliser without forming the n x k densities, then
+        // one GEMM whose store subtracts it: the result is written once.
+        let normaliser = log_sum_exp_rows_of_product(expanded, w, constant)?;
+        let log_density = expanded * w + rowwise_broadcast(constant, n);
+        return log_resp.assign(log_density - colwise_broadcast(&normaliser, k));
+    }
+    // Wider data: the densities, their row-wise log-sum-exp, the difference.
     let log_density = expanded * w + rowwise_broadcast(constant, n);
     let log_density = &log_density;
     log_resp.assign(log_density - colwise_broadcast(rowwise_log_sum_exp(log_density), k))

@@ -12,6 +12,7 @@ mod cholesky;
 mod cholesky_adjoint;
 mod gemm;
 mod launchers;
+mod log_sum_exp_rows;
 mod mixture;
 mod packed;
 mod random;
@@ -32,6 +33,7 @@ pub use gemm::{
     multiply_transpose, multiply_transposed, multiply_with, row_vector_matrix_multiply,
     transposed_skinny_multiply,
 };
+pub use log_sum_exp_rows::{LOG_SUM_EXP_MAX_INNER, log_sum_exp_rows_of_product};
 pub use mixture::{
     MIXTURE_MAX_DIMENSION, component_stride, mixture_features, mixture_indicators,
     mixture_log_responsibilities, mixture_statistics, statistics_len,

@@ -9,4 +9,5 @@ mod common;
 mod adjoints;
 mod cholesky;
 mod gemm;
+mod log_sum_exp_rows;
 mod triangular;

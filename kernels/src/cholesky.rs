@@ -3,13 +3,13 @@
 //! factor.
 
 use crate::basic::{Block, Part, copy_block, int, square, sub_block, zeros};
+use crate::block_inverse::invert_lower_in_place;
 use crate::checks::{
     copy_checking_finite, copy_lower_checking_symmetric, enqueue_check_finite, first_flagged,
     first_flagged_all, new_flag, not_finite,
 };
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
-use crate::triangular::invert_lower_in_place;
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
 
 /// Blocks up to this size are factored (and inverted) by the leaf kernel

@@ -16,12 +16,13 @@ use crate::basic::{
     Block, Mirror, Part, copy_block, scalar_mul_diagonal, square, sub_block, triangular_transpose,
     zeros,
 };
+use crate::block_inverse::invert_lower_in_place;
 use crate::checks::{
     copy_checking_finite, enqueue_check_diagonal_zeros, enqueue_check_finite, first_flagged_all,
     not_finite, zero_on_diagonal,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into, multiply, multiply_transposed};
-use crate::triangular::{checked_inverse, invert_lower_in_place};
+use crate::triangular::checked_inverse;
 use clfuse_core::{ClFloat, Error, MatrixCl, Result, Runtime, View};
 
 /// Block size of the blocked schedule unless told. Larger blocks are

@@ -7,6 +7,7 @@
 
 mod adjoints;
 mod basic;
+mod block_inverse;
 mod checks;
 mod cholesky;
 mod cholesky_adjoint;

@@ -7,12 +7,12 @@
 //! was 63 launches of 12 µs each).
 
 use crate::basic::{Block, Part, int, square, transpose, triangular_view, zeros};
+use crate::block_inverse::invert_diagonal_blocks_in_place;
 use crate::checks::{
     FiniteCheck, enqueue_check_diagonal_zeros, first_flagged_all, zero_on_diagonal,
 };
 use crate::gemm::{MultiplyOptions, Op, Operand, gemm_into};
 use crate::launchers as cl;
-use crate::triangular::invert_diagonal_blocks_in_place;
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, View};
 
 /// Rows of a diagonal block (`SOLVE_BLOCK` in the kernel): one launch each.

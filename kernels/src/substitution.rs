@@ -1,8 +1,9 @@
 //! Triangular solves with a thin right-hand side by blocked substitution:
 //! O(n² m) work instead of forming the O(n³) inverse. Up to 64 rows, one
 //! launch per 32-row diagonal block (`cl/tri_solve.cl`); beyond, the
-//! diagonal blocks of 256 or 512 rows are inverted first (a few batched
-//! launches), and each block is then two products: on a GPU the dependent
+//! diagonal blocks (the whole matrix up to 512 rows, then blocks of 256 or
+//! 512 rows) are inverted first (a few batched launches), and each block
+//! is then two products: on a GPU the dependent
 //! launches, not the O(n²) reads, were the cost (a GP's solve at n = 2000
 //! was 63 launches of 12 µs each).
 
@@ -43,8 +44,9 @@ pub const SUBSTITUTION_MAX_COLS: usize = 64;
 /// Solves `op(a) · x = b` by blocked substitution, where `a` is triangular
 /// (view `Lower`, `Upper` or `Diagonal`) and `op(a)` is `a` or its
 /// transpose (read in place, never copied). Any number of columns works;
-/// the cost is O(n² · b.cols()) plus two launches per diagonal block of 256
-/// rows (512 beyond 4096), so it is the method of choice for thin
+/// the cost is O(n² · b.cols()) plus a few launches to invert the diagonal
+/// blocks and two per block (one block up to 512 rows, blocks of 256 rows
+/// up to 4096, of 512 beyond), so it is the method of choice for thin
 /// right-hand sides (a GP's one column).
 ///
 /// `a` must be finite with no zero on its diagonal and `b` finite: the

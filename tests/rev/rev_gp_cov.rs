@@ -143,7 +143,17 @@ fn gp_log_likelihood(
 
 #[test]
 fn gp_log_likelihood_matches_nalgebra_and_finite_differences() -> Result<()> {
-    let (n, d, noise) = (41, 2, 0.3);
+    // 41: solves by 32-row steps, the adjoint through the inverse; 150:
+    // solves through the whole inverse, the adjoint blocked (on PoCL); 600:
+    // solves through 256-row blocks.
+    for n in [41, 150, 600] {
+        gp_log_likelihood_at(n)?;
+    }
+    Ok(())
+}
+
+fn gp_log_likelihood_at(n: usize) -> Result<()> {
+    let (d, noise) = (2, 0.3);
     let xv = points(n, d, 0.2);
     let yv: Vec<f64> = values(n, 0.7);
     let x = MatrixCl::from_slice(n, d, &xv)?;
@@ -172,7 +182,7 @@ fn gp_log_likelihood_matches_nalgebra_and_finite_differences() -> Result<()> {
     let want = host(lv);
     assert!(
         (value - want).abs() <= 1e-9 * want.abs().max(1.0),
-        "{value} vs {want}"
+        "n = {n}: {value} vs {want}"
     );
     lp.grad()?;
     let got = l.adjoint().to_vec()?[0];
@@ -181,7 +191,7 @@ fn gp_log_likelihood_matches_nalgebra_and_finite_differences() -> Result<()> {
     let fd = (host(lv + h) - host(lv - h)) / (2.0 * h);
     assert!(
         (got - fd).abs() <= 1e-6 * fd.abs().max(1.0),
-        "d/dl = {got} vs finite difference {fd}"
+        "n = {n}: d/dl = {got} vs finite difference {fd}"
     );
     // And through the tape against the device's own finite differences.
     check_against_fd("gp log-likelihood", &[&sigma, &l], &|| {

@@ -10,7 +10,7 @@
 //!
 //! At GP sizes (n in the hundreds to thousands) a GPU is bound by the
 //! blocked sweep's dependent launches, so the inverse wins there; the
-//! crossing point is measured (`bench_report --suite linalg`).
+//! crossing point is measured (`bench_report --suite cholesky`).
 
 use crate::basic::{
     Block, Mirror, Part, copy_block, scalar_mul_diagonal, square, sub_block, triangular_transpose,

@@ -180,10 +180,24 @@ pub fn cholesky_solve(l: impl Operand, b: impl Operand) -> Result<Var> {
 /// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn mdivide_left_tri(a: impl Operand, b: impl Operand) -> Result<Var> {
+    let (vars, flags) = parents(&[&a, &b]);
+    if b.value().cols() <= linalg::SUBSTITUTION_MAX_COLS {
+        // Substitution; the reverse pass solves with the factor as the
+        // forward solve prepared it: adj(b) = a⁻ᵀ adj(c), adj(a) =
+        // -adj(b) cᵀ, kept to the lower triangle.
+        let lower = a.value().share().with_view(View::Lower);
+        let (c, prepared) = linalg::mdivide_left_tri_and_prepare(&lower, b.value())?;
+        return leaf(c, &vars, move |c, adj| {
+            let adj_b = prepared.solve(linalg::Op::T, adj)?;
+            let outer = linalg::multiply_transposed(&adj_b, linalg::Op::N, c, linalg::Op::T)?;
+            let adj_a = triangle(View::Lower, &(-&outer).eval()?)?;
+            Ok(keep(&flags, vec![adj_a, adj_b]))
+        });
+    }
+    // Wide right-hand sides: through the inverse, forward and reverse.
     let lower = Kept::new(&a.value().share().with_view(View::Lower));
     let rhs = Kept::new(b.value());
     let c = linalg::mdivide_left_tri(lower.get("rev::mdivide_left_tri")?, b.value())?;
-    let (vars, flags) = parents(&[&a, &b]);
     leaf(c, &vars, move |_, adj| {
         let (lower, rhs) = (
             lower.get("rev::mdivide_left_tri")?,

@@ -45,7 +45,10 @@ pub use substitution::{
     PreparedTriangular, SUBSTITUTION_MAX_COLS, cholesky_solve, tri_solve, tri_solve_and_prepare,
     tri_solve_prechecked,
 };
-pub use triangular::{mdivide_left_tri, mdivide_left_tri_identity, mdivide_right_tri, tri_inverse};
+pub use triangular::{
+    mdivide_left_tri, mdivide_left_tri_and_prepare, mdivide_left_tri_identity, mdivide_right_tri,
+    tri_inverse,
+};
 
 /// Constructors backed by hand-written kernels.
 pub trait BasicConstructors<T: clfuse_core::ClType>: Sized {

@@ -141,7 +141,7 @@ fn solve<T: ClFloat>(
 }
 
 /// [`solve`], also giving the prepared matrix for more solves.
-fn solve_preparing<T: ClFloat>(
+pub(crate) fn solve_preparing<T: ClFloat>(
     function: &'static str,
     a: &MatrixCl<T>,
     op: Op,

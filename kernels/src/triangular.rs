@@ -8,7 +8,9 @@ use crate::checks::{
     zero_on_diagonal,
 };
 use crate::gemm::{Op, multiply, multiply_transposed};
-use crate::substitution::{Rhs, SUBSTITUTION_MAX_COLS, checked_solve};
+use crate::substitution::{
+    PreparedTriangular, Rhs, SUBSTITUTION_MAX_COLS, checked_solve, solve_preparing,
+};
 use clfuse_core::{ClFloat, Error, MatrixCl, Result, View};
 
 /// The inverse of a triangular matrix (view `Lower`, `Upper` or `Diagonal`;
@@ -113,6 +115,28 @@ pub(crate) fn solve_left<T: ClFloat>(
     let inverse = checked_inverse(function, "a", a)?;
     b_finite.finish()?;
     multiply_transposed(&inverse, op, b, Op::N)
+}
+
+/// [`mdivide_left_tri`] by substitution whatever the width of `b`, also
+/// giving `a` as the solve prepared it, for more solves with it (a reverse
+/// pass's `a⁻ᵀ adj(c)`); errors name `mdivide_left_tri`.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// use clfuse_kernels::Op;
+/// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
+/// let (x, prepared) = clfuse_kernels::mdivide_left_tri_and_prepare(&a, &b)?;
+/// assert_eq!(x.to_vec()?, vec![1.0, 2.0]);
+/// let b = MatrixCl::from_slice(2, 1, &[4.0, 8.0])?;
+/// assert_eq!(prepared.solve(Op::T, &b)?.to_vec()?, vec![1.0, 2.0]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn mdivide_left_tri_and_prepare<T: ClFloat>(
+    a: &MatrixCl<T>,
+    b: &MatrixCl<T>,
+) -> Result<(MatrixCl<T>, PreparedTriangular<T>)> {
+    solve_preparing("mdivide_left_tri", a, Op::N, Rhs::AsGiven(b), true)
 }
 
 /// Solves `a · x = I` for triangular `a`: the identity right-hand side is

@@ -118,15 +118,28 @@ fn triangle(view: View, m: &MatrixCl<f64>) -> Result<MatrixCl<f64>> {
 /// # Ok::<(), clfuse::Error>(())
 /// ```
 pub fn tri_solve(a: impl Operand, op: linalg::Op, b: impl Operand) -> Result<Var> {
-    use linalg::Op;
     // The reverse pass solves with `a` as the forward solve prepared it
     // (its own copy, diagonal blocks inverted once).
     let (c, prepared) = linalg::tri_solve_and_prepare(a.value(), op, b.value())?;
-    let view = a.value().view();
     let (vars, flags) = parents(&[&a, &b]);
-    leaf(c, &vars, move |c, adj| {
+    solve_leaf(c, prepared, op, a.value().view(), &vars, flags)
+}
+
+/// The recorded solve `c = op(a)⁻¹ b`: its reverse pass solves with `a` as
+/// the forward solve prepared it (checked then; the adjoint comes from the
+/// tape), `adj(b) = op(a)⁻ᵀ adj(c)`, and `adj(op(a)) = -adj(b) cᵀ`, kept to
+/// `view` (`a`'s triangle).
+fn solve_leaf(
+    c: MatrixCl<f64>,
+    prepared: linalg::PreparedTriangular<f64>,
+    op: linalg::Op,
+    view: View,
+    vars: &[&Var],
+    flags: Vec<bool>,
+) -> Result<Var> {
+    use linalg::Op;
+    leaf(c, vars, move |c, adj| {
         let flipped = if op == Op::N { Op::T } else { Op::N };
-        // The forward solve checked `a`; the adjoint comes from the tape.
         let adj_b = prepared.solve(flipped, adj)?;
         let (left, right) = match op {
             Op::N => (&adj_b, c),
@@ -182,17 +195,10 @@ pub fn cholesky_solve(l: impl Operand, b: impl Operand) -> Result<Var> {
 pub fn mdivide_left_tri(a: impl Operand, b: impl Operand) -> Result<Var> {
     let (vars, flags) = parents(&[&a, &b]);
     if b.value().cols() <= linalg::SUBSTITUTION_MAX_COLS {
-        // Substitution; the reverse pass solves with the factor as the
-        // forward solve prepared it: adj(b) = a⁻ᵀ adj(c), adj(a) =
-        // -adj(b) cᵀ, kept to the lower triangle.
+        // Substitution, as `tri_solve` (its errors naming this function).
         let lower = a.value().share().with_view(View::Lower);
         let (c, prepared) = linalg::mdivide_left_tri_and_prepare(&lower, b.value())?;
-        return leaf(c, &vars, move |c, adj| {
-            let adj_b = prepared.solve(linalg::Op::T, adj)?;
-            let outer = linalg::multiply_transposed(&adj_b, linalg::Op::N, c, linalg::Op::T)?;
-            let adj_a = triangle(View::Lower, &(-&outer).eval()?)?;
-            Ok(keep(&flags, vec![adj_a, adj_b]))
-        });
+        return solve_leaf(c, prepared, linalg::Op::N, View::Lower, &vars, flags);
     }
     // Wide right-hand sides: through the inverse, forward and reverse.
     let lower = Kept::new(&a.value().share().with_view(View::Lower));

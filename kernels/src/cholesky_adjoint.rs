@@ -171,51 +171,35 @@ pub fn cholesky_adjoint_with<T: ClFloat>(
 /// products are computed, and zero tiles of the triangular operands are
 /// skipped: about `2 n³` flops, 3 products.
 fn through_inverse<T: ClFloat>(l: &MatrixCl<T>, adj: &MatrixCl<T>) -> Result<MatrixCl<T>> {
-    const F: &str = "cholesky_adjoint";
     let n = l.rows();
     let inverse = l.try_clone()?;
     invert_lower_in_place(&inverse, n)?;
     let l_lower = l.share().with_view(View::Lower);
-    let whole = Block::new(0, 0, n, n);
-    let full = MultiplyOptions::default();
+    let (one, zero) = (T::one(), T::default());
     // M = Lᵀ adj(L), its lower triangle, mirrored.
     let m = MatrixCl::<T>::uninitialized(n, n)?;
-    gemm_into(
-        F,
-        &m,
-        whole,
-        Operand::whole(&l_lower).t(),
-        Operand::whole(adj),
-        T::one(),
-        T::default(),
-        true,
-        &full,
-    )?;
+    let l_transposed = Operand::whole(&l_lower).t();
+    product_into(&m, l_transposed, Operand::whole(adj), one, zero, true)?;
     triangular_transpose(&m, Mirror::LowerToUpper)?;
     // M L⁻¹, then the lower triangle of L⁻ᵀ (M L⁻¹), which is symmetric.
     let right = MatrixCl::<T>::uninitialized(n, n)?;
-    gemm_into(
-        F,
+    product_into(
         &right,
-        whole,
         Operand::whole(&m),
         Operand::whole(&inverse),
-        T::one(),
-        T::default(),
+        one,
+        zero,
         false,
-        &full,
     )?;
     let w = m;
-    gemm_into(
-        F,
+    let inverse_transposed = Operand::whole(&inverse).t();
+    product_into(
         &w,
-        whole,
-        Operand::whole(&inverse).t(),
+        inverse_transposed,
         Operand::whole(&right),
-        T::one(),
-        T::default(),
+        one,
+        zero,
         true,
-        &full,
     )?;
     scalar_mul_diagonal(&w, T::from_f64(0.5))?;
     zeros(&w, Part::StrictlyUpper)?;
@@ -231,8 +215,7 @@ fn blocked<T: ClFloat>(l: &MatrixCl<T>, adj: MatrixCl<T>, width: usize) -> Resul
     const F: &str = "cholesky_adjoint";
     let n = l.rows();
     adj.set_view(View::Entire);
-    let full = MultiplyOptions::default();
-    let minus_one = T::from_f64(-1.0);
+    let (one, minus_one) = (T::one(), T::from_f64(-1.0));
     let mut k = n;
     while k > 0 {
         let j = k.saturating_sub(width);
@@ -254,29 +237,9 @@ fn blocked<T: ClFloat>(l: &MatrixCl<T>, adj: MatrixCl<T>, width: usize) -> Resul
         let c_adj = multiply(&copy_block(&adj, c_block)?, &diagonal_inverse)?;
         let c_adj_op = Operand::whole(&c_adj);
         // B_adj -= C_adj · R
-        gemm_into(
-            F,
-            &b_adj,
-            Block::new(0, 0, below, j),
-            c_adj_op,
-            r,
-            minus_one,
-            T::one(),
-            false,
-            &full,
-        )?;
+        product_into(&b_adj, c_adj_op, r, minus_one, one, false)?;
         // D_adj = tril(D_adj - C_adjᵀ · C)
-        gemm_into(
-            F,
-            &d_adj,
-            Block::new(0, 0, d, d),
-            c_adj_op.t(),
-            c,
-            minus_one,
-            T::one(),
-            false,
-            &full,
-        )?;
+        product_into(&d_adj, c_adj_op.t(), c, minus_one, one, false)?;
         zeros(&d_adj, Part::StrictlyUpper)?;
         // D_adj = D⁻ᵀ · Φ(Dᵀ · D_adj) · D⁻¹, symmetrised
         let s = multiply_transposed(&diagonal, Op::T, &d_adj, Op::N)?;
@@ -285,28 +248,8 @@ fn blocked<T: ClFloat>(l: &MatrixCl<T>, adj: MatrixCl<T>, width: usize) -> Resul
         let d_adj = multiply_transposed(&diagonal_inverse, Op::T, &t, Op::T)?;
         triangular_transpose(&d_adj, Mirror::LowerToUpper)?;
         // R_adj -= C_adjᵀ · B + D_adj · R
-        gemm_into(
-            F,
-            &r_adj,
-            Block::new(0, 0, d, j),
-            c_adj_op.t(),
-            b,
-            minus_one,
-            T::one(),
-            false,
-            &full,
-        )?;
-        gemm_into(
-            F,
-            &r_adj,
-            Block::new(0, 0, d, j),
-            Operand::whole(&d_adj),
-            r,
-            minus_one,
-            T::one(),
-            false,
-            &full,
-        )?;
+        product_into(&r_adj, c_adj_op.t(), b, minus_one, one, false)?;
+        product_into(&r_adj, Operand::whole(&d_adj), r, minus_one, one, false)?;
         scalar_mul_diagonal(&d_adj, T::from_f64(0.5))?;
         zeros(&d_adj, Part::StrictlyUpper)?;
         for (block, value) in [
@@ -328,4 +271,30 @@ fn blocked<T: ClFloat>(l: &MatrixCl<T>, adj: MatrixCl<T>, width: usize) -> Resul
     }
     adj.set_view(View::Lower);
     Ok(adj)
+}
+
+/// `c = alpha · a · b + beta · c` over the whole of `c` (`lower_only`: only
+/// the tiles that touch its lower triangle).
+fn product_into<T: ClFloat>(
+    c: &MatrixCl<T>,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    alpha: T,
+    beta: T,
+    lower_only: bool,
+) -> Result<()> {
+    let (rows, cols) = (a.shape().0, b.shape().1);
+    let options = MultiplyOptions::default();
+    let whole = Block::new(0, 0, rows, cols);
+    gemm_into(
+        "cholesky_adjoint",
+        c,
+        whole,
+        a,
+        b,
+        alpha,
+        beta,
+        lower_only,
+        &options,
+    )
 }

@@ -81,16 +81,16 @@ pub fn log_sum_exp_rows_of_product(
             ),
         });
     }
-    for (argument, m) in [("x", x), ("w", w), ("c", c)] {
+    for (m, reason) in [
+        (x, "x is read as stored: give it the view Entire"),
+        (w, "w is read as stored: give it the view Entire"),
+        (c, "c is read as stored: give it the view Entire"),
+    ] {
         if m.view() != View::Entire {
             return Err(Error::InvalidView {
                 function: F,
                 view: m.view(),
-                reason: match argument {
-                    "x" => "x is read as stored: give it the view Entire",
-                    "w" => "w is read as stored: give it the view Entire",
-                    _ => "c is read as stored: give it the view Entire",
-                },
+                reason,
             });
         }
     }

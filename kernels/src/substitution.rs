@@ -173,7 +173,7 @@ pub(crate) fn solve_preparing<T: ClFloat>(
     } else {
         None
     };
-    let prepared = PreparedTriangular::new(function, a, view)?;
+    let prepared = PreparedTriangular::new(a, view)?;
     let x = prepared.solve_unchecked(function, op, b)?;
     if let Some((diagonal_zeros, a_finite, b_finite)) = checks {
         let [zero] = first_flagged_all([Some(&diagonal_zeros)])?;
@@ -225,7 +225,8 @@ enum Form<T: ClFloat> {
 }
 
 impl<T: ClFloat> PreparedTriangular<T> {
-    fn new(function: &'static str, a: &MatrixCl<T>, view: View) -> Result<Self> {
+    /// `a`'s shape and view were checked by the caller.
+    fn new(a: &MatrixCl<T>, view: View) -> Result<Self> {
         let n = a.rows();
         let form = if n > STEP_MAX_ROWS && view != View::Diagonal {
             let upper = view == View::Upper;
@@ -244,7 +245,6 @@ impl<T: ClFloat> PreparedTriangular<T> {
             }
             Form::Steps { matrix, view }
         };
-        int(function, "a", n)?;
         Ok(PreparedTriangular { n, form })
     }
 

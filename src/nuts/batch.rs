@@ -1,11 +1,13 @@
 //! Batched chains: one evaluation gives several chains' log densities and
 //! gradients ([`BatchDensity`]), and a model that builds such a density on
-//! each device it runs on ([`BatchedModel`], [`BatchModel`]).
+//! each device it runs on ([`BatchedModel`], [`BatchModel`]), or on a share
+//! of the data's rows on each ([`SplitBatchModel`]).
 
-use crate::rev::{self, Var};
+use crate::rev::{self, Eval, Var};
 use clfuse_core::{Device, Error, MatrixCl, Result};
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 /// A log density evaluated at several positions at once: what a batch of
 /// chains on one device calls (see [`sample_batched`](super::sample_batched)).
@@ -134,6 +136,31 @@ pub trait BatchedModel: Sync {
     fn density(&self, device: Device) -> Result<Self::Density<'_>>;
     /// Host map of one unconstrained position to the constrained columns.
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>>;
+    /// The number of data rows the density sums over, when its rows can
+    /// be split over devices ([`Sampler::split_rows`](super::Sampler::split_rows));
+    /// `None` (the default) when they cannot.
+    fn rows(&self) -> Option<usize> {
+        None
+    }
+    /// The density of data rows `rows` alone on `device` (current while
+    /// this runs; the part's data is uploaded there), with the terms that
+    /// read no data (the prior) only when `with_prior`: the parts of a
+    /// split, exactly one of them with the prior, sum to
+    /// [`density`](Self::density). Needed when [`rows`](Self::rows) is
+    /// `Some`; the default is an error.
+    fn part_density(
+        &self,
+        device: Device,
+        rows: Range<usize>,
+        with_prior: bool,
+    ) -> Result<Self::Density<'_>> {
+        let _ = (device, with_prior);
+        Err(Error::Unsupported {
+            what: format!(
+                "BatchedModel::part_density: this model cannot evaluate rows {rows:?} alone"
+            ),
+        })
+    }
 }
 
 /// A batched model of two closures: `upload()` puts the data on the current
@@ -206,5 +233,121 @@ where
 
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
         super::model::unchanged("BatchModel::constrain", self.dim, unconstrained)
+    }
+}
+
+/// A batched model whose data rows can be split over devices: `upload(rows)`
+/// puts rows `rows` of the data on the current device, `likelihood(&data,
+/// &theta)` gives the `1 x k` log likelihoods of those rows alone, and
+/// `prior(&theta)` the `1 x k` terms that read no data. On one device it is
+/// a [`BatchModel`] of all the rows with the prior added; with
+/// [`Sampler::split_rows`](super::Sampler::split_rows) every device
+/// evaluates every chain on its share of the rows, one of them adds the
+/// prior, and the host sums the parts ([`RowSplitDensity`](super::RowSplitDensity)).
+///
+/// ```
+/// use clfuse::nuts::{BatchedModel, SplitBatchModel};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// // y_i ~ N(mu, 1), mu ~ N(0, 10²); one column of `mu` per chain.
+/// let y: Vec<f64> = (0..5).map(|i| 1.0 + 0.1 * i as f64).collect();
+/// let model = SplitBatchModel::new(
+///     1,
+///     y.len(),
+///     |rows: std::ops::Range<usize>| MatrixCl::from_slice(rows.len(), 1, &y[rows]),
+///     |y: &MatrixCl<f64>, mu: &Var| {
+///         let (n, k) = (y.rows(), mu.cols());
+///         colwise_sum(-0.5f64 * square(colwise_broadcast(y, k) - rowwise_broadcast(mu, n))).eval()
+///     },
+///     |mu: &Var| (-0.005f64 * square(mu)).eval(),
+/// );
+/// assert_eq!(model.rows(), Some(5));
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub struct SplitBatchModel<D, U, L, P> {
+    dim: usize,
+    rows: usize,
+    upload: U,
+    likelihood: L,
+    prior: P,
+    data: PhantomData<fn() -> D>,
+}
+
+impl<D, U, L, P> SplitBatchModel<D, U, L, P>
+where
+    U: Fn(Range<usize>) -> Result<D> + Sync,
+    L: Fn(&D, &Var) -> Result<Var> + Sync,
+    P: Fn(&Var) -> Result<Var> + Sync,
+{
+    /// A model over `dim` unconstrained parameters and `rows` data rows.
+    pub fn new(dim: usize, rows: usize, upload: U, likelihood: L, prior: P) -> Self {
+        SplitBatchModel {
+            dim,
+            rows,
+            upload,
+            likelihood,
+            prior,
+            data: PhantomData,
+        }
+    }
+}
+
+impl<D, U, L, P> BatchedModel for SplitBatchModel<D, U, L, P>
+where
+    U: Fn(Range<usize>) -> Result<D> + Sync,
+    L: Fn(&D, &Var) -> Result<Var> + Sync,
+    P: Fn(&Var) -> Result<Var> + Sync,
+{
+    type Density<'m>
+        = DeviceBatchDensity<Box<dyn FnMut(&Var) -> Result<Var> + 'm>>
+    where
+        Self: 'm;
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn column_names(&self) -> Vec<String> {
+        (1..=self.dim).map(|i| format!("theta[{i}]")).collect()
+    }
+
+    fn density(&self, device: Device) -> Result<Self::Density<'_>> {
+        self.part_density(device, 0..self.rows, true)
+    }
+
+    fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
+        super::model::unchanged("SplitBatchModel::constrain", self.dim, unconstrained)
+    }
+
+    fn rows(&self) -> Option<usize> {
+        Some(self.rows)
+    }
+
+    fn part_density(
+        &self,
+        device: Device,
+        rows: Range<usize>,
+        with_prior: bool,
+    ) -> Result<Self::Density<'_>> {
+        if rows.start > rows.end || rows.end > self.rows {
+            return Err(Error::InvalidArgument {
+                function: "SplitBatchModel::part_density",
+                argument: "rows",
+                reason: format!("{rows:?} is not a range of the model's {} rows", self.rows),
+            });
+        }
+        let data = device.run(|| (self.upload)(rows))?;
+        let (likelihood, prior) = (&self.likelihood, &self.prior);
+        DeviceBatchDensity::new(
+            self.dim,
+            Box::new(move |theta: &Var| {
+                let part = likelihood(&data, theta)?;
+                if with_prior {
+                    (&part + &prior(theta)?).eval()
+                } else {
+                    Ok(part)
+                }
+            }),
+        )
     }
 }

@@ -4,7 +4,7 @@ use super::progress::{ChainProgress, RunProgress};
 use super::settings::MAX_INIT_ATTEMPTS;
 use super::{
     BatchClient, BatchStats, BatchedModel, ChainDraws, DensityError, DrawStats, Fit, Init, Model,
-    Sampler, serve_batches,
+    RowSplitDensity, Sampler, serve_batches,
 };
 use clfuse_core::{Error, Result};
 use nuts_rs::rand::rngs::StdRng;
@@ -49,6 +49,14 @@ fn failed(argument: &'static str, reason: String) -> Error {
 pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
     let dim = model.dim();
     sampler.validate(dim)?;
+    if sampler.split_rows {
+        return Err(Error::InvalidArgument {
+            function: "nuts::sample",
+            argument: "sampler",
+            reason: "split_rows needs batched chains: use sample_batched with a splittable model"
+                .into(),
+        });
+    }
     let devices = sampler.devices_or_default()?;
     let names = model.column_names();
     let constrain = |u: &[f64]| model.constrain(u);
@@ -113,22 +121,41 @@ pub fn sample_batched_with_stats<M: BatchedModel>(
         columns: names.len(),
         constrain: &constrain,
     };
+    if sampler.split_rows && model.rows().is_none() {
+        return Err(Error::InvalidArgument {
+            function: "nuts::sample_batched",
+            argument: "model",
+            reason: "split_rows is set, but the model's rows cannot be split (BatchedModel::rows is None)"
+                .into(),
+        });
+    }
     std::thread::scope(|scope| {
         let mut clients: Vec<Option<BatchClient>> = (0..sampler.chains).map(|_| None).collect();
         let mut all_stats = Vec::new();
-        for (index, &device) in devices.iter().enumerate() {
-            let chains: Vec<usize> = (0..sampler.chains)
-                .filter(|&c| sampler.device_of(c, devices.len()) == index)
-                .collect();
-            if chains.is_empty() {
-                continue;
-            }
+        // Each batch: its device, its chains, and how it builds its density.
+        if sampler.split_rows && devices.len() > 1 {
+            // One batch of every chain, its rows over every device.
+            let density = RowSplitDensity::start(scope, model, &devices)?;
+            let chains: Vec<usize> = (0..sampler.chains).collect();
             let (served, stats) =
-                serve_batches(scope, device, dim, &chains, move || model.density(device));
-            for (chain, client) in chains.into_iter().zip(served) {
-                clients[chain] = Some(client);
-            }
+                serve_batches(scope, devices[0], dim, &chains, move || Ok(density));
+            clients = served.into_iter().map(Some).collect();
             all_stats.push(stats);
+        } else {
+            for (index, &device) in devices.iter().enumerate() {
+                let chains: Vec<usize> = (0..sampler.chains)
+                    .filter(|&c| sampler.device_of(c, devices.len()) == index)
+                    .collect();
+                if chains.is_empty() {
+                    continue;
+                }
+                let (served, stats) =
+                    serve_batches(scope, device, dim, &chains, move || model.density(device));
+                for (chain, client) in chains.into_iter().zip(served) {
+                    clients[chain] = Some(client);
+                }
+                all_stats.push(stats);
+            }
         }
         let clients = Mutex::new(clients);
         let fit = run_chains(sampler, names, &|chain, bar, stop| {

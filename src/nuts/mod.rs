@@ -10,7 +10,9 @@
 //!   closure. [`sample_batched`] runs the chains of a [`BatchedModel`] in
 //!   batches, one per device ([`Sampler::devices`]): each batch evaluates
 //!   all its running chains' densities and gradients in one call
-//!   ([`DeviceBatchDensity`]: parameters as `dim x chains` columns).
+//!   ([`DeviceBatchDensity`]: parameters as `dim x chains` columns), or
+//!   one batch whose data rows are split over the devices
+//!   ([`Sampler::split_rows`], [`SplitBatchModel`], [`RowSplitDensity`]).
 //! - [`DeviceDensity`] turns a model written with [`rev`](crate::rev) — a
 //!   closure from one column of parameters to a `1 x 1` log density — into
 //!   `nuts-rs`'s [`CpuLogpFunc`](nuts_rs::CpuLogpFunc). Each evaluation
@@ -49,9 +51,10 @@ mod progress;
 mod rendezvous;
 mod settings;
 mod single;
+mod split;
 mod summary;
 
-pub use batch::{BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity};
+pub use batch::{BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity, SplitBatchModel};
 pub use chains::{sample, sample_batched, sample_batched_with_stats};
 pub use density::{DensityError, DeviceDensity};
 pub use draws::{ChainDraws, DrawStats, Fit};
@@ -59,4 +62,5 @@ pub use model::{Model, UnconstrainedModel};
 pub use rendezvous::{BatchClient, BatchStats, serve_batches};
 pub use settings::{Init, Sampler};
 pub use single::{ChainResult, RunLength, sample_chain};
+pub use split::RowSplitDensity;
 pub use summary::{Summary, SummaryRow};

@@ -77,6 +77,15 @@ pub struct Sampler {
     /// be there); with [`sample_batched`](super::sample_batched) each
     /// device is one batch with its own copy of the data.
     pub devices: Vec<clfuse_core::Device>,
+    /// With [`sample_batched`](super::sample_batched) and several
+    /// [`devices`](Self::devices): one batch of every chain whose data
+    /// rows are split over the devices, each evaluating all the chains on
+    /// its share of the rows ([`RowSplitDensity`](super::RowSplitDensity)),
+    /// instead of each device batching its share of the chains (false).
+    /// The model must be splittable ([`BatchedModel::rows`](super::BatchedModel::rows),
+    /// e.g. a [`SplitBatchModel`](super::SplitBatchModel)); [`sample`](super::sample)
+    /// does not split.
+    pub split_rows: bool,
 }
 
 impl Default for Sampler {
@@ -92,6 +101,7 @@ impl Default for Sampler {
             init: Init::default(),
             progress: false,
             devices: Vec::new(),
+            split_rows: false,
         }
     }
 }

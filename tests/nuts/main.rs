@@ -10,3 +10,4 @@ mod diagnostics;
 mod fit;
 mod front_end;
 mod settings;
+mod split;

@@ -1,0 +1,246 @@
+//! One batch of chains over several devices, split by data rows: every
+//! device evaluates every chain on its share of the rows, and the host
+//! sums the parts' values and gradients.
+//!
+//! Giving each device its share of the chains saves little when a batch
+//! reads its data once whatever its number of chains (`x θ` is one GEMM
+//! for all of them): each device still reads all of `x`. Splitting the
+//! rows halves what each device reads. Each part runs on a worker thread
+//! of its own, which owns the part's density (device variables are per
+//! thread): a call sends the positions to every worker before it waits for
+//! any, so the devices work at once, and the host waits once per part.
+
+use super::batch::{BatchDensity, BatchedModel};
+use clfuse_core::{Device, Error, Result};
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+/// A part's answer: the values of the batch's chains and their gradients.
+type PartAnswer = Result<(Vec<f64>, Vec<f64>)>;
+
+/// A part's worker, as the density that feeds it sees it.
+struct Part {
+    device: Device,
+    rows: Range<usize>,
+    ask: Sender<Arc<Vec<f64>>>,
+    answers: Receiver<PartAnswer>,
+}
+
+/// A [`BatchDensity`] whose data rows are split over devices (see the
+/// module notes): what [`sample_batched`](super::sample_batched) serves
+/// the chains with when [`Sampler::split_rows`](super::Sampler::split_rows)
+/// is set. Its workers live in the scope given to [`start`](Self::start)
+/// and stop when it is dropped.
+///
+/// ```
+/// use clfuse::nuts::{BatchDensity, RowSplitDensity, SplitBatchModel};
+/// use clfuse::prelude::*;
+/// use clfuse::rev::Var;
+/// let y: Vec<f64> = (0..7).map(|i| i as f64).collect();
+/// let model = SplitBatchModel::new(
+///     1,
+///     y.len(),
+///     |rows: std::ops::Range<usize>| MatrixCl::from_slice(rows.len(), 1, &y[rows]),
+///     |y: &MatrixCl<f64>, mu: &Var| {
+///         let (n, k) = (y.rows(), mu.cols());
+///         colwise_sum(-0.5f64 * square(colwise_broadcast(y, k) - rowwise_broadcast(mu, n))).eval()
+///     },
+///     |mu: &Var| (-0.5f64 * square(mu)).eval(),
+/// );
+/// let device = clfuse::Device::default_device()?;
+/// std::thread::scope(|scope| {
+///     // Two parts on one device here; on a machine with two GPUs, one each.
+///     let mut density = RowSplitDensity::start(scope, &model, &[device, device])?;
+///     let mut gradient = [0.0];
+///     let value = density.evaluate(&[3.0], &mut gradient)?;
+///     // Σ -(y - 3)²/2 - 3²/2 over y = 0..6: -14 - 4.5; d/dμ = Σ (y - 3) - 3.
+///     assert!((value[0] + 18.5).abs() < 1e-12 && (gradient[0] + 3.0).abs() < 1e-12);
+///     Ok::<(), clfuse::Error>(())
+/// })?;
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub struct RowSplitDensity {
+    dim: usize,
+    parts: Vec<Part>,
+}
+
+impl RowSplitDensity {
+    /// Splits `model`'s rows into near-equal consecutive shares, one per
+    /// device of `devices` (a device listed twice takes two shares), and
+    /// starts one worker per share with rows in `scope`; the first share
+    /// with rows also evaluates the prior. Each worker builds its part's density
+    /// ([`BatchedModel::part_density`]: the part's data is uploaded once,
+    /// on its device) before its first evaluation; an error there is that
+    /// evaluation's error.
+    pub fn start<'scope, M: BatchedModel>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        model: &'scope M,
+        devices: &[Device],
+    ) -> Result<Self> {
+        let rows = model.rows().ok_or_else(|| Error::InvalidArgument {
+            function: "RowSplitDensity::start",
+            argument: "model",
+            reason: "its rows cannot be split (BatchedModel::rows is None)".into(),
+        })?;
+        if devices.is_empty() {
+            return Err(Error::InvalidArgument {
+                function: "RowSplitDensity::start",
+                argument: "devices",
+                reason: "is empty".into(),
+            });
+        }
+        let shares = devices.len();
+        let share = |k: usize| k * rows / shares..(k + 1) * rows / shares;
+        // The prior goes with the first share that has rows (the first
+        // share when none has); other shares without rows (fewer rows than
+        // devices) have nothing to add.
+        let prior_share = (0..shares).find(|&k| !share(k).is_empty()).unwrap_or(0);
+        let parts = devices
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k == prior_share || !share(k).is_empty())
+            .map(|(k, &device)| start_part(scope, model, device, share(k), k == prior_share))
+            .collect();
+        Ok(RowSplitDensity {
+            dim: model.dim(),
+            parts,
+        })
+    }
+
+    /// The devices and rows of the parts, in order (the first adds the
+    /// prior).
+    pub fn parts(&self) -> Vec<(Device, Range<usize>)> {
+        self.parts
+            .iter()
+            .map(|p| (p.device, p.rows.clone()))
+            .collect()
+    }
+}
+
+/// Starts the worker of one part: it builds the part's density on its
+/// device, then answers every batch it is sent until the density that
+/// feeds it is dropped.
+fn start_part<'scope, M: BatchedModel>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    model: &'scope M,
+    device: Device,
+    rows: Range<usize>,
+    with_prior: bool,
+) -> Part {
+    let (ask, asked) = channel::<Arc<Vec<f64>>>();
+    let (answer, answers) = channel::<PartAnswer>();
+    let share = rows.clone();
+    scope.spawn(move || {
+        // A panicking part ends its worker: its channels close, and the
+        // density reports the part as stopped instead of the panic
+        // reaching the scope.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            device.run(|| {
+                let mut density = model.part_density(device, share, with_prior);
+                while let Ok(positions) = asked.recv() {
+                    let reply = match &mut density {
+                        Ok(d) => {
+                            let mut gradients = vec![0.0; positions.len()];
+                            d.evaluate(&positions, &mut gradients)
+                                .map(|values| (values, gradients))
+                        }
+                        Err(e) => Err(e.clone()),
+                    };
+                    if answer.send(reply).is_err() {
+                        return;
+                    }
+                }
+            })
+        }));
+    });
+    Part {
+        device,
+        rows,
+        ask,
+        answers,
+    }
+}
+
+impl Part {
+    fn stopped(&self) -> Error {
+        Error::Unsupported {
+            what: format!(
+                "nuts::RowSplitDensity: the worker of rows {:?} on device {} has stopped (its model panicked)",
+                self.rows,
+                self.device.info().index
+            ),
+        }
+    }
+}
+
+impl BatchDensity for RowSplitDensity {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>> {
+        let batch = positions.len() / self.dim.max(1);
+        if batch == 0
+            || !positions.len().is_multiple_of(self.dim.max(1))
+            || gradients.len() != positions.len()
+        {
+            return Err(Error::InvalidArgument {
+                function: "RowSplitDensity::evaluate",
+                argument: "positions",
+                reason: format!(
+                    "has {} values and gradients {}: both must hold k >= 1 columns of {}",
+                    positions.len(),
+                    gradients.len(),
+                    self.dim
+                ),
+            });
+        }
+        // Every part is asked before any answer is awaited, so the devices
+        // work at once; every part that was asked is heard, even after an
+        // error, so that no answer is left for the next call.
+        let shared = Arc::new(positions.to_vec());
+        let asked: Vec<bool> = self
+            .parts
+            .iter()
+            .map(|p| p.ask.send(Arc::clone(&shared)).is_ok())
+            .collect();
+        let mut values = vec![0.0; batch];
+        let mut total = vec![0.0; gradients.len()];
+        let mut first_error = None;
+        for (part, asked) in self.parts.iter().zip(asked) {
+            let answer = if asked {
+                part.answers.recv().unwrap_or_else(|_| Err(part.stopped()))
+            } else {
+                Err(part.stopped())
+            };
+            match answer {
+                Ok((v, g)) if v.len() == batch && g.len() == total.len() => {
+                    values.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
+                    total.iter_mut().zip(&g).for_each(|(a, b)| *a += b);
+                }
+                Ok((v, _)) => {
+                    first_error.get_or_insert(Error::InvalidArgument {
+                        function: "RowSplitDensity::evaluate",
+                        argument: "model",
+                        reason: format!(
+                            "the part of rows {:?} gave {} values for {batch} positions",
+                            part.rows,
+                            v.len()
+                        ),
+                    });
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => {
+                gradients.copy_from_slice(&total);
+                Ok(values)
+            }
+        }
+    }
+}

@@ -5,15 +5,16 @@
 //! runs of the same. Every figure is per call: the host has each chain's
 //! value and gradient before the call returns, as a sampler needs.
 
-use crate::glm::data;
+use crate::glm::data as data_host;
 use crate::workloads::Ctx;
 use clfuse::Device;
 use clfuse::nuts::{
-    BatchDensity, BatchModel, DeviceBatchDensity, DeviceDensity, Model, Sampler, sample,
-    sample_batched,
+    BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity, DeviceDensity, Model,
+    RowSplitDensity, Sampler, SplitBatchModel, sample, sample_batched,
 };
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
+use std::ops::Range;
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -28,7 +29,7 @@ struct Data {
 }
 
 fn upload(n: usize, p: usize) -> clfuse::Result<Data> {
-    let (xs, ys, _) = data(n, p);
+    let (xs, ys, _) = data_host(n, p);
     let sign: Vec<f64> = ys.iter().map(|&y| f64::from(2 * y - 1)).collect();
     Ok(Data {
         x: MatrixCl::from_slice(n, p, &xs)?,
@@ -37,18 +38,91 @@ fn upload(n: usize, p: usize) -> clfuse::Result<Data> {
     })
 }
 
-/// Logistic regression with a standard normal prior, one log density per
-/// column of `theta` (`p x k`): `Σ log_inv_logit(s ∘ x θ) - ½ Σ θ²`.
-fn logistic(d: &Data, theta: &Var) -> clfuse::Result<Var> {
+/// Rows `rows` of the `n x p` data on the current device (one part of a
+/// row split), from the host arrays of [`data`].
+fn upload_rows(
+    host: &(Vec<f64>, Vec<i32>),
+    n: usize,
+    p: usize,
+    rows: Range<usize>,
+) -> clfuse::Result<Data> {
+    let (xs, ys) = host;
+    let mut x = Vec::with_capacity(rows.len() * p);
+    for j in 0..p {
+        x.extend_from_slice(&xs[j * n + rows.start..j * n + rows.end]);
+    }
+    let sign: Vec<f64> = ys[rows.clone()]
+        .iter()
+        .map(|&y| f64::from(2 * y - 1))
+        .collect();
+    Ok(Data {
+        x: MatrixCl::from_slice(rows.len(), p, &x)?,
+        y: MatrixCl::from_slice(rows.len(), 1, &ys[rows])?,
+        sign: MatrixCl::from_slice(sign.len(), 1, &sign)?,
+    })
+}
+
+/// The logistic likelihood, one per column of `theta` (`p x k`):
+/// `Σ log_inv_logit(s ∘ x θ)`.
+fn logistic_likelihood(d: &Data, theta: &Var) -> clfuse::Result<Var> {
     let k = theta.cols();
     let eta = (&d.x * theta).eval()?;
-    let likelihood = colwise_sum(log_inv_logit(elt_multiply(
+    colwise_sum(log_inv_logit(elt_multiply(
         colwise_broadcast(&d.sign, k),
         &eta,
     )))
-    .eval()?;
+    .eval()
+}
+
+/// The standard normal prior, one per column: `-½ Σ θ²`.
+fn logistic_prior(theta: &Var) -> clfuse::Result<Var> {
+    let sum: Var = colwise_sum(square(theta)).eval()?;
+    (-0.5f64 * &sum).eval()
+}
+
+/// Logistic regression with a standard normal prior, one log density per
+/// column of `theta` (`p x k`): `Σ log_inv_logit(s ∘ x θ) - ½ Σ θ²`.
+fn logistic(d: &Data, theta: &Var) -> clfuse::Result<Var> {
+    let likelihood = logistic_likelihood(d, theta)?;
     let prior = colwise_sum(square(theta)).eval()?;
     (&likelihood - 0.5f64 * &prior).eval()
+}
+
+/// The same model with its rows splittable over devices.
+fn split_logistic(host: &(Vec<f64>, Vec<i32>), n: usize, p: usize) -> impl BatchedModel + '_ {
+    SplitBatchModel::new(
+        p,
+        n,
+        move |rows| upload_rows(host, n, p, rows),
+        logistic_likelihood,
+        logistic_prior,
+    )
+}
+
+/// Seconds per call of `CHAINS` chains in one batch whose rows are split
+/// over `devices` (the host sums the parts).
+fn split_batched(
+    (reps, rounds): (usize, usize),
+    model: &(impl BatchedModel + Sync),
+    devices: &[Device],
+    p: usize,
+) -> clfuse::Result<(f64, f64, f64)> {
+    std::thread::scope(|scope| {
+        let mut density = RowSplitDensity::start(scope, model, devices)?;
+        let at: Vec<f64> = (0..CHAINS).flat_map(|c| position(p, c)).collect();
+        let mut g = vec![0.0; at.len()];
+        density.evaluate(&at, &mut g)?;
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            let start = Instant::now();
+            for _ in 0..rounds {
+                density.evaluate(&at, &mut g)?;
+            }
+            times.push(start.elapsed().as_secs_f64() / rounds as f64);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
+    })
 }
 
 /// The same model for one chain through the bernoulli GLM leaf (the
@@ -231,6 +305,18 @@ pub fn per_call(
                 0.0,
                 t,
             );
+            let (xs, ys, _) = data_host(n, p);
+            let host = (xs, ys);
+            let model = split_logistic(&host, n, p);
+            let t = split_batched((reps, rounds), &model, &devices[..2], p)?;
+            ctx.push(
+                &w,
+                "8 chains batched, rows split over two devices (per call)",
+                n,
+                bytes,
+                0.0,
+                t,
+            );
         }
     }
     Ok(())
@@ -271,6 +357,22 @@ pub fn whole_runs(
     if devices.len() >= 2 {
         let t = once(&|| sample_batched(&model, &sampler(&devices[..2])).map(drop))?;
         ctx.push(&w, "8 chains batched, two devices", n, 0.0, 0.0, t);
+        let (xs, ys, _) = data_host(n, p);
+        let host = (xs, ys);
+        let split = split_logistic(&host, n, p);
+        let split_sampler = Sampler {
+            split_rows: true,
+            ..sampler(&devices[..2])
+        };
+        let t = once(&|| sample_batched(&split, &split_sampler).map(drop))?;
+        ctx.push(
+            &w,
+            "8 chains batched, rows split over two devices",
+            n,
+            0.0,
+            0.0,
+            t,
+        );
     }
     Ok(())
 }

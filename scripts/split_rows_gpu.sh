@@ -8,7 +8,7 @@
 # bash scripts/split_rows_gpu.sh. Summary in $OUT/summary.txt, raw beside it.
 source "$(dirname "$0")/lease.sh"
 export FUSION_PLATFORM=nvidia FUSION_DEVICE=0
-for round in 1 2; do
+for round in ${ROUNDS:-1 2}; do
   echo "== chains, round $round" >> $S
   timeout 280 "$bin/bench_report" --suite chains --devices 0,1 --out "$OUT/chains-$round" \
     > "$OUT/chains-$round.log" 2>&1

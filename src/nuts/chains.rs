@@ -135,10 +135,12 @@ pub fn sample_batched_with_stats<M: BatchedModel>(
         // Each batch: its device, its chains, and how it builds its density.
         if sampler.split_rows && devices.len() > 1 {
             // One batch of every chain, its rows over every device.
-            let density = RowSplitDensity::start(scope, model, &devices)?;
+            // Built on the batch thread, which evaluates the first part.
             let chains: Vec<usize> = (0..sampler.chains).collect();
-            let (served, stats) =
-                serve_batches(scope, devices[0], dim, &chains, move || Ok(density));
+            let on = devices.clone();
+            let (served, stats) = serve_batches(scope, devices[0], dim, &chains, move || {
+                RowSplitDensity::start(scope, model, &on)
+            });
             clients = served.into_iter().map(Some).collect();
             all_stats.push(stats);
         } else {

@@ -5,10 +5,11 @@
 //! Giving each device its share of the chains saves little when a batch
 //! reads its data once whatever its number of chains (`x θ` is one GEMM
 //! for all of them): each device still reads all of `x`. Splitting the
-//! rows halves what each device reads. Each part runs on a worker thread
-//! of its own, which owns the part's density (device variables are per
-//! thread): a call sends the positions to every worker before it waits for
-//! any, so the devices work at once, and the host waits once per part.
+//! rows halves what each device reads. The calling thread evaluates the
+//! first part itself; every other part runs on a worker thread of its own,
+//! which owns the part's density (device variables are per thread). A call
+//! sends the positions to every worker before it evaluates its own part,
+//! so the devices work at once, and the host waits once per part.
 
 use super::batch::{BatchDensity, BatchedModel};
 use clfuse_core::{Device, Error, Result};
@@ -60,20 +61,34 @@ struct Part {
 /// })?;
 /// # Ok::<(), clfuse::Error>(())
 /// ```
-pub struct RowSplitDensity {
+pub struct RowSplitDensity<'scope, M: BatchedModel + 'scope> {
     dim: usize,
-    parts: Vec<Part>,
+    /// The first part (with the prior), evaluated by the calling thread;
+    /// its density is built there at the first call.
+    local: LocalPart<'scope, M>,
+    /// The other parts, each on its worker.
+    remote: Vec<Part>,
 }
 
-impl RowSplitDensity {
+/// The part the calling thread evaluates itself: one thread hand-off less
+/// per call than a worker's.
+struct LocalPart<'scope, M: BatchedModel + 'scope> {
+    model: &'scope M,
+    device: Device,
+    rows: Range<usize>,
+    density: Option<Result<M::Density<'scope>>>,
+}
+
+impl<'scope, M: BatchedModel + 'scope> RowSplitDensity<'scope, M> {
     /// Splits `model`'s rows into near-equal consecutive shares, one per
-    /// device of `devices` (a device listed twice takes two shares), and
-    /// starts one worker per share with rows in `scope`; the first share
-    /// with rows also evaluates the prior. Each worker builds its part's density
-    /// ([`BatchedModel::part_density`]: the part's data is uploaded once,
-    /// on its device) before its first evaluation; an error there is that
-    /// evaluation's error.
-    pub fn start<'scope, M: BatchedModel>(
+    /// device of `devices` (a device listed twice takes two shares). The
+    /// first share with rows also evaluates the prior and is evaluated by
+    /// the thread that calls [`evaluate`](BatchDensity::evaluate); every
+    /// other share with rows gets a worker in `scope`. Each part's density
+    /// ([`BatchedModel::part_density`]: the part's data uploaded once, on
+    /// its device) is built before its first evaluation; an error there is
+    /// that evaluation's error.
+    pub fn start(
         scope: &'scope std::thread::Scope<'scope, '_>,
         model: &'scope M,
         devices: &[Device],
@@ -95,26 +110,49 @@ impl RowSplitDensity {
         // The prior goes with the first share that has rows (the first
         // share when none has); other shares without rows (fewer rows than
         // devices) have nothing to add.
-        let prior_share = (0..shares).find(|&k| !share(k).is_empty()).unwrap_or(0);
-        let parts = devices
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| k == prior_share || !share(k).is_empty())
-            .map(|(k, &device)| start_part(scope, model, device, share(k), k == prior_share))
+        let first = (0..shares).find(|&k| !share(k).is_empty()).unwrap_or(0);
+        let remote = (first + 1..shares)
+            .filter(|&k| !share(k).is_empty())
+            .map(|k| start_part(scope, model, devices[k], share(k)))
             .collect();
         Ok(RowSplitDensity {
             dim: model.dim(),
-            parts,
+            local: LocalPart {
+                model,
+                device: devices[first],
+                rows: share(first),
+                density: None,
+            },
+            remote,
         })
     }
 
     /// The devices and rows of the parts, in order (the first adds the
-    /// prior).
+    /// prior and is evaluated by the calling thread).
     pub fn parts(&self) -> Vec<(Device, Range<usize>)> {
-        self.parts
-            .iter()
-            .map(|p| (p.device, p.rows.clone()))
+        std::iter::once((self.local.device, self.local.rows.clone()))
+            .chain(self.remote.iter().map(|p| (p.device, p.rows.clone())))
             .collect()
+    }
+}
+
+impl<M: BatchedModel> LocalPart<'_, M> {
+    fn evaluate(&mut self, positions: &[f64]) -> PartAnswer {
+        let (model, device) = (self.model, self.device);
+        let rows = self.rows.clone();
+        device.run(|| {
+            let density = self
+                .density
+                .get_or_insert_with(|| model.part_density(device, rows, true));
+            match density {
+                Ok(d) => {
+                    let mut gradients = vec![0.0; positions.len()];
+                    d.evaluate(positions, &mut gradients)
+                        .map(|values| (values, gradients))
+                }
+                Err(e) => Err(e.clone()),
+            }
+        })
     }
 }
 
@@ -126,7 +164,6 @@ fn start_part<'scope, M: BatchedModel>(
     model: &'scope M,
     device: Device,
     rows: Range<usize>,
-    with_prior: bool,
 ) -> Part {
     let (ask, asked) = channel::<Arc<Vec<f64>>>();
     let (answer, answers) = channel::<PartAnswer>();
@@ -137,7 +174,7 @@ fn start_part<'scope, M: BatchedModel>(
         // reaching the scope.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             device.run(|| {
-                let mut density = model.part_density(device, share, with_prior);
+                let mut density = model.part_density(device, share, false);
                 while let Ok(positions) = asked.recv() {
                     let reply = match &mut density {
                         Ok(d) => {
@@ -174,7 +211,7 @@ impl Part {
     }
 }
 
-impl BatchDensity for RowSplitDensity {
+impl<M: BatchedModel> BatchDensity for RowSplitDensity<'_, M> {
     fn dim(&self) -> usize {
         self.dim
     }
@@ -196,24 +233,31 @@ impl BatchDensity for RowSplitDensity {
                 ),
             });
         }
-        // Every part is asked before any answer is awaited, so the devices
-        // work at once; every part that was asked is heard, even after an
-        // error, so that no answer is left for the next call.
+        // The workers are asked before this thread evaluates its own part,
+        // so the devices work at once; every worker that was asked is
+        // heard, even after an error, so that no answer is left for the
+        // next call.
         let shared = Arc::new(positions.to_vec());
         let asked: Vec<bool> = self
-            .parts
+            .remote
             .iter()
             .map(|p| p.ask.send(Arc::clone(&shared)).is_ok())
             .collect();
+        let own = self.local.evaluate(positions);
+        let answers = std::iter::once((own, self.local.rows.clone())).chain(
+            self.remote.iter().zip(asked).map(|(part, asked)| {
+                let answer = if asked {
+                    part.answers.recv().unwrap_or_else(|_| Err(part.stopped()))
+                } else {
+                    Err(part.stopped())
+                };
+                (answer, part.rows.clone())
+            }),
+        );
         let mut values = vec![0.0; batch];
         let mut total = vec![0.0; gradients.len()];
         let mut first_error = None;
-        for (part, asked) in self.parts.iter().zip(asked) {
-            let answer = if asked {
-                part.answers.recv().unwrap_or_else(|_| Err(part.stopped()))
-            } else {
-                Err(part.stopped())
-            };
+        for (answer, rows) in answers {
             match answer {
                 Ok((v, g)) if v.len() == batch && g.len() == total.len() => {
                     values.iter_mut().zip(&v).for_each(|(a, b)| *a += b);
@@ -224,8 +268,7 @@ impl BatchDensity for RowSplitDensity {
                         function: "RowSplitDensity::evaluate",
                         argument: "model",
                         reason: format!(
-                            "the part of rows {:?} gave {} values for {batch} positions",
-                            part.rows,
+                            "the part of rows {rows:?} gave {} values for {batch} positions",
                             v.len()
                         ),
                     });

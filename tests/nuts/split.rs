@@ -227,14 +227,15 @@ fn split_rows_needs_a_splittable_model_and_batched_chains() -> Result<()> {
     Ok(())
 }
 
-/// A model whose second part fails to upload (`fail`), or whose parts
-/// panic in their first evaluation (`panic`).
-fn faulty(fail: bool, panic: bool) -> impl BatchedModel {
+/// A model of 11 rows (parts 0..5 and 5..11 over two devices) whose part
+/// starting at row `failing` fails to upload, or whose second part (the
+/// worker's) panics in its first evaluation.
+fn faulty(failing: Option<usize>, panic: bool) -> impl BatchedModel {
     SplitBatchModel::new(
         1,
-        10,
+        11,
         move |rows: Range<usize>| {
-            if fail && rows.start > 0 {
+            if failing == Some(rows.start) {
                 return Err(Error::OpenCl {
                     code: -4,
                     name: "CL_MEM_OBJECT_ALLOCATION_FAILURE (injected)".into(),
@@ -244,7 +245,7 @@ fn faulty(fail: bool, panic: bool) -> impl BatchedModel {
             MatrixCl::from_slice(rows.len(), 1, &vec![1.0; rows.len()])
         },
         move |y: &MatrixCl<f64>, mu: &Var| {
-            if panic {
+            if panic && y.rows() == 6 {
                 panic!("the part panics on purpose");
             }
             let (n, k) = (y.rows(), mu.cols());
@@ -265,11 +266,18 @@ fn a_failing_or_panicking_part_is_an_error_not_a_hang() -> Result<()> {
         split_rows: true,
         ..Sampler::default()
     };
-    match sample_batched(&faulty(true, false), &sampler) {
-        Err(Error::OpenCl { name, .. }) => assert!(name.contains("injected"), "{name}"),
-        other => panic!("expected the injected error, got {other:?}"),
+    // The calling thread's part and a worker's part.
+    for failing in [0, 5] {
+        match sample_batched(&faulty(Some(failing), false), &sampler) {
+            Err(Error::OpenCl { name, .. }) => assert!(name.contains("injected"), "{name}"),
+            other => panic!("part at {failing}: expected the injected error, got {other:?}"),
+        }
     }
-    let model = faulty(false, true);
+    match sample_batched(&faulty(None, true), &sampler) {
+        Err(Error::Unsupported { what }) => assert!(what.contains("stopped"), "{what}"),
+        other => panic!("expected the stopped part's error, got {other:?}"),
+    }
+    let model = faulty(None, true);
     std::thread::scope(|scope| -> Result<()> {
         let mut split = RowSplitDensity::start(scope, &model, &devices)?;
         let mut g = [0.0];

@@ -19,3 +19,10 @@ done
 echo "== JAX" >> $S
 timeout 100 python3 "$here/chains_reference.py" "$OUT/chains-jax.json" >> $S 2>&1
 echo "rc=$?" >> $S
+# What one part costs alone: the batched call at half the rows on one GPU.
+echo "== half rows, per call only" >> $S
+timeout 120 "$bin/bench_report" --suite chains --devices 0,1 --no-runs --glm-shapes 5e3x10,5e5x100 \
+  --out "$OUT/chains-half" > "$OUT/chains-half.log" 2>&1
+echo "rc=$?" >> $S
+grep "^|" "$OUT/chains-half/report.md" >> $S
+rm -f "$OUT/chains-half"/*.png

@@ -81,6 +81,9 @@ struct Args {
     /// With `--suite chains`: the devices the batched chains spread over.
     #[arg(long, value_delimiter = ',')]
     devices: Vec<String>,
+    /// With `--suite chains`: per-call figures only, no whole NUTS runs.
+    #[arg(long)]
+    no_runs: bool,
     /// Internal: be one first-call measurement process (see `--suite host`).
     #[arg(long, hide = true)]
     first_call_child: bool,
@@ -374,7 +377,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ctx.progress.set_message("chains per call");
         chains::per_call(&mut ctx, &devices, shapes, rounds)?;
         // A profiled run times kernels, not whole runs.
-        if !rt.profiling() {
+        if !rt.profiling() && !args.no_runs {
             ctx.progress.set_message("chains, whole runs");
             chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
         }

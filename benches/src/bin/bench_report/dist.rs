@@ -59,6 +59,20 @@ pub fn scalar_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
         format!("{w}, n = {n}"),
         per_call(|| dist::normal_lpdf(&y, &mu, &sigma).eval()),
     )?;
+    // What any call costs at least, per call as well: one launch and one
+    // read-back; and one pass over `y` (a sum) with its read-back, the
+    // least a density of `y` can do.
+    let one = MatrixCl::<f64>::zeros(1, 1)?;
+    let t = measure(ctx.reps, || {
+        std::hint::black_box((&one + 1.0).eval()?.to_vec()?);
+        Ok(())
+    })?;
+    ctx.push(w, "floor: a 1 x 1 kernel and its read-back", n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || {
+        std::hint::black_box(colwise_sum(&y).eval()?.to_vec()?);
+        Ok(())
+    })?;
+    ctx.push(w, "floor: sum(y) and its read-back", n, bytes, 0.0, t);
     let w = "student_t_lpdf value+grad, scalar nu, mu, sigma";
     let t = measure(
         ctx.reps,

@@ -102,9 +102,14 @@ struct Args {
     /// With `--suite seeds`: the largest GP n the CPU also evaluates.
     #[arg(long, value_parser = parse_size)]
     gp_cpu_max: Option<usize>,
-    /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`.
+    /// GLM shapes (N x P) instead of the standard ones, e.g. `1e6x100,1e7x10`
+    /// (`--suite glm`, `host` with `--devices`, `chains`).
     #[arg(long, value_parser = parse_shapes)]
     glm_shapes: Option<Shapes>,
+    /// With `--suite chains`: the shape (N x P) of the whole NUTS runs
+    /// instead of 1e4x10.
+    #[arg(long, value_parser = parse_shapes)]
+    run_shape: Option<Shapes>,
 }
 
 /// GLM shapes (N, P), parsed from one argument.
@@ -234,6 +239,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     (1_000_000, 100),
                 ]
             };
+            let shapes = args.glm_shapes.as_ref().map_or(shapes, |s| &s.0[..]);
             data_parallel::glm(&mut ctx, &args.devices, shapes)?;
         }
     }
@@ -379,6 +385,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         // A profiled run times kernels, not whole runs.
         if !rt.profiling() && !args.no_runs {
             ctx.progress.set_message("chains, whole runs");
+            let run_shape = match &args.run_shape {
+                Some(Shapes(shapes)) => shapes.first().copied().unwrap_or(run_shape),
+                None => run_shape,
+            };
             chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
         }
     }

@@ -110,6 +110,10 @@ struct Args {
     /// instead of 1e4x10.
     #[arg(long, value_parser = parse_shapes)]
     run_shape: Option<Shapes>,
+    /// With `--suite chains`: warm-up and draws per chain of the whole
+    /// runs (`WARMUPxDRAWS`) instead of 1000x1000.
+    #[arg(long, value_parser = parse_shapes)]
+    run_length: Option<Shapes>,
 }
 
 /// GLM shapes (N, P), parsed from one argument.
@@ -389,7 +393,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 Some(Shapes(shapes)) => shapes.first().copied().unwrap_or(run_shape),
                 None => run_shape,
             };
-            chains::whole_runs(&mut ctx, &devices, run_shape, run_length.0, run_length.1)?;
+            let (warmup, draws) = match &args.run_length {
+                Some(Shapes(lengths)) => lengths
+                    .first()
+                    .map_or(run_length, |&(w, d)| (w as u64, d as u64)),
+                None => run_length,
+            };
+            chains::whole_runs(&mut ctx, &devices, run_shape, warmup, draws)?;
         }
     }
     if args.suite == Suite::Seeds {

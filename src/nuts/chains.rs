@@ -85,6 +85,12 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
 /// of an unbatched run with the same seed (up to the last bits of the
 /// batched evaluation's arithmetic).
 ///
+/// With [`Sampler::split_rows`] and several devices there is one batch of
+/// every chain instead, whose data rows are split over the devices
+/// ([`RowSplitDensity`]: each device evaluates every chain on its share;
+/// the model must be splittable, such as a
+/// [`SplitBatchModel`](super::SplitBatchModel)).
+///
 /// Errors as [`sample`]'s; a device whose evaluation fails gives its
 /// chains that error, the run stops and returns it.
 ///
@@ -106,7 +112,8 @@ pub fn sample_batched<M: BatchedModel>(model: &M, sampler: &Sampler) -> Result<F
 }
 
 /// [`sample_batched`], with each device's [`BatchStats`] (in
-/// [`Sampler::devices`] order; a device without chains has none).
+/// [`Sampler::devices`] order; a device without chains has none; one for
+/// the whole batch when its rows are split).
 pub fn sample_batched_with_stats<M: BatchedModel>(
     model: &M,
     sampler: &Sampler,

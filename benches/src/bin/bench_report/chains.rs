@@ -103,7 +103,7 @@ fn split_logistic(host: &(Vec<f64>, Vec<i32>), n: usize, p: usize) -> impl Batch
 /// over `devices` (the host sums the parts).
 fn split_batched(
     (reps, rounds): (usize, usize),
-    model: &(impl BatchedModel + Sync),
+    model: &impl BatchedModel,
     devices: &[Device],
     p: usize,
 ) -> clfuse::Result<(f64, f64, f64)> {

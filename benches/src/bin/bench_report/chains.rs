@@ -39,7 +39,7 @@ fn upload(n: usize, p: usize) -> clfuse::Result<Data> {
 }
 
 /// Rows `rows` of the `n x p` data on the current device (one part of a
-/// row split), from the host arrays of [`data`].
+/// row split), from the host arrays of [`data_host`].
 fn upload_rows(
     host: &(Vec<f64>, Vec<i32>),
     n: usize,

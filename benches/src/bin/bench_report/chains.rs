@@ -9,8 +9,8 @@ use crate::glm::data as data_host;
 use crate::workloads::Ctx;
 use clfuse::Device;
 use clfuse::nuts::{
-    BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity, DeviceDensity, Model,
-    RowSplitDensity, Sampler, SplitBatchModel, sample, sample_batched,
+    BatchDensity, BatchModel, BatchStats, BatchedModel, DeviceBatchDensity, DeviceDensity, Model,
+    RowSplitDensity, Sampler, SplitBatchModel, sample, sample_batched_with_stats,
 };
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
@@ -351,12 +351,44 @@ pub fn whole_runs(
     };
     let t = once(&|| sample(&unbatched, &sampler(&[first])).map(drop))?;
     ctx.push(&w, "8 unbatched chains (threads), GLM leaf", n, 0.0, 0.0, t);
+    // Batched runs also report their batches and chain-gradients: a run
+    // costs about its batches times a call, and a batch waits for every
+    // running chain.
+    let batched_run = |model: &dyn Fn() -> clfuse::Result<Vec<BatchStats>>| {
+        let start = Instant::now();
+        let stats = model()?;
+        let t = start.elapsed().as_secs_f64();
+        let (batches, evaluations) = stats
+            .iter()
+            .fold((0, 0), |(b, e), s| (b + s.batches, e + s.evaluations));
+        Ok::<_, clfuse::Error>((
+            (t, t, t),
+            format!("{batches} batches, {evaluations} chain-gradients"),
+        ))
+    };
     let model = BatchModel::new(p, || upload(n, p), logistic);
-    let t = once(&|| sample_batched(&model, &sampler(&[first])).map(drop))?;
-    ctx.push(&w, "8 chains batched, one device", n, 0.0, 0.0, t);
+    let (t, counts) =
+        batched_run(&|| sample_batched_with_stats(&model, &sampler(&[first])).map(|(_, s)| s))?;
+    ctx.push(
+        &w,
+        &format!("8 chains batched, one device ({counts})"),
+        n,
+        0.0,
+        0.0,
+        t,
+    );
     if devices.len() >= 2 {
-        let t = once(&|| sample_batched(&model, &sampler(&devices[..2])).map(drop))?;
-        ctx.push(&w, "8 chains batched, two devices", n, 0.0, 0.0, t);
+        let (t, counts) = batched_run(&|| {
+            sample_batched_with_stats(&model, &sampler(&devices[..2])).map(|(_, s)| s)
+        })?;
+        ctx.push(
+            &w,
+            &format!("8 chains batched, two devices ({counts})"),
+            n,
+            0.0,
+            0.0,
+            t,
+        );
         let (xs, ys, _) = data_host(n, p);
         let host = (xs, ys);
         let split = split_logistic(&host, n, p);
@@ -364,10 +396,11 @@ pub fn whole_runs(
             split_rows: true,
             ..sampler(&devices[..2])
         };
-        let t = once(&|| sample_batched(&split, &split_sampler).map(drop))?;
+        let (t, counts) =
+            batched_run(&|| sample_batched_with_stats(&split, &split_sampler).map(|(_, s)| s))?;
         ctx.push(
             &w,
-            "8 chains batched, rows split over two devices",
+            &format!("8 chains batched, rows split over two devices ({counts})"),
             n,
             0.0,
             0.0,

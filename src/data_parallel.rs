@@ -143,7 +143,7 @@ impl DataParallel {
     /// use clfuse::data_parallel::{Cost, DataParallel};
     /// let d = clfuse::Device::default_device()?;
     /// let fast = Cost { fixed_s: 50e-6, per_row_s: 1e-10 };
-    /// let slow = Cost { fixed_s: 2e-3, per_row_s: 1e-8 };
+    /// let slow = Cost { fixed_s: 2e-3, per_row_s: 2e-10 };
     /// let p = DataParallel::with_costs(&[d, d], &[fast, slow])?;
     /// // The slow device's fixed cost alone exceeds the fast one's whole call.
     /// assert_eq!(p.split(1_000_000), vec![0..1_000_000, 1_000_000..1_000_000]);
@@ -322,8 +322,10 @@ impl DataParallel {
     /// slowest part finishes as early as the cost models allow: a device
     /// whose fixed cost alone exceeds that time gets no rows (its range is
     /// empty); without fixed costs the split is proportional to speed.
-    /// When the fastest device alone is predicted to finish sooner than the
-    /// split plus its [`handoff_s`](Self::handoff_s), it gets every row.
+    /// Unless the split plus its [`handoff_s`](Self::handoff_s) is predicted
+    /// to finish at least 5% sooner than the fastest device alone, that
+    /// device gets every row: a cost model fitted to noisy timings must not
+    /// turn a call into a slower split.
     ///
     /// ```
     /// use clfuse::data_parallel::DataParallel;
@@ -356,7 +358,7 @@ impl DataParallel {
             (0, f64::INFINITY),
             |best, (k, t)| if t < best.1 { (k, t) } else { best },
         );
-        if used > 1 && alone <= high + self.handoff_s {
+        if used > 1 && alone <= (high + self.handoff_s) * (1.0 + SPLIT_MARGIN) {
             shares = vec![0.0; self.costs.len()];
             shares[fastest] = 1.0;
         }
@@ -519,6 +521,10 @@ impl DataParallel {
         Ok(totals)
     }
 }
+
+/// How much faster than the fastest device alone a split must be predicted
+/// to be before [`DataParallel::split`] takes it.
+const SPLIT_MARGIN: f64 = 0.05;
 
 /// The least-squares line `seconds = fixed + per_row * rows` through
 /// `points`, with a positive per-row time and a non-negative fixed one;

@@ -81,7 +81,8 @@ struct LocalPart<'scope, M: BatchedModel + 'scope> {
 
 impl<'scope, M: BatchedModel + 'scope> RowSplitDensity<'scope, M> {
     /// Splits `model`'s rows into near-equal consecutive shares, one per
-    /// device of `devices` (a device listed twice takes two shares). The
+    /// device of `devices` (a device listed twice takes two shares; equal
+    /// shares suit devices of one kind, such as a host's GPUs). The
     /// first share with rows also evaluates the prior and is evaluated by
     /// the thread that calls [`evaluate`](BatchDensity::evaluate); every
     /// other share with rows gets a worker in `scope`. Each part's density

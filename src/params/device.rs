@@ -28,7 +28,32 @@ pub(crate) enum DeviceBound<'v> {
 /// (`None` when the transform adds nothing).
 pub(crate) struct Transformed {
     pub value: Var,
-    pub log_jacobian: Option<Var>,
+    pub log_jacobian: Option<LogJacobian>,
+}
+
+/// A transform's log-absolute-Jacobian: a recorded `1 x 1` variable, or
+/// element `k` of `theta` itself (a one-element block with one bound, whose
+/// log-Jacobian is its free value), which the step that adds the log
+/// density up reads directly: no step of its own.
+pub(crate) enum LogJacobian {
+    Var(Var),
+    Free(usize),
+}
+
+impl From<Var> for LogJacobian {
+    fn from(v: Var) -> Self {
+        LogJacobian::Var(v)
+    }
+}
+
+impl LogJacobian {
+    /// As a `1 x 1` variable (a step for [`LogJacobian::Free`]).
+    pub(crate) fn into_var(self, theta: &Var) -> Result<Var> {
+        match self {
+            LogJacobian::Var(v) => Ok(v),
+            LogJacobian::Free(k) => (block(theta, k, 0, 1, 1) + 0.0).eval(),
+        }
+    }
 }
 
 /// Where a parameter's unconstrained values sit in `theta`.
@@ -185,12 +210,12 @@ pub(crate) fn transform(
             let extra = total(elt_multiply(log(diagonal(&factor.value)), weights))?;
             let two = k as f64 * std::f64::consts::LN_2;
             let log_jacobian = match factor.log_jacobian {
-                Some(j) => (&j + &extra + two).eval()?,
+                Some(j) => (&j.into_var(theta)? + &extra + two).eval()?,
                 None => (&extra + two).eval()?,
             };
             Ok(Transformed {
                 value: tcrossprod(&factor.value).eval()?,
-                log_jacobian: Some(log_jacobian),
+                log_jacobian: Some(log_jacobian.into()),
             })
         }
     }
@@ -271,9 +296,15 @@ fn one_bound(
             Side::Upper => (&l - exp(&x)).eval(),
         })
     })?;
+    // log |d(l + exp x)/dx| = x, and likewise below an upper bound.
+    let log_jacobian = if b.len == 1 {
+        LogJacobian::Free(b.offset)
+    } else {
+        total(free_column(theta, b))?.into()
+    };
     Ok(Transformed {
         value,
-        log_jacobian: Some(total(free_column(theta, b))?),
+        log_jacobian: Some(log_jacobian),
     })
 }
 
@@ -291,7 +322,7 @@ fn lower_upper(
         let log_jacobian = total(log(width) + log_inv_logit(&x) + log1m_inv_logit(&x))?;
         Ok(Transformed {
             value,
-            log_jacobian: Some(log_jacobian),
+            log_jacobian: Some(log_jacobian.into()),
         })
     }))
 }
@@ -310,7 +341,7 @@ fn offset_multiplier(
         let log_jacobian = total(log(s) + &x * 0.0)?;
         Ok(Transformed {
             value,
-            log_jacobian: Some(log_jacobian),
+            log_jacobian: Some(log_jacobian.into()),
         })
     }))
 }
@@ -332,7 +363,7 @@ fn ordered(theta: &Var, b: Block<'_>, positive: bool) -> Result<Transformed> {
     };
     Ok(Transformed {
         value,
-        log_jacobian: Some(log_jacobian),
+        log_jacobian: Some(log_jacobian.into()),
     })
 }
 
@@ -370,7 +401,7 @@ fn simplex(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let log_jacobian = total(block(&log_stick, 0, 0, m, 1) + log_inv_logit(&shifted) + &log_rest)?;
     Ok(Transformed {
         value,
-        log_jacobian: Some(log_jacobian),
+        log_jacobian: Some(log_jacobian.into()),
     })
 }
 
@@ -381,7 +412,7 @@ fn unit_vector(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let value = elt_divide(&x, scalar_broadcast(sqrt(&squared_norm), n, 1)).eval()?;
     Ok(Transformed {
         value,
-        log_jacobian: Some((&squared_norm * -0.5).eval()?),
+        log_jacobian: Some((&squared_norm * -0.5).eval()?.into()),
     })
 }
 
@@ -451,7 +482,7 @@ fn correlation_factor(theta: &Var, b: Block<'_>, order: CpcOrder) -> Result<Tran
     };
     Ok(Transformed {
         value,
-        log_jacobian: Some(log_jacobian),
+        log_jacobian: Some(log_jacobian.into()),
     })
 }
 
@@ -470,6 +501,6 @@ fn covariance_factor(theta: &Var, b: Block<'_>) -> Result<Transformed> {
     let log_jacobian = total(select(eq(col(), row()), &x, 0.0))?;
     Ok(Transformed {
         value,
-        log_jacobian: Some(log_jacobian),
+        log_jacobian: Some(log_jacobian.into()),
     })
 }

@@ -48,7 +48,9 @@ pub use constraint::{Bound, Constraint};
 use clfuse_core::{Error, MatrixCl, Result};
 use clfuse_ops::prelude::*;
 use clfuse_ops::rev::Var;
-use device::{Block, DeviceBound};
+use clfuse_ops::rev::Variable;
+use clfuse_ops::{DynOp, boxed};
+use device::{Block, DeviceBound, LogJacobian};
 use host::HostBound;
 
 /// A handle to one declared parameter (index it into [`Constrained`]).
@@ -362,21 +364,11 @@ impl Parameters {
             values.push(t.value);
             log_jacobians.extend(t.log_jacobian);
         }
-        let log_jacobian = match log_jacobians.split_first() {
-            None => None,
-            Some((first, [])) => Some(first.clone()),
-            // One step for all of them.
-            Some((first, rest)) => {
-                let mut sum = boxed(first + 0.0);
-                for j in rest {
-                    sum = boxed(sum + j);
-                }
-                Some(sum.eval()?)
-            }
-        };
         Ok(Constrained {
             values,
-            log_jacobian,
+            theta: theta.clone(),
+            log_jacobians,
+            log_jacobian: std::cell::OnceCell::new(),
         })
     }
 
@@ -508,7 +500,14 @@ impl Parameters {
 /// the sum of the transforms' log-absolute-Jacobians.
 pub struct Constrained {
     values: Vec<Var>,
-    log_jacobian: Option<Var>,
+    /// The unconstrained column the values came from.
+    theta: Var,
+    /// The transforms' log-Jacobian terms, added up by the step that adds
+    /// them to the log density ([`log_density`](Self::log_density)).
+    log_jacobians: Vec<LogJacobian>,
+    /// Their sum as a variable, once [`log_jacobian`](Self::log_jacobian)
+    /// has asked for it.
+    log_jacobian: std::cell::OnceCell<Var>,
 }
 
 /// `constrained[p]`: the parameter's value. A handle is an index into the
@@ -540,7 +539,8 @@ impl Constrained {
     }
 
     /// The sum of the transforms' log-absolute-Jacobians (`1 x 1`), or
-    /// `None` when no transform adds one.
+    /// `None` when no transform adds one (one step, recorded when first
+    /// asked for).
     ///
     /// ```
     /// use clfuse::params::{Constraint, Parameters};
@@ -549,15 +549,24 @@ impl Constrained {
     /// let mut p = Parameters::new();
     /// p.real("s", Constraint::lower(0.0))?;
     /// let v = p.constrain(&Var::new(MatrixCl::from_slice(1, 1, &[0.5])?))?;
-    /// assert_eq!(v.log_jacobian().map(|j| j.value().to_vec()).transpose()?, Some(vec![0.5]));
+    /// assert_eq!(v.log_jacobian()?.map(|j| j.value().to_vec()).transpose()?, Some(vec![0.5]));
     /// # Ok::<(), clfuse::Error>(())
     /// ```
-    pub fn log_jacobian(&self) -> Option<&Var> {
-        self.log_jacobian.as_ref()
+    pub fn log_jacobian(&self) -> Result<Option<Var>> {
+        if self.log_jacobians.is_empty() {
+            return Ok(None);
+        }
+        if let Some(j) = self.log_jacobian.get() {
+            return Ok(Some(j.clone()));
+        }
+        let sum = self.sum_log_jacobians(None)?;
+        Ok(Some(self.log_jacobian.get_or_init(|| sum).clone()))
     }
 
     /// The model's log density on the unconstrained scale: `lp` (`1 x 1`)
-    /// plus the log-Jacobian, as Stan's sampler sees it.
+    /// plus the log-Jacobian, as Stan's sampler sees it. One step adds
+    /// `lp` and every transform's term (a one-element block's term is its
+    /// element of `theta`, read in place).
     ///
     /// ```
     /// use clfuse::params::{Constraint, Parameters};
@@ -571,9 +580,34 @@ impl Constrained {
     /// # Ok::<(), clfuse::Error>(())
     /// ```
     pub fn log_density(&self, lp: Var) -> Result<Var> {
-        match &self.log_jacobian {
-            Some(j) => (&lp + j).eval(),
-            None => Ok(lp),
+        if self.log_jacobians.is_empty() {
+            return Ok(lp);
+        }
+        if let Some(j) = self.log_jacobian.get() {
+            return (&lp + j).eval();
+        }
+        self.sum_log_jacobians(Some(&lp))
+    }
+
+    /// Every log-Jacobian term, plus `lp` when given, as one step.
+    fn sum_log_jacobians(&self, lp: Option<&Var>) -> Result<Var> {
+        let mut terms = lp
+            .map(|lp| boxed(lp + 0.0))
+            .into_iter()
+            .chain(self.log_jacobians.iter().map(|t| self.term(t)));
+        let first = terms.next().ok_or_else(|| Error::InvalidArgument {
+            function: "Constrained::log_density",
+            argument: "self",
+            reason: "internal: no term to add".into(),
+        })?;
+        terms.fold(first, |sum, t| boxed(sum + t)).eval()
+    }
+
+    /// One log-Jacobian term as an expression.
+    fn term<'a>(&'a self, t: &'a LogJacobian) -> Expr<DynOp<'a, f64, Variable>> {
+        match t {
+            LogJacobian::Var(j) => boxed(j + 0.0),
+            LogJacobian::Free(k) => boxed(block(&self.theta, *k, 0, 1, 1)),
         }
     }
 }

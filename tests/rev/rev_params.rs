@@ -81,7 +81,7 @@ fn device(p: &Parameters, x: &[f64]) -> clfuse::Result<(Vec<f64>, Option<f64>)> 
     let v = p.constrain(&theta)?;
     let handle = p.find("p").expect("the tests name their parameter p");
     let value = v[handle].value().to_vec()?;
-    let jacobian = v.log_jacobian().map(|j| j.value().to_vec()).transpose()?;
+    let jacobian = v.log_jacobian()?.map(|j| j.value().to_vec()).transpose()?;
     rev::clear()?;
     Ok((value, jacobian.map(|j| j[0])))
 }
@@ -387,5 +387,73 @@ fn bounds_from_data_and_from_earlier_parameters() -> clfuse::Result<()> {
         ("theta", &host[2..]),
     ])?;
     close("inverse with dependent bounds", &back, &x, 1e-9);
+    Ok(())
+}
+
+/// Several parameters' log-Jacobian terms, added up by the step that adds
+/// the log density: blocks of more than one element (a step each) and
+/// one-element blocks below or above a bound (their element of `theta`,
+/// read in place, at offsets other than 0), against the finite-difference
+/// log-determinant of the whole map, and the gradient against finite
+/// differences.
+#[test]
+fn log_jacobian_terms_of_several_parameters_add_up_in_one_step() -> clfuse::Result<()> {
+    let mut p = Parameters::new();
+    let a = p.vector("a", 3, Constraint::lower(0.5))?;
+    let s = p.real("s", Constraint::lower(0.0))?;
+    p.real("t", Constraint::upper(2.0))?;
+    p.vector("u", 2, Constraint::lower_upper(-1.0, 1.0))?;
+    p.real("free", Constraint::Unconstrained)?;
+    let x = [0.3, -0.7, 1.1, -0.4, 0.9, 0.2, -1.3, 0.6];
+    assert_eq!(p.dim(), x.len());
+    let theta = Var::new(MatrixCl::from_slice(x.len(), 1, &x)?);
+    let v = p.constrain(&theta)?;
+    let want = fd_log_det(&p, &x, Coordinates::All)?;
+    let got = v.log_jacobian()?.map(|j| j.value().to_vec()).transpose()?;
+    let got = got.map_or(f64::NAN, |j| j[0]);
+    assert!(
+        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+        "{got} vs {want}"
+    );
+    // The same sum through log_density, which adds lp in the same step.
+    let lp = v.log_density((&v[s] * 2.0).eval()?)?;
+    let host_s = p.constrain_host(&x)?[3];
+    let total = lp.value().to_vec()?[0];
+    assert!((total - (2.0 * host_s + want)).abs() <= 1e-6 * want.abs().max(1.0));
+    rev::clear()?;
+    let weights = MatrixCl::from_slice(3, 1, &[0.5, -1.0, 2.0])?;
+    check_against_fd("several log-Jacobian terms", &[&theta], &|| {
+        let v = p.constrain(&theta)?;
+        let weighted = colwise_sum(elt_multiply(&v[a], &weights)).eval()?;
+        v.log_density((&weighted + &v[s]).eval()?)
+    })?;
+    Ok(())
+}
+
+/// A one-element block below or above a bound records one step, its value:
+/// its log-Jacobian is its element of `theta`, read by the step that adds
+/// the log density (one step for `lp` and every term).
+#[test]
+fn bounded_scalars_record_no_log_jacobian_step() -> clfuse::Result<()> {
+    let mut p = Parameters::new();
+    let s = p.real("s", Constraint::lower(0.0))?;
+    p.real("t", Constraint::upper(1.0))?;
+    let theta = Var::new(MatrixCl::from_slice(2, 1, &[0.25, -0.5])?);
+    rev::clear()?;
+    let v = p.constrain(&theta)?;
+    assert_eq!(rev::steps_recorded(), 2, "one step per value");
+    let lp = v.log_density((&v[s] * 1.0).eval()?)?;
+    assert_eq!(rev::steps_recorded(), 4, "lp and one step adding it up");
+    // exp(0.25) + log J = exp(0.25) + 0.25 - 0.5.
+    let want = 0.25f64.exp() + 0.25 - 0.5;
+    assert!((lp.value().to_vec()?[0] - want).abs() < 1e-12);
+    lp.grad()?;
+    // d/dθ0 = exp(0.25) + 1, d/dθ1 = 1.
+    let g = theta.adjoint().to_vec()?;
+    assert!(
+        (g[0] - (0.25f64.exp() + 1.0)).abs() < 1e-12 && (g[1] - 1.0).abs() < 1e-12,
+        "{g:?}"
+    );
+    rev::clear()?;
     Ok(())
 }

@@ -166,6 +166,10 @@ pub(crate) fn transform(
     let lower = bounds.first().copied();
     let upper = bounds.get(1).copied();
     match c {
+        // A column that is all of `theta` is `theta`: no copy, no step.
+        Constraint::Unconstrained if b.offset == 0 && b.cols == 1 && b.rows == theta.rows() => {
+            plain(theta.clone())
+        }
         Constraint::Unconstrained => plain(free_matrix(theta, b).eval()?),
         Constraint::Lower(_) => one_bound(theta, b, lower, Side::Lower),
         Constraint::Upper(_) => one_bound(theta, b, lower, Side::Upper),

@@ -457,3 +457,29 @@ fn bounded_scalars_record_no_log_jacobian_step() -> clfuse::Result<()> {
     rev::clear()?;
     Ok(())
 }
+
+/// A model whose only parameter is one unconstrained column is `theta`
+/// itself: no step, and the gradient reaches `theta` directly.
+#[test]
+fn an_unconstrained_column_that_is_all_of_theta_records_no_step() -> clfuse::Result<()> {
+    let mut p = Parameters::new();
+    let beta = p.vector("beta", 3, Constraint::Unconstrained)?;
+    let theta = Var::new(MatrixCl::from_slice(3, 1, &[1.0, -2.0, 0.5])?);
+    rev::clear()?;
+    let v = p.constrain(&theta)?;
+    assert_eq!(rev::steps_recorded(), 0);
+    assert!(v[beta].same(&theta));
+    let lp = v.log_density(colwise_sum(square(&v[beta])).eval()?)?;
+    lp.grad()?;
+    assert_eq!(theta.adjoint().to_vec()?, vec![2.0, -4.0, 1.0]);
+    rev::clear()?;
+    // With a second parameter the column is a block of theta: a step.
+    let mut q = Parameters::new();
+    let b = q.vector("b", 2, Constraint::Unconstrained)?;
+    q.real("s", Constraint::lower(0.0))?;
+    let v = q.constrain(&theta)?;
+    assert!(!v[b].same(&theta));
+    assert_eq!(v[b].value().to_vec()?, vec![1.0, -2.0]);
+    rev::clear()?;
+    Ok(())
+}

@@ -39,6 +39,32 @@ pub trait BatchDensity {
     fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>>;
 }
 
+/// The number of positions in a batch (`positions` and `gradients` both
+/// `dim x k`, `k >= 1`), or an error naming `function`.
+pub(crate) fn batch_width(
+    function: &'static str,
+    dim: usize,
+    positions: &[f64],
+    gradients: &[f64],
+) -> Result<usize> {
+    let batch = positions.len() / dim.max(1);
+    if batch == 0
+        || !positions.len().is_multiple_of(dim.max(1))
+        || gradients.len() != positions.len()
+    {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "positions",
+            reason: format!(
+                "has {} values and gradients {}: both must hold k >= 1 columns of {dim}",
+                positions.len(),
+                gradients.len(),
+            ),
+        });
+    }
+    Ok(batch)
+}
+
 /// A batched log density written with [`rev`](crate::rev): `model(&theta)`
 /// gets the `dim x k` parameters, one column per chain, and returns the
 /// `1 x k` row of their log densities, entry `k` depending on column `k`
@@ -88,22 +114,12 @@ impl<F: FnMut(&Var) -> Result<Var>> BatchDensity for DeviceBatchDensity<F> {
     }
 
     fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>> {
-        let batch = positions.len() / self.dim;
-        if batch == 0
-            || !positions.len().is_multiple_of(self.dim)
-            || gradients.len() != positions.len()
-        {
-            return Err(Error::InvalidArgument {
-                function: "DeviceBatchDensity::evaluate",
-                argument: "positions",
-                reason: format!(
-                    "has {} values and gradients {}: both must hold k >= 1 columns of {}",
-                    positions.len(),
-                    gradients.len(),
-                    self.dim
-                ),
-            });
-        }
+        let batch = batch_width(
+            "DeviceBatchDensity::evaluate",
+            self.dim,
+            positions,
+            gradients,
+        )?;
         let theta = match self.thetas.entry(batch) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -222,7 +238,7 @@ where
     }
 
     fn column_names(&self) -> Vec<String> {
-        (1..=self.dim).map(|i| format!("theta[{i}]")).collect()
+        super::model::unconstrained_names(self.dim)
     }
 
     fn density(&self, device: Device) -> Result<Self::Density<'_>> {
@@ -308,7 +324,7 @@ where
     }
 
     fn column_names(&self) -> Vec<String> {
-        (1..=self.dim).map(|i| format!("theta[{i}]")).collect()
+        super::model::unconstrained_names(self.dim)
     }
 
     fn density(&self, device: Device) -> Result<Self::Density<'_>> {

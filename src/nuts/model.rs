@@ -105,7 +105,7 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
     }
 
     fn column_names(&self) -> Vec<String> {
-        (1..=self.dim).map(|i| format!("theta[{i}]")).collect()
+        unconstrained_names(self.dim)
     }
 
     fn density(&self) -> Result<Self::Density<'_>> {
@@ -115,6 +115,12 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
         unchanged("UnconstrainedModel::constrain", self.dim, unconstrained)
     }
+}
+
+/// The column names of a model without constraints: `theta[1]` …
+/// `theta[dim]`.
+pub(crate) fn unconstrained_names(dim: usize) -> Vec<String> {
+    (1..=dim).map(|i| format!("theta[{i}]")).collect()
 }
 
 /// The constrained values of a model without constraints: the position

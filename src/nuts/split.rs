@@ -11,7 +11,7 @@
 //! sends the positions to every worker before it evaluates its own part,
 //! so the devices work at once, and the host waits once per part.
 
-use super::batch::{BatchDensity, BatchedModel};
+use super::batch::{BatchDensity, BatchedModel, batch_width};
 use clfuse_core::{Device, Error, Result};
 use std::ops::Range;
 use std::sync::Arc;
@@ -145,16 +145,17 @@ impl<M: BatchedModel> LocalPart<'_, M> {
             let density = self
                 .density
                 .get_or_insert_with(|| model.part_density(device, rows, true));
-            match density {
-                Ok(d) => {
-                    let mut gradients = vec![0.0; positions.len()];
-                    d.evaluate(positions, &mut gradients)
-                        .map(|values| (values, gradients))
-                }
-                Err(e) => Err(e.clone()),
-            }
+            evaluate_part(density, positions)
         })
     }
+}
+
+/// One part's answer from its density, or the error building it gave.
+fn evaluate_part<D: BatchDensity>(density: &mut Result<D>, positions: &[f64]) -> PartAnswer {
+    let d = density.as_mut().map_err(|e| e.clone())?;
+    let mut gradients = vec![0.0; positions.len()];
+    d.evaluate(positions, &mut gradients)
+        .map(|values| (values, gradients))
 }
 
 /// Starts the worker of one part: it builds the part's density on its
@@ -177,14 +178,7 @@ fn start_part<'scope, M: BatchedModel>(
             device.run(|| {
                 let mut density = model.part_density(device, share, false);
                 while let Ok(positions) = asked.recv() {
-                    let reply = match &mut density {
-                        Ok(d) => {
-                            let mut gradients = vec![0.0; positions.len()];
-                            d.evaluate(&positions, &mut gradients)
-                                .map(|values| (values, gradients))
-                        }
-                        Err(e) => Err(e.clone()),
-                    };
+                    let reply = evaluate_part(&mut density, &positions);
                     if answer.send(reply).is_err() {
                         return;
                     }
@@ -218,22 +212,7 @@ impl<M: BatchedModel> BatchDensity for RowSplitDensity<'_, M> {
     }
 
     fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>> {
-        let batch = positions.len() / self.dim.max(1);
-        if batch == 0
-            || !positions.len().is_multiple_of(self.dim.max(1))
-            || gradients.len() != positions.len()
-        {
-            return Err(Error::InvalidArgument {
-                function: "RowSplitDensity::evaluate",
-                argument: "positions",
-                reason: format!(
-                    "has {} values and gradients {}: both must hold k >= 1 columns of {}",
-                    positions.len(),
-                    gradients.len(),
-                    self.dim
-                ),
-            });
-        }
+        let batch = batch_width("RowSplitDensity::evaluate", self.dim, positions, gradients)?;
         // The workers are asked before this thread evaluates its own part,
         // so the devices work at once; every worker that was asked is
         // heard, even after an error, so that no answer is left for the

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A second context on the default device: what stands in for a second
 /// GPU on PoCL.
-fn second_device() -> Result<Device> {
+pub(super) fn second_device() -> Result<Device> {
     let default = Device::default_device()?;
     Device::open_new(RuntimeConfig {
         device: Some(default.info().index.to_string()),
@@ -31,7 +31,7 @@ struct Data {
 }
 
 const N: usize = 33;
-const P: usize = 3;
+pub(super) const P: usize = 3;
 
 fn upload() -> Result<Data> {
     let x: Vec<f64> = (0..N * P)
@@ -65,13 +65,13 @@ fn model(data: &Data, theta: &Var) -> Result<Var> {
 }
 
 /// Position of chain `c`: distinct per chain and coordinate.
-fn position(c: usize) -> Vec<f64> {
+pub(super) fn position(c: usize) -> Vec<f64> {
     (0..P)
         .map(|j| 0.3 * c as f64 - 0.2 * j as f64 + 0.1)
         .collect()
 }
 
-fn close(a: f64, b: f64) -> bool {
+pub(super) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
 }
 

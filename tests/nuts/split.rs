@@ -4,27 +4,16 @@
 //! each part's data uploaded once, and a failing or panicking part is an
 //! error, never a hang.
 
+use super::batched::{P, close, position, second_device};
 use clfuse::nuts::{
     BatchDensity, BatchModel, BatchedModel, RowSplitDensity, Sampler, SplitBatchModel,
     UnconstrainedModel, sample, sample_batched, sample_batched_with_stats,
 };
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
-use clfuse::{Device, Error, Result, RuntimeConfig};
+use clfuse::{Device, Error, Result};
 use std::ops::Range;
 use std::sync::Mutex;
-
-/// A second context on the default device: what stands in for a second
-/// GPU on PoCL.
-fn second_device() -> Result<Device> {
-    let default = Device::default_device()?;
-    Device::open_new(RuntimeConfig {
-        device: Some(default.info().index.to_string()),
-        ..RuntimeConfig::from_env()?
-    })
-}
-
-const P: usize = 3;
 
 /// Host data of `n` rows: predictors (column-major) and outcomes.
 fn host_data(n: usize) -> (Vec<f64>, Vec<f64>) {
@@ -72,16 +61,6 @@ fn prior(theta: &Var) -> Result<Var> {
     let z = rev::mdivide_left_tri(&l, theta)?;
     let sum: Var = colwise_sum(square(&z)).eval()?;
     (-0.5f64 * &sum).eval()
-}
-
-fn position(c: usize) -> Vec<f64> {
-    (0..P)
-        .map(|j| 0.3 * c as f64 - 0.2 * j as f64 + 0.1)
-        .collect()
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The mixture model of `mixture_estep` (seed 004): synthetic data, the
 //! device E-step, and the serial and threaded CPU references. Shared by the
 //! example and `bench_report --suite seeds`.
+#![allow(dead_code)] // the benchmark's two-pass E-step is not the example's
 
 use clfuse::Result;
 use clfuse::prelude::*;
@@ -168,16 +169,29 @@ pub fn e_step(
     constant: &MatrixCl<f64>,
     log_resp: &MatrixCl<f64>,
 ) -> Result<()> {
-    let (n, k) = (expanded.rows(), w.cols());
-    if expanded.cols() <= LOG_SUM_EXP_MAX_INNER {
-        // Each row's normaliser without forming the n x k densities, then
-        // one GEMM whose store subtracts it: the result is written once.
-        let normaliser = log_sum_exp_rows_of_product(expanded, w, constant)?;
-        let log_density = expanded * w + rowwise_broadcast(constant, n);
-        return log_resp.assign(log_density - colwise_broadcast(&normaliser, k));
+    if expanded.cols() <= LOG_SOFTMAX_MAX_INNER && w.cols() <= LOG_SOFTMAX_MAX_COLUMNS {
+        // One kernel: each row's densities formed, normalised and stored once.
+        return log_softmax_rows_of_product(expanded, w, constant, log_resp);
     }
-    // Wider data: the densities, their row-wise log-sum-exp, the difference.
+    // More components than a work-group keeps: the densities, their
+    // row-wise log-sum-exp, the difference.
+    let (n, k) = (expanded.rows(), w.cols());
     let log_density = expanded * w + rowwise_broadcast(constant, n);
     let log_density = &log_density;
     log_resp.assign(log_density - colwise_broadcast(rowwise_log_sum_exp(log_density), k))
+}
+
+/// The E-step in two passes, as it was before the one-kernel form (kept for
+/// the benchmark's comparison): each row's normaliser without forming the
+/// n x k densities, then one GEMM whose store subtracts it.
+pub fn e_step_two_passes(
+    expanded: &MatrixCl<f64>,
+    w: &MatrixCl<f64>,
+    constant: &MatrixCl<f64>,
+    log_resp: &MatrixCl<f64>,
+) -> Result<()> {
+    let (n, k) = (expanded.rows(), w.cols());
+    let normaliser = log_sum_exp_rows_of_product(expanded, w, constant)?;
+    let log_density = expanded * w + rowwise_broadcast(constant, n);
+    log_resp.assign(log_density - colwise_broadcast(&normaliser, k))
 }

@@ -170,35 +170,12 @@
 #if (K_STEP != 4 && K_STEP != 16) || TILE_K % K_STEP != 0 || (K_STEP == 16 && defined(DMMA_M8N8K4))
 #error "K_STEP must be 4, or 16 with TILE_K a multiple of 16 and compute capability 9.0+"
 #endif
-// A warp's fragments of one step, per work item: A holds rows g and g + 8
-// of columns t, t + 4, ... (a[2 * p] and a[2 * p + 1] for column t + 4p),
-// B rows t, t + 4, ... of column g (b[p]); the accumulators are rows g
-// and g + 8 of columns 2t and 2t + 1 (c[0], c[1]; c[2], c[3]).
+// The fragment layouts of one step: cl/dmma.cl.
 #define K_PARTS (K_STEP / 4)
-
 #if K_STEP == 16
-#define MMA_STEP(acc, a, b) \
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};" \
-               : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
-               : "d"((a)[0]), "d"((a)[1]), "d"((a)[2]), "d"((a)[3]), "d"((a)[4]), "d"((a)[5]), "d"((a)[6]), "d"((a)[7]), \
-                 "d"((b)[0]), "d"((b)[1]), "d"((b)[2]), "d"((b)[3]))
-#elif defined(DMMA_M8N8K4)
-// Rows g and g + 8 of the 16 x 8 x 4 step are two 8 x 8 x 4 products whose
-// fragments are exactly the halves of m16n8k4's.
-#define MMA_8x8x4(c0, c1, a, b) \
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};" \
-               : "+d"(c0), "+d"(c1) \
-               : "d"(a), "d"(b))
-#define MMA_STEP(acc, a, b) \
-  do { \
-    MMA_8x8x4((acc)[0], (acc)[1], (a)[0], (b)[0]); \
-    MMA_8x8x4((acc)[2], (acc)[3], (a)[1], (b)[0]); \
-  } while (0)
+#define MMA_STEP MMA_16x8x16
 #else
-#define MMA_STEP(acc, a, b) \
-  asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};" \
-               : "+d"((acc)[0]), "+d"((acc)[1]), "+d"((acc)[2]), "+d"((acc)[3]) \
-               : "d"((a)[0]), "d"((a)[1]), "d"((b)[0]))
+#define MMA_STEP MMA_16x8x4
 #endif
 #endif
 

@@ -59,10 +59,10 @@ clfuse_core::kernel! {
     pub(crate) fn check_diagonal_zeros<T>(in a: T, inout first: i32, rows: i32, cols: i32) = file "cl/checks.cl";
 }
 clfuse_core::kernel! {
-    pub(crate) fn gemm<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";
+    pub(crate) fn gemm<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/dmma.cl" + "cl/gemm.cl";
 }
 clfuse_core::kernel! {
-    pub(crate) fn gemm_dmma<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm.cl";
+    pub(crate) fn gemm_dmma<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/dmma.cl" + "cl/gemm.cl";
 }
 clfuse_core::kernel! {
     pub(crate) fn gemm_direct<T>(in a: T, in b: T, inout c: T, m: i32, n: i32, k: i32, offset_a: i32, lda: i32, offset_b: i32, ldb: i32, offset_c: i32, ldc: i32, view_a: i32, view_b: i32, alpha: T, beta: T) = file "cl/gemm_direct.cl";
@@ -105,6 +105,9 @@ clfuse_core::kernel! {
 }
 clfuse_core::kernel! {
     pub(crate) fn log_sum_exp_rows_of_product(in x: f64, in w: f64, in c: f64, out out: f64, n: i32, q: i32, k: i32) = file "cl/log_sum_exp_rows.cl";
+}
+clfuse_core::kernel! {
+    pub(crate) fn log_softmax_rows_of_product(in x: f64, in w: f64, in c: f64, out out: f64, n: i32, q: i32, k: i32) = file "cl/dmma.cl" + "cl/log_softmax_rows.cl";
 }
 clfuse_core::kernel! {
     pub(crate) fn mixture_log_responsibilities(in x: f64, in components: f64, out responsibilities: f64, out row_log_density: f64, n: i32, k: i32) = file "cl/philox.cl" + "cl/mixture.cl";

@@ -9,5 +9,6 @@ mod common;
 mod adjoints;
 mod cholesky;
 mod gemm;
+mod log_softmax_rows;
 mod log_sum_exp_rows;
 mod triangular;

@@ -14,7 +14,11 @@ use clfuse_core::{
     Access, ClFloat, CompiledKernel, GemmConfig, KernelArg, MatrixCl, NdRange, Result, enqueue,
 };
 
-const GEMM_SOURCE: &str = include_str!("../../cl/gemm.cl");
+const GEMM_SOURCE: &str = concat!(
+    include_str!("../../cl/dmma.cl"),
+    "\n",
+    include_str!("../../cl/gemm.cl")
+);
 const GEMM_DIRECT_SOURCE: &str = include_str!("../../cl/gemm_direct.cl");
 
 /// The GEMM half of an epilogue-fused kernel for `a * b`: which kernel, its

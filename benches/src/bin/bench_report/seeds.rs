@@ -310,6 +310,12 @@ pub fn estep(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         mixture::e_step(&expanded, &w, &constant, &log_resp)
     })?;
     ctx.push(ESTEP, DEVICE, n, 0.0, 0.0, t);
+    let t = measure(ctx.reps, || {
+        let w = MatrixCl::from_slice(2 * p, k, &w_host)?;
+        let constant = MatrixCl::from_slice(1, k, &constant_host)?;
+        mixture::e_step_two_passes(&expanded, &w, &constant, &log_resp)
+    })?;
+    ctx.push(ESTEP, "fusion, two passes (before #37)", n, 0.0, 0.0, t);
     ctx.profile(format!("E-step, n = {n}"), || {
         let w = MatrixCl::from_slice(2 * p, k, &w_host)?;
         let constant = MatrixCl::from_slice(1, k, &constant_host)?;

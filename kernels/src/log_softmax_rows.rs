@@ -1,0 +1,156 @@
+//! The log-softmax of each row of an affine product,
+//! `(x·w + c)_ij − log Σ_l exp((x·w + c)_il)`, formed, normalised and
+//! stored in one kernel (`cl/log_softmax_rows.cl`): a mixture's E-step in
+//! one pass over its `n x k` result. On NVIDIA devices with FP64 tensor
+//! cores the product runs on them (`cl/dmma.cl`).
+
+use crate::basic::int;
+use crate::gemm::dmma_build_flags;
+use crate::launchers as cl;
+use clfuse_core::{Error, MatrixCl, NdRange, Result, Runtime, View};
+
+/// The largest inner dimension `q` of `x · w` (a work-group stages its
+/// rows of `x` in local memory).
+pub const LOG_SOFTMAX_MAX_INNER: usize = 128;
+
+/// The most columns `k` a row may have: a work-group keeps all of a row's
+/// terms in registers while it finds their normaliser.
+pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
+
+/// Rows per work-group and work items per group (the kernel's `TILE_ROWS`
+/// and `GROUP`).
+const TILE_ROWS: usize = 32;
+const GROUP: usize = 256;
+
+/// `out = x·w + c − lse`, where `lse_i = log Σ_j exp((x·w)_ij + c_j)`: the
+/// log-softmax of every row of the affine product, for `x` `n x q` (`q` ≤
+/// [`LOG_SOFTMAX_MAX_INNER`]), `w` `q x k` (`k` ≤
+/// [`LOG_SOFTMAX_MAX_COLUMNS`]), `c` `1 x k` and `out` `n x k`, in one
+/// kernel that forms the product once and writes `out` once. Row `i` of
+/// `out` is the log of the softmax of row `i` of `x·w + c`: with `w` and
+/// `c` a mixture's expanded parameters and `x` the expanded data, the log
+/// responsibilities of its E-step.
+///
+/// A row with a NaN term is NaN; a row whose largest term is infinite gives
+/// what `v − log_sum_exp(v)` gives (`-inf` or NaN), as
+/// [`log_sum_exp_rows_of_product`](crate::log_sum_exp_rows_of_product)'s
+/// normaliser subtracted would.
+///
+/// Errors: shapes that do not match, `q` or `k` above its limit, an operand
+/// whose view is not `Entire`, or `out` sharing its buffer with an input.
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::log_softmax_rows_of_product;
+/// let x = MatrixCl::from_slice(2, 1, &[0.0, 1.0])?;
+/// let w = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
+/// let c = MatrixCl::from_slice(1, 2, &[0.0, 0.0])?;
+/// let out = MatrixCl::<f64>::zeros(2, 2)?;
+/// log_softmax_rows_of_product(&x, &w, &c, &out)?;
+/// // Row 0 has equal terms: each is log(1/2). Row 1: terms 1 and 2.
+/// let r = out.to_vec()?; // column-major
+/// assert!((r[0] - 0.5f64.ln()).abs() < 1e-12);
+/// let lse = (1f64.exp() + 2f64.exp()).ln();
+/// assert!((r[3] - (2.0 - lse)).abs() < 1e-12);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn log_softmax_rows_of_product(
+    x: &MatrixCl<f64>,
+    w: &MatrixCl<f64>,
+    c: &MatrixCl<f64>,
+    out: &MatrixCl<f64>,
+) -> Result<()> {
+    const F: &str = "log_softmax_rows_of_product";
+    let (n, q, k) = (x.rows(), x.cols(), w.cols());
+    if w.rows() != q {
+        return Err(Error::DimensionMismatch {
+            operation: F.into(),
+            lhs: (n, q),
+            rhs: (w.rows(), k),
+        });
+    }
+    for (argument, m, shape) in [("c", c, (1, k)), ("out", out, (n, k))] {
+        if (m.rows(), m.cols()) != shape {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument,
+                reason: format!(
+                    "must be {} x {} (x is {n} x {q}, w {q} x {k}), is {} x {}",
+                    shape.0,
+                    shape.1,
+                    m.rows(),
+                    m.cols()
+                ),
+            });
+        }
+    }
+    for (argument, size, limit, what) in [
+        ("x", q, LOG_SOFTMAX_MAX_INNER, "columns"),
+        ("w", k, LOG_SOFTMAX_MAX_COLUMNS, "columns"),
+    ] {
+        if size > limit {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument,
+                reason: format!(
+                    "has {size} {what}; at most {limit} are kept in registers \
+                     (write x * w + c and rowwise_log_sum_exp for more)"
+                ),
+            });
+        }
+    }
+    for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
+        if m.view() != View::Entire {
+            return Err(Error::InvalidView {
+                function: F,
+                view: m.view(),
+                reason: match argument {
+                    "out" => "out is written whole: give it the view Entire",
+                    _ => "the inputs are read as stored: give them the view Entire",
+                },
+            });
+        }
+    }
+    if n == 0 || k == 0 {
+        return Ok(());
+    }
+    for (argument, m) in [("x", x), ("w", w), ("c", c)] {
+        if m.buffer_id() == out.buffer_id() {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "out",
+                reason: format!("shares its buffer with {argument}, which the kernel reads"),
+            });
+        }
+    }
+    // With q = 0 the kernel reads neither x nor w (both empty): `c` stands in.
+    let (x, w) = if q == 0 { (c, c) } else { (x, w) };
+    for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
+        int(F, argument, m.len())?;
+    }
+    let rt = Runtime::get()?;
+    let tensor_cores = if rt.device_info().has_fp64_tensor_cores() {
+        dmma_build_flags()
+    } else {
+        ""
+    };
+    let options = format!(
+        "-D Q={} -D COL_FRAGS={}{tensor_cores}",
+        q.max(1).next_multiple_of(4),
+        k.div_ceil(64)
+    );
+    cl::log_softmax_rows_of_product().launch_with_options(
+        NdRange::d1(n.div_ceil(TILE_ROWS) * GROUP).with_local(&[GROUP]),
+        &options,
+        (
+            x,
+            w,
+            c,
+            out,
+            int(F, "x", n)?,
+            int(F, "x", q)?,
+            int(F, "w", k)?,
+        ),
+    )?;
+    Ok(())
+}

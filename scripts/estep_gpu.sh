@@ -1,0 +1,22 @@
+#!/bin/bash
+# #37's E-step in one kernel (`log_softmax_rows_of_product`): first the
+# tensor-core paths' tests on the GPU (the new kernel and the GEMM, whose
+# mma macros moved to cl/dmma.cl), then two rounds of `bench_report --suite
+# seeds --figures e` (the one-kernel E-step and the two passes it replaces,
+# same run) each followed by JAX (`estep_reference.py`).
+# .gpu/ holds bench_report and the linalg and ops test binaries (stripped).
+source "$(dirname "$0")/lease.sh"
+export FUSION_DEVICE=nvidia
+cd "$bin" || exit 1
+{
+  echo "== tests on the GPU"
+  timeout 240 ./tests/linalg --test-threads=2 log_softmax gemm 2>&1 | grep -E "test result|panicked|FAILED" | tail -6
+  timeout 240 ./tests/ops --test-threads=2 epilogue 2>&1 | grep -E "test result|panicked|FAILED" | tail -6
+  for round in 1 2; do
+    echo "== seeds e, round $round"
+    timeout 150 ./bench_report --suite seeds --figures e --no-baselines --reps 25 --out "$OUT/seeds-e-$round" 2>&1 | tail -1
+    grep -E "E-step" "$OUT/seeds-e-$round/report.md" | head -8
+    timeout 150 python3 ../scripts/estep_reference.py "$OUT/jax-$round.json" 2>&1 | tail -1
+  done
+} >> "$S" 2>&1
+cat "$S"

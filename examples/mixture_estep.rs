@@ -9,9 +9,10 @@
 //!
 //! The quadratic form expands into one product: with `P = 1/σ²`,
 //! `Σ_j -(x_ij - μ_cj)² P_cj / 2 = [x², x]_i · [-P/2; μ∘P]_c - Σ_j μ_cj² P_cj / 2`,
-//! so the device E-step is a GEMM leaf (`[x², x]` is data, formed once),
-//! the row-wise log-sum-exp (its own kernel, by the nested-reduction rule)
-//! and one element-wise kernel. It is checked against a serial CPU loop
+//! so the device E-step is one kernel (`log_softmax_rows_of_product`:
+//! `[x², x]` is data, formed once; the product, each row's log-sum-exp and
+//! the difference are computed and stored in one pass over the n x k
+//! result). It is checked against a serial CPU loop
 //! (to 1e-9) and timed against it and a multithreaded faer version.
 //!
 //! `cargo run --release --example mixture_estep -- [--n N] [--p P] [--k K] [--quick]`

@@ -4,7 +4,8 @@
 # mma macros moved to cl/dmma.cl), then two rounds of `bench_report --suite
 # seeds --figures e` (the one-kernel E-step and the two passes it replaces,
 # same run) each followed by JAX (`estep_reference.py`).
-# .gpu/ holds bench_report and the linalg and ops test binaries (stripped).
+# .gpu/ holds bench_report, the mixture_estep example and the linalg and ops
+# test binaries (stripped).
 source "$(dirname "$0")/lease.sh"
 export FUSION_DEVICE=nvidia
 cd "$bin" || exit 1
@@ -12,10 +13,13 @@ cd "$bin" || exit 1
   echo "== tests on the GPU"
   timeout 240 ./tests/linalg --test-threads=2 log_softmax gemm 2>&1 | grep -E "test result|panicked|FAILED" | tail -6
   timeout 240 ./tests/ops --test-threads=2 epilogue 2>&1 | grep -E "test result|panicked|FAILED" | tail -6
+  echo "== mixture_estep (checks against the serial loop)"
+  timeout 120 ./mixture_estep 2>&1 | tail -4
   for round in 1 2; do
     echo "== seeds e, round $round"
-    timeout 150 ./bench_report --suite seeds --figures e --no-baselines --reps 25 --out "$OUT/seeds-e-$round" 2>&1 | tail -1
-    grep -E "E-step" "$OUT/seeds-e-$round/report.md" | head -8
+    timeout 150 ./bench_report --suite seeds --figures e --no-baselines --reps 25 --out "/tmp/seeds-e-$round" 2>&1 | tail -1
+    cp "/tmp/seeds-e-$round/report.md" "$OUT/seeds-e-$round.md"
+    grep -E "^\| 1000000" "$OUT/seeds-e-$round.md"
     timeout 150 python3 ../scripts/estep_reference.py "$OUT/jax-$round.json" 2>&1 | tail -1
   done
 } >> "$S" 2>&1

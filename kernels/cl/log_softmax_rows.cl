@@ -3,51 +3,76 @@
 // (x n x q, w q x k, c 1 x k, out n x k, all column-major). A mixture's
 // E-step is this with x the expanded data and w the expanded parameters.
 //
-// A work-group of 256 work items owns TILE_ROWS = 32 rows and all of their
-// k columns (KP = 64 * COL_FRAGS of them, the padding reads as -inf), so a
-// row's normaliser is known inside the work-group while its terms are still
-// in registers: the product is formed once, each term takes one exp, and
-// the n x k result is stored once and never read back.
+// A work-group owns TILE_ROWS rows and all of their k columns, so a row's
+// normaliser is known inside the work-group while its terms are still in
+// registers: the product is formed once, each term takes one exp, and the
+// n x k result is stored once and never read back. The TILE_ROWS x Q slice
+// of x is staged in local memory (Q, a build option, is q rounded up to 4;
+// the padding is zero). Each work item then holds ACC terms:
 //
-// The 32 x Q slice of x is staged in local memory (Q, a build option, is q
-// rounded up to 4; the padding is zero). Each work item then holds ACC
-// terms: with TENSOR_CORES (NVIDIA FP64 tensor cores, cl/dmma.cl) warp w
-// owns columns [8 * COL_FRAGS * w, 8 * COL_FRAGS * (w + 1)) of all 32 rows
-// as 2 x COL_FRAGS fragments of 16 x 8, fed by w straight from global
-// memory (a few kilobytes every work-group reads: cache hits); elsewhere
-// work item (r, s) = (id % 32, id / 32) owns row r, columns s, s + 8, ...
+// - with TENSOR_CORES (NVIDIA FP64 tensor cores, cl/dmma.cl), WARPS warps
+//   of 32; warp w owns columns [8 COL_FRAGS w, 8 COL_FRAGS (w + 1)) of all
+//   TILE_ROWS = 16 ROW_FRAGS rows as ROW_FRAGS x COL_FRAGS fragments of
+//   16 x 8 (columns past k read as -inf), fed by w straight from global
+//   memory (a few kilobytes every work-group reads: cache hits), each k
+//   step's slice fetched during the previous step's products;
+// - elsewhere 256 work items, (r, s) = (id % 32, id / 32) owning row r,
+//   columns s, s + 8, ..., 64 COL_FRAGS of them.
 //
 // The normaliser takes two rounds through local memory: each work item's
 // largest term per row, then the sum of exp(term - row max). A NaN term
 // makes its row NaN; a row whose largest term is infinite has that
 // infinity as its normaliser (its terms then give -inf or NaN, as
 // v - log_sum_exp(v) does).
-
-#define TILE_ROWS 32
-#define GROUP 256
-#define KP (64 * COL_FRAGS)
-#define ACC (8 * COL_FRAGS)
+//
+// On an H200 at n = 1e6, q = 28, k = 256: 32 rows and 16 warps (64
+// registers) 1.48 ms; 16 rows and 8 warps (70) 1.48-1.52; 32 rows and 8
+// warps (113) 1.61; the k loop unrolled (166) 2.61; c hoisted into
+// registers (74) 2.19; work-groups looping over tiles (128) 1.92. The
+// time is occupancy: each extra live register cost more than it saved.
 
 #ifdef TENSOR_CORES
-// Work item t of lane group g holds rows g, g + 8, g + 16, g + 24 (row
+#ifndef WARPS
+#define WARPS 16
+#endif
+#define GROUP (32 * WARPS)
+#ifndef ROW_FRAGS
+#define ROW_FRAGS 2
+#endif
+#define TILE_ROWS (16 * ROW_FRAGS)
+#define ACC (4 * ROW_FRAGS * COL_FRAGS)
+// Work item t of lane group g holds rows g + 8h (h < 2 ROW_FRAGS; its row
 // index e / 2 of its terms by fragment), columns 2t, 2t + 1 of each of its
-// warp's fragments; 32 work items (8 warps x 4) share each row.
-#define ITEM_ROWS 4
-#define SLOTS 32
+// warp's fragments; 4 WARPS work items share each row. The four lanes of
+// a row combine by shuffles, so each warp has one slot per row.
+#define ITEM_ROWS (2 * ROW_FRAGS)
+#define SLOTS WARPS
 #define TERM(fm, fn, e) ((fm) * COL_FRAGS * 4 + (fn) * 4 + (e))
 #define TERM_ROW(x) (((x) / (COL_FRAGS * 4)) * 16 + (((x) % 4) / 2) * 8 + g)
 #define TERM_COL(x) (warp * 8 * COL_FRAGS + (((x) / 4) % COL_FRAGS) * 8 + 2 * t + (x) % 2)
 #define TERM_ITEM_ROW(x) (((x) / (COL_FRAGS * 4)) * 2 + ((x) % 4) / 2)
 #define ITEM_ROW(r) (((r) / 2) * 16 + ((r) % 2) * 8 + g)
-#define SLOT (warp * 4 + t)
 #else
+#define GROUP 256
+#define TILE_ROWS 32
+#define ACC (8 * COL_FRAGS)
 #define ITEM_ROWS 1
 #define SLOTS 8
 #define TERM_ROW(x) row
 #define TERM_COL(x) (slot + 8 * (x))
 #define TERM_ITEM_ROW(x) 0
 #define ITEM_ROW(r) row
-#define SLOT slot
+#endif
+
+#ifdef TENSOR_CORES
+// The work item's B fragments of the k step at l0: row l0 + t of its
+// warp's columns, zero past q and k.
+#define FETCH_W(b, l0) \
+  for (int fn = 0; fn < COL_FRAGS; fn++) { \
+    const int j = warp * 8 * COL_FRAGS + fn * 8 + g; \
+    const int l = (l0) + t; \
+    (b)[fn][0] = l < q && j < k ? w[l + (size_t)q * j] : 0; \
+  }
 #endif
 
 // The larger of two terms, NaN winning.
@@ -55,54 +80,82 @@ inline double max_or_nan(double a, double b) {
   return isnan(a) || a >= b ? a : b;
 }
 
+#ifdef TENSOR_CORES
+// v of the lane whose index differs from this one's in the bits of mask.
+inline double shuffle_xor(double v, int mask) {
+  const uint2 halves = as_uint2(v);
+  uint lo, hi;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(lo) : "r"(halves.x), "r"(mask));
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(hi) : "r"(halves.y), "r"(mask));
+  return as_double((uint2)(lo, hi));
+}
+// Combines a row's value over the lanes in the bits of mask.
+#define LANE_MAX(v, mask) max_or_nan(v, shuffle_xor(v, mask))
+#define LANE_SUM(v, mask) ((v) + shuffle_xor(v, mask))
+#endif
+
 __attribute__((reqd_work_group_size(GROUP, 1, 1)))
 __kernel void log_softmax_rows_of_product(const __global double* restrict x, const __global double* restrict w, const __global double* restrict c, __global double* out, int n, int q, int k) {
-  __local double x_tile[Q][TILE_ROWS + 1];
+  __local double x_tile[Q][TILE_ROWS + 4];
   __local double partial[TILE_ROWS][SLOTS];
   __local double row_max[TILE_ROWS];
   __local double normaliser[TILE_ROWS];
   const int id = get_local_id(0);
   const int row0 = get_group_id(0) * TILE_ROWS;
+#ifdef TENSOR_CORES
+  const int lane = id % 32;
+  const int warp = id / 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+#else
+  const int row = id % TILE_ROWS;
+  const int slot = id / TILE_ROWS;
+#endif
 
   for (int e = id; e < Q * TILE_ROWS; e += GROUP) {
     const int r = e % TILE_ROWS;
     const int l = e / TILE_ROWS;
     x_tile[l][r] = row0 + r < n && l < q ? x[row0 + r + (size_t)n * l] : 0;
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
-
   double v[ACC];
 #ifdef TENSOR_CORES
-  const int lane = id % 32;
-  const int warp = id / 32;
-  const int g = lane / 4;
-  const int t = lane % 4;
 #pragma unroll
   for (int e = 0; e < ACC; e++) {
     v[e] = 0;
   }
+  // Each k step's slice of w is fetched while the previous step's
+  // products run (the first before the staging barrier): the loads'
+  // latency hides behind the tensor cores without holding all of w in
+  // registers.
+  double b_next[COL_FRAGS][1];
+  FETCH_W(b_next, 0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll 1
   for (int l0 = 0; l0 < Q; l0 += 4) {
-    const int l = l0 + t;
-    double a[2][2];
+    double b[COL_FRAGS][1];
 #pragma unroll
-    for (int fm = 0; fm < 2; fm++) {
-      a[fm][0] = x_tile[l][fm * 16 + g];
-      a[fm][1] = x_tile[l][fm * 16 + g + 8];
+    for (int fn = 0; fn < COL_FRAGS; fn++) {
+      b[fn][0] = b_next[fn][0];
+    }
+    if (l0 + 4 < Q) {
+      FETCH_W(b_next, l0 + 4);
+    }
+    double a[ROW_FRAGS][2];
+#pragma unroll
+    for (int fm = 0; fm < ROW_FRAGS; fm++) {
+      a[fm][0] = x_tile[l0 + t][fm * 16 + g];
+      a[fm][1] = x_tile[l0 + t][fm * 16 + g + 8];
     }
 #pragma unroll
     for (int fn = 0; fn < COL_FRAGS; fn++) {
-      const int j = warp * 8 * COL_FRAGS + fn * 8 + g;
-      const double b[1] = {l < q && j < k ? w[l + (size_t)q * j] : 0};
 #pragma unroll
-      for (int fm = 0; fm < 2; fm++) {
-        MMA_16x8x4(&v[TERM(fm, fn, 0)], a[fm], b);
+      for (int fm = 0; fm < ROW_FRAGS; fm++) {
+        MMA_16x8x4(&v[TERM(fm, fn, 0)], a[fm], b[fn]);
       }
     }
   }
 #else
-  const int row = id % TILE_ROWS;
-  const int slot = id / TILE_ROWS;
-#pragma unroll
+  barrier(CLK_LOCAL_MEM_FENCE);
   for (int e = 0; e < ACC; e++) {
     const int j = TERM_COL(e);
     double sum = 0;
@@ -127,10 +180,29 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
     v[e] = j < k ? v[e] + c[j] : -INFINITY;
     m[TERM_ITEM_ROW(e)] = max_or_nan(m[TERM_ITEM_ROW(e)], v[e]);
   }
+#ifdef TENSOR_CORES
 #pragma unroll
   for (int r = 0; r < ITEM_ROWS; r++) {
-    partial[ITEM_ROW(r)][SLOT] = m[r];
+    m[r] = LANE_MAX(LANE_MAX(m[r], 1), 2);
+    if (t == 0) {
+      partial[ITEM_ROW(r)][warp] = m[r];
+    }
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (id < TILE_ROWS * SLOTS) {
+    // Work items SLOTS * r .. SLOTS * r + SLOTS - 1 combine row r's
+    // slots (whole warps).
+    double top = partial[id / SLOTS][id % SLOTS];
+#pragma unroll
+    for (int mask = 1; mask < SLOTS; mask *= 2) {
+      top = LANE_MAX(top, mask);
+    }
+    if (id % SLOTS == 0) {
+      row_max[id / SLOTS] = top;
+    }
+  }
+#else
+  partial[row][slot] = m[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   if (id < TILE_ROWS) {
     double top = -INFINITY;
@@ -139,6 +211,7 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
     }
     row_max[id] = top;
   }
+#endif
   barrier(CLK_LOCAL_MEM_FENCE);
 
   // Each row's sum of exp(term - largest); only finite maxima need it.
@@ -155,10 +228,28 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
       s[TERM_ITEM_ROW(e)] += exp(v[e] - top);
     }
   }
+#ifdef TENSOR_CORES
 #pragma unroll
   for (int r = 0; r < ITEM_ROWS; r++) {
-    partial[ITEM_ROW(r)][SLOT] = s[r];
+    s[r] = LANE_SUM(LANE_SUM(s[r], 1), 2);
+    if (t == 0) {
+      partial[ITEM_ROW(r)][warp] = s[r];
+    }
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (id < TILE_ROWS * SLOTS) {
+    double sum = partial[id / SLOTS][id % SLOTS];
+#pragma unroll
+    for (int mask = 1; mask < SLOTS; mask *= 2) {
+      sum = LANE_SUM(sum, mask);
+    }
+    if (id % SLOTS == 0) {
+      const double top = row_max[id / SLOTS];
+      normaliser[id / SLOTS] = isfinite(top) ? top + log(sum) : top;
+    }
+  }
+#else
+  partial[row][slot] = s[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   if (id < TILE_ROWS) {
     double sum = 0;
@@ -168,14 +259,20 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
     const double top = row_max[id];
     normaliser[id] = isfinite(top) ? top + log(sum) : top;
   }
+#endif
   barrier(CLK_LOCAL_MEM_FENCE);
 
+  double lse[ITEM_ROWS];
+#pragma unroll
+  for (int r = 0; r < ITEM_ROWS; r++) {
+    lse[r] = normaliser[ITEM_ROW(r)];
+  }
 #pragma unroll
   for (int e = 0; e < ACC; e++) {
     const int i = row0 + TERM_ROW(e);
     const int j = TERM_COL(e);
     if (i < n && j < k) {
-      out[i + (size_t)n * j] = v[e] - normaliser[TERM_ROW(e)];
+      out[i + (size_t)n * j] = v[e] - lse[TERM_ITEM_ROW(e)];
     }
   }
 }

@@ -17,11 +17,6 @@ pub const LOG_SOFTMAX_MAX_INNER: usize = 128;
 /// terms in registers while it finds their normaliser.
 pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
 
-/// Rows per work-group and work items per group (the kernel's `TILE_ROWS`
-/// and `GROUP`).
-const TILE_ROWS: usize = 32;
-const GROUP: usize = 256;
-
 /// `out = x·w + c − lse`, where `lse_i = log Σ_j exp((x·w)_ij + c_j)`: the
 /// log-softmax of every row of the affine product, for `x` `n x q` (`q` ≤
 /// [`LOG_SOFTMAX_MAX_INNER`]), `w` `q x k` (`k` ≤
@@ -128,19 +123,24 @@ pub fn log_softmax_rows_of_product(
     for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
         int(F, argument, m.len())?;
     }
-    let rt = Runtime::get()?;
-    let tensor_cores = if rt.device_info().has_fp64_tensor_cores() {
-        dmma_build_flags()
+    let (options, tile_rows, group) = if Runtime::get()?.device_info().has_fp64_tensor_cores() {
+        // 32 rows per work-group, 16 warps of 16 columns each at k = 256 (the
+        // kernel's header has the alternatives measured).
+        let warps = 16;
+        let options = format!(
+            "-D Q={} -D COL_FRAGS={} -D ROW_FRAGS=2 -D WARPS={warps}{}",
+            q.max(1).next_multiple_of(4),
+            k.div_ceil(8 * warps),
+            dmma_build_flags()
+        );
+        (options, 32, 32 * warps)
     } else {
-        ""
+        let options = format!("-D Q={} -D COL_FRAGS={}", q.max(1), k.div_ceil(64));
+        (options, 32, 256)
     };
-    let options = format!(
-        "-D Q={} -D COL_FRAGS={}{tensor_cores}",
-        q.max(1).next_multiple_of(4),
-        k.div_ceil(64)
-    );
+    let groups = n.div_ceil(tile_rows);
     cl::log_softmax_rows_of_product().launch_with_options(
-        NdRange::d1(n.div_ceil(TILE_ROWS) * GROUP).with_local(&[GROUP]),
+        NdRange::d1(groups * group).with_local(&[group]),
         &options,
         (
             x,

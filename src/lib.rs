@@ -68,11 +68,11 @@ pub use clfuse_core::{
 /// ```
 pub mod linalg {
     pub use clfuse_kernels::{
-        CholeskyAdjointMethod, CholeskyOptions, GemmConfig, LOG_SOFTMAX_MAX_COLUMNS, LOG_SOFTMAX_MAX_INNER,
-        LOG_SUM_EXP_MAX_INNER, MultiplyOptions,
-        Op, PreparedTriangular, ProductAdjoint, SUBSTITUTION_MAX_COLS, cholesky_adjoint,
-        cholesky_adjoint_with, cholesky_decompose, cholesky_decompose_with, cholesky_solve,
-        log_softmax_rows_of_product, log_sum_exp_rows_of_product, mdivide_left_tri, mdivide_left_tri_adjoint,
+        CholeskyAdjointMethod, CholeskyOptions, GemmConfig, LOG_SOFTMAX_MAX_COLUMNS,
+        LOG_SOFTMAX_MAX_INNER, LOG_SUM_EXP_MAX_INNER, MultiplyOptions, Op, PreparedTriangular,
+        ProductAdjoint, SUBSTITUTION_MAX_COLS, cholesky_adjoint, cholesky_adjoint_with,
+        cholesky_decompose, cholesky_decompose_with, cholesky_solve, log_softmax_rows_of_product,
+        log_sum_exp_rows_of_product, mdivide_left_tri, mdivide_left_tri_adjoint,
         mdivide_left_tri_and_prepare, mdivide_left_tri_identity, mdivide_right_tri, multiply,
         multiply_adjoint, multiply_transpose, multiply_transposed, multiply_with, tri_inverse,
         tri_solve, tri_solve_and_prepare,

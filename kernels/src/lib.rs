@@ -35,7 +35,9 @@ pub use gemm::{
     multiply_transpose, multiply_transposed, multiply_with, row_vector_matrix_multiply,
     transposed_skinny_multiply,
 };
-pub use log_softmax_rows::{LOG_SOFTMAX_MAX_COLUMNS, LOG_SOFTMAX_MAX_INNER, log_softmax_rows_of_product};
+pub use log_softmax_rows::{
+    LOG_SOFTMAX_MAX_COLUMNS, LOG_SOFTMAX_MAX_INNER, log_softmax_rows_of_product,
+};
 pub use log_sum_exp_rows::{LOG_SUM_EXP_MAX_INNER, log_sum_exp_rows_of_product};
 pub use mixture::{
     MIXTURE_MAX_DIMENSION, component_stride, mixture_features, mixture_indicators,

@@ -26,7 +26,11 @@ fn reference(x: &DMatrix<f64>, w: &DMatrix<f64>, c: &DMatrix<f64>) -> DMatrix<f6
 fn run(x: &DMatrix<f64>, w: &DMatrix<f64>, c: &DMatrix<f64>) -> clfuse::Result<DMatrix<f64>> {
     let out = MatrixCl::<f64>::zeros(x.nrows(), w.ncols())?;
     k::log_softmax_rows_of_product(&to_device(x), &to_device(w), &to_device(c), &out)?;
-    Ok(DMatrix::from_column_slice(out.rows(), out.cols(), &out.to_vec()?))
+    Ok(DMatrix::from_column_slice(
+        out.rows(),
+        out.cols(),
+        &out.to_vec()?,
+    ))
 }
 
 #[test]
@@ -131,7 +135,10 @@ fn refuses_bad_shapes_views_limits_and_aliasing() -> clfuse::Result<()> {
     assert!(wrong_w.contains("log_softmax_rows_of_product"), "{wrong_w}");
     assert!(err(f(&x, &w, &MatrixCl::zeros(1, 4)?, &out)).contains("1 x 5"));
     let wrong_out = err(f(&x, &w, &c, &MatrixCl::zeros(5, 4)?));
-    assert!(wrong_out.contains("out") && wrong_out.contains("4 x 5"), "{wrong_out}");
+    assert!(
+        wrong_out.contains("out") && wrong_out.contains("4 x 5"),
+        "{wrong_out}"
+    );
     let wide = err(f(
         &MatrixCl::zeros(4, 129)?,
         &MatrixCl::zeros(129, 5)?,

@@ -32,8 +32,8 @@ pub use epilogue::EpilogueGemm;
 pub use launch::MultiplyOptions;
 pub(crate) use launch::gemm_into;
 pub(crate) use operand::Operand;
-pub(crate) use tensor_cores::build_flags as dmma_build_flags;
 pub use products::{Op, multiply, multiply_transpose, multiply_transposed, multiply_with};
+pub(crate) use tensor_cores::build_flags as dmma_build_flags;
 pub use vectors::{
     SKINNY_MAX_COLS, SKINNY_MAX_TRANSPOSED, matrix_skinny_multiply, matrix_vector_multiply,
     row_vector_matrix_multiply, transposed_skinny_multiply,

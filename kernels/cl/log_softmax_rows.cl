@@ -19,8 +19,9 @@
 // - elsewhere 256 work items, (r, s) = (id % 32, id / 32) owning row r,
 //   columns s, s + 8, ..., 64 COL_FRAGS of them.
 //
-// The normaliser takes two rounds through local memory: each work item's
-// largest term per row, then the sum of exp(term - row max). A NaN term
+// The normaliser takes one round through local memory: each warp's (or
+// work item's) largest term per row and its sum of exp(term - largest),
+// combined per row rescaled to the row's largest. A NaN term
 // makes its row NaN; a row whose largest term is infinite has that
 // infinity as its normaliser (its terms then give -inf or NaN, as
 // v - log_sum_exp(v) does).
@@ -31,7 +32,9 @@
 // registers (74) 2.19; work-groups looping over tiles (128) 1.92; c
 // folded into the product as a row of w against a column of ones 1.58-1.60;
 // exp2 of a scaled argument instead of exp 2.24. The time is occupancy:
-// each extra live register cost more than it saved.
+// each extra live register cost more than it saved. One round through local
+// memory for the normaliser instead of two (the row's maximum, then its sum)
+// took 1.49-1.50 to 1.46-1.47 ms, same run.
 
 #ifdef TENSOR_CORES
 #ifndef WARPS
@@ -99,8 +102,8 @@ inline double shuffle_xor(double v, int mask) {
 __attribute__((reqd_work_group_size(GROUP, 1, 1)))
 __kernel void log_softmax_rows_of_product(const __global double* restrict x, const __global double* restrict w, const __global double* restrict c, __global double* out, int n, int q, int k) {
   __local double x_tile[Q][TILE_ROWS + 4];
-  __local double partial[TILE_ROWS][SLOTS];
-  __local double row_max[TILE_ROWS];
+  __local double partial_max[TILE_ROWS][SLOTS];
+  __local double partial_sum[TILE_ROWS][SLOTS];
   __local double normaliser[TILE_ROWS];
   const int id = get_local_id(0);
   const int row0 = get_group_id(0) * TILE_ROWS;
@@ -170,7 +173,9 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
   }
 #endif
 
-  // The terms, -inf in the padding columns, and each row's largest.
+  // The terms, -inf in the padding columns; each row's largest term and the
+  // sum of exp(term - largest) over this work item's terms (over the four
+  // lanes of a row in a warp on the tensor cores).
   double m[ITEM_ROWS];
 #pragma unroll
   for (int r = 0; r < ITEM_ROWS; r++) {
@@ -186,41 +191,11 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
 #pragma unroll
   for (int r = 0; r < ITEM_ROWS; r++) {
     m[r] = LANE_MAX(LANE_MAX(m[r], 1), 2);
-    if (t == 0) {
-      partial[ITEM_ROW(r)][warp] = m[r];
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (id < TILE_ROWS * SLOTS) {
-    // Work items SLOTS * r .. SLOTS * r + SLOTS - 1 combine row r's
-    // slots (whole warps).
-    double top = partial[id / SLOTS][id % SLOTS];
-#pragma unroll
-    for (int mask = 1; mask < SLOTS; mask *= 2) {
-      top = LANE_MAX(top, mask);
-    }
-    if (id % SLOTS == 0) {
-      row_max[id / SLOTS] = top;
-    }
-  }
-#else
-  partial[row][slot] = m[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (id < TILE_ROWS) {
-    double top = -INFINITY;
-    for (int p = 0; p < SLOTS; p++) {
-      top = max_or_nan(top, partial[id][p]);
-    }
-    row_max[id] = top;
   }
 #endif
-  barrier(CLK_LOCAL_MEM_FENCE);
-
-  // Each row's sum of exp(term - largest); only finite maxima need it.
   double s[ITEM_ROWS];
 #pragma unroll
   for (int r = 0; r < ITEM_ROWS; r++) {
-    m[r] = row_max[ITEM_ROW(r)];
     s[r] = 0;
   }
 #pragma unroll
@@ -235,30 +210,49 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
   for (int r = 0; r < ITEM_ROWS; r++) {
     s[r] = LANE_SUM(LANE_SUM(s[r], 1), 2);
     if (t == 0) {
-      partial[ITEM_ROW(r)][warp] = s[r];
+      partial_max[ITEM_ROW(r)][warp] = m[r];
+      partial_sum[ITEM_ROW(r)][warp] = s[r];
     }
   }
+#else
+  partial_max[row][slot] = m[0];
+  partial_sum[row][slot] = s[0];
+#endif
   barrier(CLK_LOCAL_MEM_FENCE);
+
+  // Each row's slots combined: the largest of their maxima, and their sums
+  // rescaled to it (one exp per slot).
+#ifdef TENSOR_CORES
   if (id < TILE_ROWS * SLOTS) {
-    double sum = partial[id / SLOTS][id % SLOTS];
+    // Work items SLOTS * r .. SLOTS * r + SLOTS - 1 hold row r's slots
+    // (whole warps).
+    const double slot_max = partial_max[id / SLOTS][id % SLOTS];
+    double top = slot_max;
+#pragma unroll
+    for (int mask = 1; mask < SLOTS; mask *= 2) {
+      top = LANE_MAX(top, mask);
+    }
+    double sum = isfinite(top) ? partial_sum[id / SLOTS][id % SLOTS] * exp(slot_max - top) : 0;
 #pragma unroll
     for (int mask = 1; mask < SLOTS; mask *= 2) {
       sum = LANE_SUM(sum, mask);
     }
     if (id % SLOTS == 0) {
-      const double top = row_max[id / SLOTS];
       normaliser[id / SLOTS] = isfinite(top) ? top + log(sum) : top;
     }
   }
 #else
-  partial[row][slot] = s[0];
-  barrier(CLK_LOCAL_MEM_FENCE);
   if (id < TILE_ROWS) {
-    double sum = 0;
+    double top = -INFINITY;
     for (int p = 0; p < SLOTS; p++) {
-      sum += partial[id][p];
+      top = max_or_nan(top, partial_max[id][p]);
     }
-    const double top = row_max[id];
+    double sum = 0;
+    if (isfinite(top)) {
+      for (int p = 0; p < SLOTS; p++) {
+        sum += partial_sum[id][p] * exp(partial_max[id][p] - top);
+      }
+    }
     normaliser[id] = isfinite(top) ? top + log(sum) : top;
   }
 #endif

@@ -3,7 +3,10 @@
 # tensor-core paths' tests on the GPU (the new kernel and the GEMM, whose
 # mma macros moved to cl/dmma.cl), then two rounds of `bench_report --suite
 # seeds --figures e` (the one-kernel E-step and the two passes it replaces,
-# same run) each followed by JAX (`estep_reference.py`).
+# same run) each followed by JAX (`estep_reference.py`); then, when
+# .gpu/bench_before holds bench_report built from an earlier commit, its
+# `--suite gemm` and this build's, alternating (the GEMM's mma macros moved:
+# nothing there may be slower).
 # .gpu/ holds bench_report, the mixture_estep example and the linalg and ops
 # test binaries (stripped).
 source "$(dirname "$0")/lease.sh"
@@ -22,5 +25,14 @@ cd "$bin" || exit 1
     grep -E "^\| 1000000" "$OUT/seeds-e-$round.md"
     timeout 150 python3 ../scripts/estep_reference.py "$OUT/jax-$round.json" 2>&1 | tail -1
   done
+  if [ -x ./bench_before ]; then
+    for round in 1 2; do
+      for b in bench_before bench_report; do
+        echo "== $b --suite gemm, round $round"
+        timeout 200 ./$b --suite gemm --no-baselines --out "/tmp/gemm-$b-$round" 2>&1 | tail -1
+        cp "/tmp/gemm-$b-$round/report.md" "$OUT/gemm-$b-$round.md"
+      done
+    done
+  fi
 } >> "$S" 2>&1
 cat "$S"

@@ -26,10 +26,10 @@ cd "$bin" || exit 1
     timeout 150 python3 ../scripts/estep_reference.py "$OUT/jax-$round.json" 2>&1 | tail -1
   done
   if [ -x ./bench_before ]; then
-    for round in 1 2; do
+    for round in 1; do
       for b in bench_before bench_report; do
         echo "== $b --suite gemm, round $round"
-        timeout 200 ./$b --suite gemm --no-baselines --out "/tmp/gemm-$b-$round" 2>&1 | tail -1
+        timeout 150 ./$b --suite gemm --no-baselines --out "/tmp/gemm-$b-$round" 2>&1 | tail -1
         cp "/tmp/gemm-$b-$round/report.md" "$OUT/gemm-$b-$round.md"
       done
     done

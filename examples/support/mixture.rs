@@ -171,7 +171,7 @@ pub fn e_step(
 ) -> Result<()> {
     if expanded.cols() <= LOG_SOFTMAX_MAX_INNER && w.cols() <= LOG_SOFTMAX_MAX_COLUMNS {
         // One kernel: each row's densities formed, normalised and stored once.
-        return log_softmax_rows_of_product(expanded, w, constant, log_resp);
+        return log_softmax_rows_of_product(expanded, w, constant, log_resp).map(drop);
     }
     // More components than a work-group keeps: the densities, their
     // row-wise log-sum-exp, the difference.

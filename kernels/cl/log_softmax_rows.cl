@@ -1,7 +1,10 @@
 // The log-softmax of each row of an affine product, written once:
 //   out_ij = v_ij - log sum_l exp(v_il),   v = x * w + c
-// (x n x q, w q x k, c 1 x k, out n x k, all column-major). A mixture's
-// E-step is this with x the expanded data and w the expanded parameters.
+// (x n x q, w q x k, c 1 x k, out n x k, all column-major), and each row's
+// normaliser, row_normaliser_i = log sum_l exp(v_il). With SOFTMAX, out_ij
+// is the softmax itself, exp(v_ij - row_normaliser_i). A mixture's E-step
+// is this with x the expanded data and w the expanded parameters: its log
+// responsibilities (or responsibilities) and each point's log density.
 //
 // A work-group owns TILE_ROWS rows and all of their k columns, so a row's
 // normaliser is known inside the work-group while its terms are still in
@@ -100,7 +103,7 @@ inline double shuffle_xor(double v, int mask) {
 #endif
 
 __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-__kernel void log_softmax_rows_of_product(const __global double* restrict x, const __global double* restrict w, const __global double* restrict c, __global double* out, int n, int q, int k) {
+__kernel void log_softmax_rows_of_product(const __global double* restrict x, const __global double* restrict w, const __global double* restrict c, __global double* out, __global double* row_normaliser, int n, int q, int k) {
   __local double x_tile[Q][TILE_ROWS + 4];
   __local double partial_max[TILE_ROWS][SLOTS];
   __local double partial_sum[TILE_ROWS][SLOTS];
@@ -238,7 +241,11 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
       sum = LANE_SUM(sum, mask);
     }
     if (id % SLOTS == 0) {
-      normaliser[id / SLOTS] = isfinite(top) ? top + log(sum) : top;
+      const double lse = isfinite(top) ? top + log(sum) : top;
+      normaliser[id / SLOTS] = lse;
+      if (row0 + id / SLOTS < n) {
+        row_normaliser[row0 + id / SLOTS] = lse;
+      }
     }
   }
 #else
@@ -253,7 +260,11 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
         sum += partial_sum[id][p] * exp(partial_max[id][p] - top);
       }
     }
-    normaliser[id] = isfinite(top) ? top + log(sum) : top;
+    const double lse = isfinite(top) ? top + log(sum) : top;
+    normaliser[id] = lse;
+    if (row0 + id < n) {
+      row_normaliser[row0 + id] = lse;
+    }
   }
 #endif
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -268,7 +279,11 @@ __kernel void log_softmax_rows_of_product(const __global double* restrict x, con
     const int i = row0 + TERM_ROW(e);
     const int j = TERM_COL(e);
     if (i < n && j < k) {
+#ifdef SOFTMAX
+      out[i + (size_t)n * j] = exp(v[e] - lse[TERM_ITEM_ROW(e)]);
+#else
       out[i + (size_t)n * j] = v[e] - lse[TERM_ITEM_ROW(e)];
+#endif
     }
   }
 }

@@ -107,7 +107,7 @@ clfuse_core::kernel! {
     pub(crate) fn log_sum_exp_rows_of_product(in x: f64, in w: f64, in c: f64, out out: f64, n: i32, q: i32, k: i32) = file "cl/log_sum_exp_rows.cl";
 }
 clfuse_core::kernel! {
-    pub(crate) fn log_softmax_rows_of_product(in x: f64, in w: f64, in c: f64, out out: f64, n: i32, q: i32, k: i32) = file "cl/dmma.cl" + "cl/log_softmax_rows.cl";
+    pub(crate) fn log_softmax_rows_of_product(in x: f64, in w: f64, in c: f64, out out: f64, out row_normaliser: f64, n: i32, q: i32, k: i32) = file "cl/dmma.cl" + "cl/log_softmax_rows.cl";
 }
 clfuse_core::kernel! {
     pub(crate) fn mixture_log_responsibilities(in x: f64, in components: f64, out responsibilities: f64, out row_log_density: f64, n: i32, k: i32) = file "cl/philox.cl" + "cl/mixture.cl";

@@ -37,6 +37,7 @@ pub use gemm::{
 };
 pub use log_softmax_rows::{
     LOG_SOFTMAX_MAX_COLUMNS, LOG_SOFTMAX_MAX_INNER, log_softmax_rows_of_product,
+    softmax_rows_of_product,
 };
 pub use log_sum_exp_rows::{LOG_SUM_EXP_MAX_INNER, log_sum_exp_rows_of_product};
 pub use mixture::{

@@ -1,8 +1,9 @@
-//! The log-softmax of each row of an affine product,
+//! The log-softmax (or softmax) of each row of an affine product,
 //! `(x·w + c)_ij − log Σ_l exp((x·w + c)_il)`, formed, normalised and
-//! stored in one kernel (`cl/log_softmax_rows.cl`): a mixture's E-step in
-//! one pass over its `n x k` result. On NVIDIA devices with FP64 tensor
-//! cores the product runs on them (`cl/dmma.cl`).
+//! stored in one kernel (`cl/log_softmax_rows.cl`), with each row's
+//! normaliser: a mixture's E-step in one pass over its `n x k` result. On
+//! NVIDIA devices with FP64 tensor cores the product runs on them
+//! (`cl/dmma.cl`).
 
 use crate::basic::int;
 use crate::gemm::dmma_build_flags;
@@ -21,15 +22,17 @@ pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
 /// log-softmax of every row of the affine product, for `x` `n x q` (`q` ≤
 /// [`LOG_SOFTMAX_MAX_INNER`]), `w` `q x k` (`k` ≤
 /// [`LOG_SOFTMAX_MAX_COLUMNS`]), `c` `1 x k` and `out` `n x k`, in one
-/// kernel that forms the product once and writes `out` once. Row `i` of
-/// `out` is the log of the softmax of row `i` of `x·w + c`: with `w` and
-/// `c` a mixture's expanded parameters and `x` the expanded data, the log
-/// responsibilities of its E-step.
+/// kernel that forms the product once and writes `out` once; returns the
+/// normalisers `lse` (`n x 1`). Row `i` of `out` is the log of the softmax
+/// of row `i` of `x·w + c`: with `w` and `c` a mixture's expanded
+/// parameters and `x` the expanded data, the log responsibilities of its
+/// E-step, and `lse_i` point `i`'s log density.
 ///
 /// A row with a NaN term is NaN; a row whose largest term is infinite gives
-/// what `v − log_sum_exp(v)` gives (`-inf` or NaN), as
-/// [`log_sum_exp_rows_of_product`](crate::log_sum_exp_rows_of_product)'s
-/// normaliser subtracted would.
+/// what `v − log_sum_exp(v)` gives (`-inf` or NaN), its normaliser that
+/// infinity, as with
+/// [`log_sum_exp_rows_of_product`](crate::log_sum_exp_rows_of_product).
+/// With `k = 0` every normaliser is `-inf`.
 ///
 /// Errors: shapes that do not match, `q` or `k` above its limit, an operand
 /// whose view is not `Entire`, or `out` sharing its buffer with an input.
@@ -41,12 +44,12 @@ pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
 /// let w = MatrixCl::from_slice(1, 2, &[1.0, 2.0])?;
 /// let c = MatrixCl::from_slice(1, 2, &[0.0, 0.0])?;
 /// let out = MatrixCl::<f64>::zeros(2, 2)?;
-/// log_softmax_rows_of_product(&x, &w, &c, &out)?;
+/// let lse = log_softmax_rows_of_product(&x, &w, &c, &out)?.to_vec()?;
 /// // Row 0 has equal terms: each is log(1/2). Row 1: terms 1 and 2.
 /// let r = out.to_vec()?; // column-major
 /// assert!((r[0] - 0.5f64.ln()).abs() < 1e-12);
-/// let lse = (1f64.exp() + 2f64.exp()).ln();
-/// assert!((r[3] - (2.0 - lse)).abs() < 1e-12);
+/// assert!((lse[1] - (1f64.exp() + 2f64.exp()).ln()).abs() < 1e-12);
+/// assert!((r[3] - (2.0 - lse[1])).abs() < 1e-12);
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn log_softmax_rows_of_product(
@@ -54,12 +57,52 @@ pub fn log_softmax_rows_of_product(
     w: &MatrixCl<f64>,
     c: &MatrixCl<f64>,
     out: &MatrixCl<f64>,
-) -> Result<()> {
-    const F: &str = "log_softmax_rows_of_product";
+) -> Result<MatrixCl<f64>> {
+    rows_of_product("log_softmax_rows_of_product", x, w, c, out, false)
+}
+
+/// [`log_softmax_rows_of_product`] with the softmax itself stored:
+/// `out_ij = exp((x·w + c)_ij − lse_i)`, each row summing to 1 (a
+/// mixture's responsibilities); returns the normalisers `lse` (`n x 1`).
+/// The same limits, errors and non-finite rules (a row with a NaN term is
+/// NaN).
+///
+/// ```
+/// use clfuse_core::MatrixCl;
+/// use clfuse_kernels::softmax_rows_of_product;
+/// let x = MatrixCl::from_slice(1, 1, &[1.0])?;
+/// let w = MatrixCl::from_slice(1, 2, &[0.0, 2f64.ln()])?;
+/// let c = MatrixCl::from_slice(1, 2, &[0.0, 0.0])?;
+/// let out = MatrixCl::<f64>::zeros(1, 2)?;
+/// let lse = softmax_rows_of_product(&x, &w, &c, &out)?.to_vec()?;
+/// // Terms 0 and log 2: probabilities 1/3 and 2/3, normaliser log 3.
+/// let r = out.to_vec()?;
+/// assert!((r[0] - 1.0 / 3.0).abs() < 1e-15 && (r[1] - 2.0 / 3.0).abs() < 1e-15);
+/// assert!((lse[0] - 3f64.ln()).abs() < 1e-15);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn softmax_rows_of_product(
+    x: &MatrixCl<f64>,
+    w: &MatrixCl<f64>,
+    c: &MatrixCl<f64>,
+    out: &MatrixCl<f64>,
+) -> Result<MatrixCl<f64>> {
+    rows_of_product("softmax_rows_of_product", x, w, c, out, true)
+}
+
+/// Both forms: checks, build options, launch.
+fn rows_of_product(
+    function: &'static str,
+    x: &MatrixCl<f64>,
+    w: &MatrixCl<f64>,
+    c: &MatrixCl<f64>,
+    out: &MatrixCl<f64>,
+    softmax: bool,
+) -> Result<MatrixCl<f64>> {
     let (n, q, k) = (x.rows(), x.cols(), w.cols());
     if w.rows() != q {
         return Err(Error::DimensionMismatch {
-            operation: F.into(),
+            operation: function.into(),
             lhs: (n, q),
             rhs: (w.rows(), k),
         });
@@ -67,7 +110,7 @@ pub fn log_softmax_rows_of_product(
     for (argument, m, shape) in [("c", c, (1, k)), ("out", out, (n, k))] {
         if (m.rows(), m.cols()) != shape {
             return Err(Error::InvalidArgument {
-                function: F,
+                function,
                 argument,
                 reason: format!(
                     "must be {} x {} (x is {n} x {q}, w {q} x {k}), is {} x {}",
@@ -85,7 +128,7 @@ pub fn log_softmax_rows_of_product(
     ] {
         if size > limit {
             return Err(Error::InvalidArgument {
-                function: F,
+                function,
                 argument,
                 reason: format!(
                     "has {size} {what}; at most {limit} are kept in registers \
@@ -97,7 +140,7 @@ pub fn log_softmax_rows_of_product(
     for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
         if m.view() != View::Entire {
             return Err(Error::InvalidView {
-                function: F,
+                function,
                 view: m.view(),
                 reason: match argument {
                     "out" => "out is written whole: give it the view Entire",
@@ -106,13 +149,18 @@ pub fn log_softmax_rows_of_product(
             });
         }
     }
-    if n == 0 || k == 0 {
-        return Ok(());
+    if k == 0 {
+        // No term: every row's sum is empty.
+        return MatrixCl::from_slice(n, 1, &vec![f64::NEG_INFINITY; n]);
+    }
+    let normalisers = MatrixCl::<f64>::uninitialized(n, 1)?;
+    if n == 0 {
+        return Ok(normalisers);
     }
     for (argument, m) in [("x", x), ("w", w), ("c", c)] {
         if m.buffer_id() == out.buffer_id() {
             return Err(Error::InvalidArgument {
-                function: F,
+                function,
                 argument: "out",
                 reason: format!("shares its buffer with {argument}, which the kernel reads"),
             });
@@ -121,21 +169,22 @@ pub fn log_softmax_rows_of_product(
     // With q = 0 the kernel reads neither x nor w (both empty): `c` stands in.
     let (x, w) = if q == 0 { (c, c) } else { (x, w) };
     for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
-        int(F, argument, m.len())?;
+        int(function, argument, m.len())?;
     }
+    let softmax = if softmax { " -D SOFTMAX" } else { "" };
     let (options, tile_rows, group) = if Runtime::get()?.device_info().has_fp64_tensor_cores() {
         // 32 rows per work-group, 16 warps of 16 columns each at k = 256 (the
         // kernel's header has the alternatives measured).
         let warps = 16;
         let options = format!(
-            "-D Q={} -D COL_FRAGS={} -D ROW_FRAGS=2 -D WARPS={warps}{}",
+            "-D Q={} -D COL_FRAGS={} -D ROW_FRAGS=2 -D WARPS={warps}{softmax}{}",
             q.max(1).next_multiple_of(4),
             k.div_ceil(8 * warps),
             dmma_build_flags()
         );
         (options, 32, 32 * warps)
     } else {
-        let options = format!("-D Q={} -D COL_FRAGS={}", q.max(1), k.div_ceil(64));
+        let options = format!("-D Q={} -D COL_FRAGS={}{softmax}", q.max(1), k.div_ceil(64));
         (options, 32, 256)
     };
     let groups = n.div_ceil(tile_rows);
@@ -147,10 +196,11 @@ pub fn log_softmax_rows_of_product(
             w,
             c,
             out,
-            int(F, "x", n)?,
-            int(F, "x", q)?,
-            int(F, "w", k)?,
+            &normalisers,
+            int(function, "x", n)?,
+            int(function, "x", q)?,
+            int(function, "w", k)?,
         ),
     )?;
-    Ok(())
+    Ok(normalisers)
 }

@@ -1,4 +1,5 @@
-//! `log_softmax_rows_of_product` against a plain loop (max factored out),
+//! `log_softmax_rows_of_product` and `softmax_rows_of_product` (and their
+//! row normalisers) against a plain loop (max factored out),
 //! at odd sizes: rows around the 32 a work-group takes, column counts
 //! around the 64 each fragment set covers and up to the limit, inner
 //! dimensions odd and even up to theirs.
@@ -9,28 +10,45 @@ use clfuse::prelude::*;
 use common::linalg::*;
 use nalgebra::DMatrix;
 
-/// The log-softmax of each row of `x·w + c`, row by row on the host.
-fn reference(x: &DMatrix<f64>, w: &DMatrix<f64>, c: &DMatrix<f64>) -> DMatrix<f64> {
+/// The log-softmax of each row of `x·w + c` and each row's normaliser, row
+/// by row on the host.
+fn reference(x: &DMatrix<f64>, w: &DMatrix<f64>, c: &DMatrix<f64>) -> (DMatrix<f64>, Vec<f64>) {
     let terms = x * w + DMatrix::from_fn(x.nrows(), w.ncols(), |_, j| c[(0, j)]);
     let mut out = terms.clone();
+    let mut normalisers = Vec::new();
     for (i, row) in terms.row_iter().enumerate() {
         let top = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let lse = top + row.iter().map(|t| (t - top).exp()).sum::<f64>().ln();
         for j in 0..row.len() {
             out[(i, j)] = row[j] - lse;
         }
+        normalisers.push(lse);
     }
-    out
+    (out, normalisers)
 }
 
-fn run(x: &DMatrix<f64>, w: &DMatrix<f64>, c: &DMatrix<f64>) -> clfuse::Result<DMatrix<f64>> {
+/// The device's result and normalisers, the softmax itself if asked.
+fn run_form(
+    x: &DMatrix<f64>,
+    w: &DMatrix<f64>,
+    c: &DMatrix<f64>,
+    softmax: bool,
+) -> clfuse::Result<(DMatrix<f64>, Vec<f64>)> {
     let out = MatrixCl::<f64>::zeros(x.nrows(), w.ncols())?;
-    k::log_softmax_rows_of_product(&to_device(x), &to_device(w), &to_device(c), &out)?;
-    Ok(DMatrix::from_column_slice(
-        out.rows(),
-        out.cols(),
-        &out.to_vec()?,
+    let form = if softmax {
+        k::softmax_rows_of_product
+    } else {
+        k::log_softmax_rows_of_product
+    };
+    let normalisers = form(&to_device(x), &to_device(w), &to_device(c), &out)?;
+    Ok((
+        DMatrix::from_column_slice(out.rows(), out.cols(), &out.to_vec()?),
+        normalisers.to_vec()?,
     ))
+}
+
+fn close(g: f64, r: f64) -> bool {
+    (g - r).abs() <= 1e-12 * r.abs().max(1.0)
 }
 
 #[test]
@@ -54,14 +72,24 @@ fn matches_a_plain_loop_at_odd_sizes() -> clfuse::Result<()> {
         let x = rng.matrix(n, q);
         let w = rng.matrix(q, cols) * 3.0;
         let c = rng.matrix(1, cols);
-        let got = run(&x, &w, &c)?;
-        let want = reference(&x, &w, &c);
+        let (got, normalisers) = run_form(&x, &w, &c, false)?;
+        let (probabilities, softmax_normalisers) = run_form(&x, &w, &c, true)?;
+        let (want, want_normalisers) = reference(&x, &w, &c);
         for i in 0..n {
+            assert!(
+                close(normalisers[i], want_normalisers[i])
+                    && close(softmax_normalisers[i], want_normalisers[i]),
+                "n={n} q={q} k={cols} normaliser {i}: {} vs {}",
+                normalisers[i],
+                want_normalisers[i]
+            );
             for j in 0..cols {
                 let (g, r) = (got[(i, j)], want[(i, j)]);
+                assert!(close(g, r), "n={n} q={q} k={cols} ({i}, {j}): {g} vs {r}");
+                let (g, r) = (probabilities[(i, j)], r.exp());
                 assert!(
-                    (g - r).abs() <= 1e-12 * r.abs().max(1.0),
-                    "n={n} q={q} k={cols} ({i}, {j}): {g} vs {r}"
+                    (g - r).abs() <= 1e-13,
+                    "softmax n={n} q={q} k={cols} ({i}, {j}): {g} vs {r}"
                 );
             }
         }
@@ -79,32 +107,37 @@ fn large_terms_infinities_and_empty_shapes() -> clfuse::Result<()> {
     let inf = f64::INFINITY;
     let third = (1.0f64 / 3.0).ln();
     let half = 0.5f64.ln();
-    let cases: [([f64; 3], [f64; 3]); 5] = [
-        ([700.0, 700.0, 700.0], [third, third, third]),
-        ([0.0, -inf, 0.0], [half, -inf, half]),
-        ([-inf, -inf, -inf], [f64::NAN; 3]),
-        ([inf, 1.0, 2.0], [f64::NAN, -inf, -inf]),
-        ([1.0, f64::NAN, 2.0], [f64::NAN; 3]),
+    let cases: [([f64; 3], [f64; 3], f64); 5] = [
+        ([700.0, 700.0, 700.0], [third, third, third], 700.0 + 3f64.ln()),
+        ([0.0, -inf, 0.0], [half, -inf, half], 2f64.ln()),
+        ([-inf, -inf, -inf], [f64::NAN; 3], -inf),
+        ([inf, 1.0, 2.0], [f64::NAN, -inf, -inf], inf),
+        ([1.0, f64::NAN, 2.0], [f64::NAN; 3], f64::NAN),
     ];
-    for (row, want) in cases {
-        let got = run(&x, &w, &DMatrix::from_row_slice(1, 3, &row))?;
+    let same = |g: f64, r: f64| (g.is_nan() && r.is_nan()) || g == r || (g - r).abs() < 1e-12;
+    for (row, want, want_normaliser) in cases {
+        let (got, normaliser) = run_form(&x, &w, &DMatrix::from_row_slice(1, 3, &row), false)?;
+        assert!(
+            same(normaliser[0], want_normaliser),
+            "{row:?}: normaliser {} vs {want_normaliser}",
+            normaliser[0]
+        );
         for j in 0..3 {
             let (g, r) = (got[(0, j)], want[j]);
-            assert!(
-                (g.is_nan() && r.is_nan()) || g == r || (g - r).abs() < 1e-12,
-                "{row:?} column {j}: {g} vs {r}"
-            );
+            assert!(same(g, r), "{row:?} column {j}: {g} vs {r}");
         }
     }
-    // Empty shapes write nothing and are no error.
+    // Empty shapes write nothing and are no error; with no columns every
+    // row's sum is empty, its normaliser -inf.
     for (n, q, cols) in [(0, 2, 4), (3, 2, 0)] {
         let out = MatrixCl::<f64>::zeros(n, cols)?;
-        k::log_softmax_rows_of_product(
+        let normalisers = k::log_softmax_rows_of_product(
             &MatrixCl::zeros(n, q)?,
             &MatrixCl::zeros(q, cols)?,
             &MatrixCl::zeros(1, cols)?,
             &out,
         )?;
+        assert_eq!(normalisers.to_vec()?, vec![f64::NEG_INFINITY; n]);
     }
     // q = 0: the product is zero, each row the log-softmax of c.
     let c = DMatrix::from_row_slice(1, 2, &[0.0, 1.0]);
@@ -129,7 +162,7 @@ fn refuses_bad_shapes_views_limits_and_aliasing() -> clfuse::Result<()> {
     let w = MatrixCl::<f64>::zeros(3, 5)?;
     let c = MatrixCl::<f64>::zeros(1, 5)?;
     let out = MatrixCl::<f64>::zeros(4, 5)?;
-    let err = |r: clfuse::Result<()>| r.unwrap_err().to_string();
+    let err = |r: clfuse::Result<MatrixCl<f64>>| r.unwrap_err().to_string();
     let f = k::log_softmax_rows_of_product;
     let wrong_w = err(f(&x, &MatrixCl::zeros(2, 5)?, &c, &out));
     assert!(wrong_w.contains("log_softmax_rows_of_product"), "{wrong_w}");

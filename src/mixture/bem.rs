@@ -4,7 +4,10 @@
 use super::{Component, Mixture, NormalInverseWishart, Statistics, invalid};
 use crate::Result;
 use clfuse_core::MatrixCl;
-use clfuse_kernels::{Op, mixture_features, mixture_log_responsibilities, multiply_transposed};
+use clfuse_kernels::{
+    LOG_SOFTMAX_MAX_COLUMNS, LOG_SOFTMAX_MAX_INNER, Op, mixture_features,
+    mixture_log_responsibilities, multiply_transposed, softmax_rows_of_product,
+};
 use clfuse_ops::prelude::*;
 use rayon::prelude::*;
 
@@ -22,8 +25,9 @@ pub struct BemStep {
 /// Bayesian EM for a mixture of `k` multivariate normals with a
 /// normal-inverse-Wishart prior on each component (weights by maximum
 /// likelihood). Each [`step`](Self::step) runs the E-step on the device
-/// ([`clfuse_kernels::mixture_log_responsibilities`]), the weighted
-/// statistics as one product `featuresᵀ · exp(log responsibilities)`
+/// (one kernel, [`clfuse_kernels::softmax_rows_of_product`] of the
+/// features and [`Mixture::expanded_parameters`]), the weighted
+/// statistics as one product `featuresᵀ · responsibilities`
 /// (`features` formed once, [`clfuse_kernels::mixture_features`]), and the
 /// M-step (each component's posterior mode) on the host.
 ///
@@ -84,8 +88,7 @@ impl<'a> Bem<'a> {
     /// One E-step and M-step.
     pub fn step(&mut self) -> Result<BemStep> {
         let (n, k) = (self.x.rows(), self.mixture.k());
-        let components = self.mixture.upload()?;
-        let (log_r, row_log_density) = mixture_log_responsibilities(self.x, &components)?;
+        let (responsibilities, row_log_density) = self.e_step()?;
         let log_likelihood = clfuse_ops::sum(&row_log_density)?;
         if !log_likelihood.is_finite() {
             return Err(invalid(
@@ -96,7 +99,6 @@ impl<'a> Bem<'a> {
                 ),
             ));
         }
-        let responsibilities = exp(&log_r).eval()?;
         let weighted = multiply_transposed(&self.features, Op::T, &responsibilities, Op::N)?;
         let stats = Statistics::from_device_layout(self.mixture.p(), weighted.to_vec()?)?;
         let log_prior: f64 = self
@@ -121,6 +123,30 @@ impl<'a> Bem<'a> {
             log_likelihood,
             log_posterior: log_likelihood + log_prior,
         })
+    }
+
+    /// The responsibilities (`n x k`) and each point's log density
+    /// (`n x 1`) under the current parameters. Up to
+    /// [`LOG_SOFTMAX_MAX_COLUMNS`] components and [`LOG_SOFTMAX_MAX_INNER`]
+    /// features (p ≤ 14): one kernel, the features times the expanded
+    /// parameters ([`Mixture::expanded_parameters`]) on the tensor cores
+    /// where the device has them, each row's softmax stored once (at
+    /// n = 1e6, p = 14, k = 256 on an H200, BENCHMARKS.md). Above: the log
+    /// densities from the packed components, then their exponentials.
+    fn e_step(&self) -> Result<(MatrixCl<f64>, MatrixCl<f64>)> {
+        let (n, k) = (self.x.rows(), self.mixture.k());
+        let q = self.features.cols();
+        if q <= LOG_SOFTMAX_MAX_INNER && k <= LOG_SOFTMAX_MAX_COLUMNS {
+            let w = MatrixCl::from_slice(q, k, &self.mixture.expanded_parameters())?;
+            // The constant is w's first row (the features' first column is 1).
+            let c = MatrixCl::<f64>::zeros(1, k)?;
+            let responsibilities = MatrixCl::<f64>::uninitialized(n, k)?;
+            let row_log_density = softmax_rows_of_product(&self.features, &w, &c, &responsibilities)?;
+            return Ok((responsibilities, row_log_density));
+        }
+        let components = self.mixture.upload()?;
+        let (log_r, row_log_density) = mixture_log_responsibilities(self.x, &components)?;
+        Ok((exp(&log_r).eval()?, row_log_density))
     }
 
     /// The current parameters.

@@ -237,6 +237,49 @@ impl Mixture {
         out
     }
 
+    /// Each component's log density as a linear function of the statistics'
+    /// features ([`clfuse_kernels::mixture_features`]: 1, `x_a`, `x_a x_b`
+    /// for `a <= b` by rows): `log(π_c N(x | μ_c, Σ_c)) = features(x) · w_c`,
+    /// `w` `statistics_len(p) x k` column-major. With `P = L Lᵀ`: the
+    /// constant `log π - p/2 log 2π + Σ log L_aa - μᵀPμ / 2`, then `Pμ`, then
+    /// `-P_aa / 2` on the diagonal and `-P_ab` above it. The E-step is then
+    /// one product with its row-wise softmax
+    /// ([`clfuse_kernels::softmax_rows_of_product`]); the expansion loses
+    /// about `1e-16 |x|² |P|` to cancellation, as the statistics' raw
+    /// moments do.
+    ///
+    /// ```
+    /// use clfuse::mixture::{Component, Mixture};
+    /// let c = Component::new(0.5f64.ln(), vec![1.0, -2.0], &[2.0, 0.3, 0.3, 1.0])?;
+    /// let m = Mixture::new(vec![c.clone()])?;
+    /// let w = m.expanded_parameters();
+    /// let x = [0.7, 0.4];
+    /// let features = [1.0, x[0], x[1], x[0] * x[0], x[0] * x[1], x[1] * x[1]];
+    /// let linear: f64 = features.iter().zip(&w).map(|(f, w)| f * w).sum();
+    /// assert!((linear - c.log_density(&x)).abs() < 1e-12);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn expanded_parameters(&self) -> Vec<f64> {
+        let p = self.p;
+        let mut out = Vec::with_capacity(clfuse_kernels::statistics_len(p) * self.k());
+        for c in &self.components {
+            let l = DMatrix::from_column_slice(p, p, &c.precision_cholesky);
+            let precision = &l * l.transpose();
+            let mean = DVector::from_column_slice(&c.mean);
+            let precision_mean = &precision * &mean;
+            let log_det: f64 = (0..p).map(|a| l[(a, a)].ln()).sum();
+            out.push(
+                c.log_weight - 0.5 * p as f64 * LOG_2PI + log_det - 0.5 * mean.dot(&precision_mean),
+            );
+            out.extend(precision_mean.iter());
+            for a in 0..p {
+                out.push(-0.5 * precision[(a, a)]);
+                out.extend((a + 1..p).map(|b| -precision[(a, b)]));
+            }
+        }
+        out
+    }
+
     /// [`packed`](Self::packed), on the device.
     pub fn upload(&self) -> Result<MatrixCl<f64>> {
         MatrixCl::from_slice(

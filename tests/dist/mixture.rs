@@ -11,7 +11,7 @@ use clfuse::prelude::*;
 use clfuse::{Error, Result};
 use clfuse_kernels::{
     RandomKey, mixture_features, mixture_indicators, mixture_log_responsibilities,
-    mixture_statistics, statistics_len,
+    mixture_statistics, softmax_rows_of_product, statistics_len,
 };
 use clfuse_ops::random::categorical_logit_rng;
 
@@ -104,6 +104,56 @@ fn e_step_and_indicators_match_the_host() -> Result<()> {
                 (chosen[i] - densities[c]).abs() < tol,
                 "({n},{p},{k}) chosen[{i}]"
             );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn expanded_e_step_matches_the_host() -> Result<()> {
+    // BEM's E-step: the features times the expanded parameters, each row's
+    // softmax stored (responsibilities) with its normaliser (the point's log
+    // density). p = 14 is the largest with at most 128 features; k = 65
+    // and 257 leave padding columns.
+    for (n, p, k) in [
+        (1, 1, 1),
+        (31, 3, 5),
+        (33, 2, 65),
+        (257, 14, 40),
+        (1000, 4, 257),
+    ] {
+        let (mixture, x_host) = random_problem(n, p, k, (n * 7 + k) as u64)?;
+        let x = MatrixCl::from_slice(n, p, &x_host)?;
+        let features = mixture_features(&x)?;
+        let q = statistics_len(p);
+        let w = MatrixCl::from_slice(q, k, &mixture.expanded_parameters())?;
+        let responsibilities = MatrixCl::<f64>::zeros(n, k)?;
+        let row_density =
+            softmax_rows_of_product(&features, &w, &MatrixCl::zeros(1, k)?, &responsibilities)?
+                .to_vec()?;
+        let responsibilities = responsibilities.to_vec()?;
+        for i in 0..n {
+            let xi = row(&x_host, n, p, i);
+            let densities: Vec<f64> = mixture
+                .components()
+                .iter()
+                .map(|c| c.log_density(&xi))
+                .collect();
+            let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let lse = max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln();
+            let tol = 1e-10 * lse.abs().max(1.0);
+            assert!(
+                (row_density[i] - lse).abs() < tol,
+                "({n},{p},{k}) row {i}: {} vs {lse}",
+                row_density[i]
+            );
+            for c in 0..k {
+                let (got, want) = (responsibilities[i + n * c], (densities[c] - lse).exp());
+                assert!(
+                    (got - want).abs() < 1e-10,
+                    "({n},{p},{k}) r[{i},{c}]: {got} vs {want}"
+                );
+            }
         }
     }
     Ok(())

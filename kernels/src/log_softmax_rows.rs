@@ -174,8 +174,9 @@ fn rows_of_product(
     let softmax = if softmax { " -D SOFTMAX" } else { "" };
     let (options, tile_rows, group) = if Runtime::get()?.device_info().has_fp64_tensor_cores() {
         // 32 rows per work-group, 16 warps of 16 columns each at k = 256 (the
-        // kernel's header has the alternatives measured).
-        let warps = 16;
+        // kernel's header has the alternatives measured); 8 warps up to
+        // k = 64, where 16 would leave half of them on padding columns.
+        let warps = if k <= 64 { 8 } else { 16 };
         let options = format!(
             "-D Q={} -D COL_FRAGS={} -D ROW_FRAGS=2 -D WARPS={warps}{softmax}{}",
             q.max(1).next_multiple_of(4),

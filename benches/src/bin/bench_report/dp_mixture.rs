@@ -1,5 +1,7 @@
 //! `--suite seeds --figures g`: seed 004's Gibbs sweep at flow-cytometry
-//! size (n = 1e6, p = 14, k = 64 and 256): the E-step alone, the indicator
+//! size (n = 1e6, p = 14, k = 64 and 256): the E-step alone (from the
+//! packed components, and as BEM takes it: the features times the expanded
+//! parameters, uploaded each call, in one kernel), the indicator
 //! step (fused with the E-step), the statistics, and the whole sweep (host
 //! waits, as the sampler does), each at the start of a run (the state the
 //! JAX peer, `scripts/dp_mixture_reference.py`, is timed in) and after
@@ -13,7 +15,8 @@ use crate::timing::measure;
 use crate::workloads::Ctx;
 use clfuse::Result;
 use clfuse::clfuse_kernels::{
-    RandomKey, mixture_indicators, mixture_log_responsibilities, mixture_statistics,
+    RandomKey, log_softmax_rows_of_product, mixture_features, mixture_indicators,
+    mixture_log_responsibilities, mixture_statistics,
 };
 use clfuse::mixture::{Concentration, Gibbs, NormalInverseWishart};
 use clfuse::prelude::*;
@@ -30,6 +33,7 @@ pub fn gibbs(ctx: &mut Ctx, n: usize, ks: &[usize], serial: bool) -> Result<()> 
     let p = 14;
     let data = support::flow_cytometry(n, p, 12, 7);
     let x = MatrixCl::from_slice(n, p, &data.x)?;
+    let features = mixture_features(&x)?;
     let mean: Vec<f64> = (0..p)
         .map(|a| data.x[a * n..(a + 1) * n].iter().sum::<f64>() / n as f64)
         .collect();
@@ -55,6 +59,18 @@ pub fn gibbs(ctx: &mut Ctx, n: usize, ks: &[usize], serial: bool) -> Result<()> 
                 mixture_log_responsibilities(&x, &components).map(drop)
             })?;
             ctx.push(&name, &format!("E-step alone, {state}"), n, 0.0, 0.0, t);
+            let log_r = MatrixCl::<f64>::uninitialized(n, k)?;
+            let zeros = MatrixCl::<f64>::zeros(1, k)?;
+            let t = measure(ctx.reps, || {
+                let w = MatrixCl::from_slice(
+                    features.cols(),
+                    k,
+                    &sampler.mixture().expanded_parameters(),
+                )?;
+                log_softmax_rows_of_product(&features, &w, &zeros, &log_r).map(drop)
+            })?;
+            let label = format!("E-step alone, expanded product (one kernel), {state}");
+            ctx.push(&name, &label, n, 0.0, 0.0, t);
             let t = measure(ctx.reps, || {
                 mixture_indicators(&x, &components, key).map(drop)
             })?;

@@ -74,8 +74,8 @@ pub mod linalg {
         cholesky_decompose, cholesky_decompose_with, cholesky_solve, log_softmax_rows_of_product,
         log_sum_exp_rows_of_product, mdivide_left_tri, mdivide_left_tri_adjoint,
         mdivide_left_tri_and_prepare, mdivide_left_tri_identity, mdivide_right_tri, multiply,
-        multiply_adjoint, multiply_transpose, multiply_transposed, multiply_with, tri_inverse,
-        softmax_rows_of_product, tri_solve, tri_solve_and_prepare,
+        multiply_adjoint, multiply_transpose, multiply_transposed, multiply_with,
+        softmax_rows_of_product, tri_inverse, tri_solve, tri_solve_and_prepare,
     };
 }
 

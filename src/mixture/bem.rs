@@ -141,7 +141,8 @@ impl<'a> Bem<'a> {
             // The constant is w's first row (the features' first column is 1).
             let c = MatrixCl::<f64>::zeros(1, k)?;
             let responsibilities = MatrixCl::<f64>::uninitialized(n, k)?;
-            let row_log_density = softmax_rows_of_product(&self.features, &w, &c, &responsibilities)?;
+            let row_log_density =
+                softmax_rows_of_product(&self.features, &w, &c, &responsibilities)?;
             return Ok((responsibilities, row_log_density));
         }
         let components = self.mixture.upload()?;

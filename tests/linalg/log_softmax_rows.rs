@@ -108,7 +108,11 @@ fn large_terms_infinities_and_empty_shapes() -> clfuse::Result<()> {
     let third = (1.0f64 / 3.0).ln();
     let half = 0.5f64.ln();
     let cases: [([f64; 3], [f64; 3], f64); 5] = [
-        ([700.0, 700.0, 700.0], [third, third, third], 700.0 + 3f64.ln()),
+        (
+            [700.0, 700.0, 700.0],
+            [third, third, third],
+            700.0 + 3f64.ln(),
+        ),
         ([0.0, -inf, 0.0], [half, -inf, half], 2f64.ln()),
         ([-inf, -inf, -inf], [f64::NAN; 3], -inf),
         ([inf, 1.0, 2.0], [f64::NAN, -inf, -inf], inf),

@@ -595,3 +595,39 @@ fn bem_climbs_and_finds_the_known_mixture() -> Result<()> {
     assert_recovers("bem", &truth, &fitted, 0.2);
     Ok(())
 }
+
+#[test]
+fn bem_log_likelihood_and_m_step_agree_on_both_e_step_paths() -> Result<()> {
+    // p <= 14 and k <= 512 take the one-kernel E-step (features times the
+    // expanded parameters); p = 15 (136 features) and k = 513 the packed
+    // components. Each step's log likelihood against the host, and the next
+    // step's against the host again (the M-step saw the right
+    // responsibilities).
+    for (n, p, k) in [(201, 14, 3), (201, 15, 3), (97, 2, 513), (97, 2, 512)] {
+        let (mixture, x_host) = random_problem(n, p, k, (n * 3 + p + k) as u64)?;
+        let x = MatrixCl::from_slice(n, p, &x_host)?;
+        let prior = NormalInverseWishart::weakly_informative(&vec![0.0; p], 1.0);
+        let mut bem = Bem::new(&x, mixture, prior)?;
+        for step in 0..2 {
+            let host: f64 = (0..n)
+                .map(|i| {
+                    let xi = row(&x_host, n, p, i);
+                    let densities: Vec<f64> = bem
+                        .mixture()
+                        .components()
+                        .iter()
+                        .map(|c| c.log_density(&xi))
+                        .collect();
+                    let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln()
+                })
+                .sum();
+            let got = bem.step()?.log_likelihood;
+            assert!(
+                (got - host).abs() < 1e-9 * host.abs().max(1.0),
+                "({n},{p},{k}) step {step}: {got} vs {host}"
+            );
+        }
+    }
+    Ok(())
+}

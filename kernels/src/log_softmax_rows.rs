@@ -35,7 +35,9 @@ pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
 /// With `k = 0` every normaliser is `-inf`.
 ///
 /// Errors: shapes that do not match, `q` or `k` above its limit, an operand
-/// whose view is not `Entire`, or `out` sharing its buffer with an input.
+/// whose view is not `Entire`, `out` sharing its buffer with an input, or
+/// `x`'s staged rows not fitting the device's local memory (`q` = 128 takes
+/// 45 KB on NVIDIA's tensor-core path).
 ///
 /// ```
 /// use clfuse_core::MatrixCl;
@@ -172,7 +174,8 @@ fn rows_of_product(
         int(function, argument, m.len())?;
     }
     let softmax = if softmax { " -D SOFTMAX" } else { "" };
-    let (options, tile_rows, group) = if Runtime::get()?.device_info().has_fp64_tensor_cores() {
+    let info = Runtime::get()?.device_info();
+    let (options, tile_rows, group) = if info.has_fp64_tensor_cores() {
         // 32 rows per work-group, 16 warps of 16 columns each at k = 256 (the
         // kernel's header has the alternatives measured); 8 warps up to
         // k = 64, where 16 would leave half of them on padding columns.
@@ -188,6 +191,27 @@ fn rows_of_product(
         let options = format!("-D Q={} -D COL_FRAGS={}{softmax}", q.max(1), k.div_ceil(64));
         (options, 32, 256)
     };
+    // x's staged slice (rows padded by 4), two partials per row and slot
+    // (a slot per warp, or per 32 work items), one normaliser per row.
+    let staged_q = if info.has_fp64_tensor_cores() {
+        q.max(1).next_multiple_of(4)
+    } else {
+        q.max(1)
+    };
+    let slots = group / 32;
+    let local_bytes = 8 * (staged_q * (tile_rows + 4) + 2 * tile_rows * slots + tile_rows);
+    // A device that did not say (0) is left to its driver's launch error.
+    if info.local_mem_bytes > 0 && local_bytes as u64 > info.local_mem_bytes {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "x",
+            reason: format!(
+                "has {q} columns: staging them takes {local_bytes} bytes of local memory, \
+                 the device has {}",
+                info.local_mem_bytes
+            ),
+        });
+    }
     let groups = n.div_ceil(tile_rows);
     cl::log_softmax_rows_of_product().launch_with_options(
         NdRange::d1(groups * group).with_local(&[group]),

@@ -17,8 +17,9 @@
 //   of 32; warp w owns columns [8 COL_FRAGS w, 8 COL_FRAGS (w + 1)) of all
 //   TILE_ROWS = 16 ROW_FRAGS rows as ROW_FRAGS x COL_FRAGS fragments of
 //   16 x 8 (columns past k read as -inf), fed by w straight from global
-//   memory (a few kilobytes every work-group reads: cache hits), each k
-//   step's slice fetched during the previous step's products;
+//   memory (every work-group reads all of it, 57 KB at q = 28, k = 256:
+//   cache hits), each k step's slice fetched during the previous step's
+//   products;
 // - elsewhere 256 work items, (r, s) = (id % 32, id / 32) owning row r,
 //   columns s, s + 8, ..., 64 COL_FRAGS of them.
 //

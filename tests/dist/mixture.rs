@@ -37,6 +37,19 @@ fn row(x: &[f64], n: usize, p: usize, i: usize) -> Vec<f64> {
     (0..p).map(|a| x[i + n * a]).collect()
 }
 
+/// Each component's log density at `x` on the host, and their log-sum-exp
+/// (the point's log density under the mixture).
+fn host_densities(mixture: &Mixture, x: &[f64]) -> (Vec<f64>, f64) {
+    let densities: Vec<f64> = mixture
+        .components()
+        .iter()
+        .map(|c| c.log_density(x))
+        .collect();
+    let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let lse = max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln();
+    (densities, lse)
+}
+
 #[test]
 fn e_step_and_indicators_match_the_host() -> Result<()> {
     // k = 40 at p = 14 takes two staged blocks of components; n not a
@@ -62,13 +75,7 @@ fn e_step_and_indicators_match_the_host() -> Result<()> {
         };
         for i in 0..n {
             let xi = row(&x_host, n, p, i);
-            let densities: Vec<f64> = mixture
-                .components()
-                .iter()
-                .map(|c| c.log_density(&xi))
-                .collect();
-            let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let lse = max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln();
+            let (densities, lse) = host_densities(&mixture, &xi);
             let tol = 1e-10 * lse.abs().max(1.0);
             assert!(
                 (row_density[i] - lse).abs() < tol,
@@ -134,13 +141,7 @@ fn expanded_e_step_matches_the_host() -> Result<()> {
         let responsibilities = responsibilities.to_vec()?;
         for i in 0..n {
             let xi = row(&x_host, n, p, i);
-            let densities: Vec<f64> = mixture
-                .components()
-                .iter()
-                .map(|c| c.log_density(&xi))
-                .collect();
-            let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let lse = max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln();
+            let (densities, lse) = host_densities(&mixture, &xi);
             let tol = 1e-10 * lse.abs().max(1.0);
             assert!(
                 (row_density[i] - lse).abs() < tol,
@@ -610,17 +611,7 @@ fn bem_log_likelihood_and_m_step_agree_on_both_e_step_paths() -> Result<()> {
         let mut bem = Bem::new(&x, mixture, prior)?;
         for step in 0..2 {
             let host: f64 = (0..n)
-                .map(|i| {
-                    let xi = row(&x_host, n, p, i);
-                    let densities: Vec<f64> = bem
-                        .mixture()
-                        .components()
-                        .iter()
-                        .map(|c| c.log_density(&xi))
-                        .collect();
-                    let max = densities.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                    max + densities.iter().map(|d| (d - max).exp()).sum::<f64>().ln()
-                })
+                .map(|i| host_densities(bem.mixture(), &row(&x_host, n, p, i)).1)
                 .sum();
             let got = bem.step()?.log_likelihood;
             assert!(

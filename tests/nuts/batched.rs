@@ -295,12 +295,7 @@ fn chains_spread_over_two_contexts() -> Result<()> {
     );
     let row = fit.summary().rows[0].clone();
     let mean = y.iter().sum::<f64>() / y.len() as f64;
-    assert!(
-        (row.mean - mean).abs() < 4.0 * row.mcse_mean,
-        "mean {} vs {mean} (mcse {})",
-        row.mean,
-        row.mcse_mean
-    );
+    super::assert_mean_within_4_mcse(&row, mean);
     assert!(fit.summary().max_rhat() < 1.01);
     Ok(())
 }

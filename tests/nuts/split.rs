@@ -154,12 +154,7 @@ fn a_split_run_samples_the_posterior_with_each_part_uploaded_once() -> Result<()
     assert!(stats[0].evaluations > stats[0].batches);
     let row = fit.summary().rows[0].clone();
     let mean = y.iter().sum::<f64>() / (y.len() as f64 + 0.01);
-    assert!(
-        (row.mean - mean).abs() < 4.0 * row.mcse_mean,
-        "mean {} vs {mean} (mcse {})",
-        row.mean,
-        row.mcse_mean
-    );
+    super::assert_mean_within_4_mcse(&row, mean);
     assert!(fit.summary().max_rhat() < 1.01);
     Ok(())
 }

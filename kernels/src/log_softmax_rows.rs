@@ -18,6 +18,10 @@ pub const LOG_SOFTMAX_MAX_INNER: usize = 128;
 /// terms in registers while it finds their normaliser.
 pub const LOG_SOFTMAX_MAX_COLUMNS: usize = 512;
 
+/// Rows per work-group (the kernel's `TILE_ROWS`, `16 * ROW_FRAGS` on the
+/// tensor cores).
+const TILE_ROWS: usize = 32;
+
 /// `out = x·w + c − lse`, where `lse_i = log Σ_j exp((x·w)_ij + c_j)`: the
 /// log-softmax of every row of the affine product, for `x` `n x q` (`q` ≤
 /// [`LOG_SOFTMAX_MAX_INNER`]), `w` `q x k` (`k` ≤
@@ -173,33 +177,22 @@ fn rows_of_product(
     for (argument, m) in [("x", x), ("w", w), ("c", c), ("out", out)] {
         int(function, argument, m.len())?;
     }
-    let softmax = if softmax { " -D SOFTMAX" } else { "" };
     let info = Runtime::get()?.device_info();
-    let (options, tile_rows, group) = if info.has_fp64_tensor_cores() {
-        // 32 rows per work-group, 16 warps of 16 columns each at k = 256 (the
-        // kernel's header has the alternatives measured); 8 warps up to
-        // k = 64, where 16 would leave half of them on padding columns.
-        let warps = if k <= 64 { 8 } else { 16 };
-        let options = format!(
-            "-D Q={} -D COL_FRAGS={} -D ROW_FRAGS=2 -D WARPS={warps}{softmax}{}",
-            q.max(1).next_multiple_of(4),
-            k.div_ceil(8 * warps),
-            dmma_build_flags()
-        );
-        (options, 32, 32 * warps)
+    // The shape: 32 rows per work-group and a slot of 32 work items per
+    // warp. On the tensor cores 16 warps of 16 columns each at k = 256 (the
+    // kernel's header has the alternatives measured), 8 warps up to k = 64,
+    // where 16 would leave half of them on padding columns; q is staged in
+    // k steps of 4. Elsewhere 256 work items, q as it is.
+    let tensor_cores = info.has_fp64_tensor_cores();
+    let (warps, staged_q) = if tensor_cores {
+        (if k <= 64 { 8 } else { 16 }, q.max(1).next_multiple_of(4))
     } else {
-        let options = format!("-D Q={} -D COL_FRAGS={}{softmax}", q.max(1), k.div_ceil(64));
-        (options, 32, 256)
+        (8, q.max(1))
     };
-    // x's staged slice (rows padded by 4), two partials per row and slot
-    // (a slot per warp, or per 32 work items), one normaliser per row.
-    let staged_q = if info.has_fp64_tensor_cores() {
-        q.max(1).next_multiple_of(4)
-    } else {
-        q.max(1)
-    };
-    let slots = group / 32;
-    let local_bytes = 8 * (staged_q * (tile_rows + 4) + 2 * tile_rows * slots + tile_rows);
+    let group = 32 * warps;
+    // x's staged slice (rows padded by 4), two partials per row and slot,
+    // one normaliser per row.
+    let local_bytes = 8 * (staged_q * (TILE_ROWS + 4) + 2 * TILE_ROWS * warps + TILE_ROWS);
     // A device that did not say (0) is left to its driver's launch error.
     if info.local_mem_bytes > 0 && local_bytes as u64 > info.local_mem_bytes {
         return Err(Error::InvalidArgument {
@@ -212,7 +205,14 @@ fn rows_of_product(
             ),
         });
     }
-    let groups = n.div_ceil(tile_rows);
+    let mut options = format!("-D Q={staged_q} -D COL_FRAGS={}", k.div_ceil(8 * warps));
+    if tensor_cores {
+        options += &format!(" -D ROW_FRAGS=2 -D WARPS={warps}{}", dmma_build_flags());
+    }
+    if softmax {
+        options += " -D SOFTMAX";
+    }
+    let groups = n.div_ceil(TILE_ROWS);
     cl::log_softmax_rows_of_product().launch_with_options(
         NdRange::d1(groups * group).with_local(&[group]),
         &options,

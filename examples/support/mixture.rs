@@ -1,7 +1,6 @@
 //! The mixture model of `mixture_estep` (seed 004): synthetic data, the
 //! device E-step, and the serial and threaded CPU references. Shared by the
 //! example and `bench_report --suite seeds`.
-#![allow(dead_code)] // the benchmark's two-pass E-step is not the example's
 
 use clfuse::Result;
 use clfuse::prelude::*;
@@ -184,6 +183,7 @@ pub fn e_step(
 /// The E-step in two passes, as it was before the one-kernel form (kept for
 /// the benchmark's comparison): each row's normaliser without forming the
 /// n x k densities, then one GEMM whose store subtracts it.
+#[allow(dead_code)] // the benchmark's, not the example's
 pub fn e_step_two_passes(
     expanded: &MatrixCl<f64>,
     w: &MatrixCl<f64>,

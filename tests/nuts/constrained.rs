@@ -40,7 +40,7 @@ fn bounded_parameter_has_its_beta_posterior() -> Result<()> {
     let mean = a / (a + b);
     let sd = (a * b / ((a + b).powi(2) * (a + b + 1.0))).sqrt();
     let row = summary.row("theta").expect("a column named theta");
-    super::assert_mean_within_4_mcse(&row, mean);
+    super::assert_mean_within_4_mcse(row, mean);
     assert!(
         (row.sd / sd - 1.0).abs() < 0.1,
         "sd {} vs exact {sd}",
@@ -94,7 +94,7 @@ fn initial_values_on_the_constrained_scale() -> Result<()> {
     for name in ["w[1]", "w[2]", "w[3]"] {
         let row = summary.row(name).expect("a simplex column");
         // Dirichlet(1, 1, 1): each share has mean 1/3.
-        super::assert_mean_within_4_mcse(&row, 1.0 / 3.0);
+        super::assert_mean_within_4_mcse(row, 1.0 / 3.0);
         assert!(row.rhat < 1.01, "{name}: R-hat {}", row.rhat);
     }
     let sigma_draws = fit.column("sigma").expect("sigma's draws");

@@ -45,7 +45,7 @@ fn conjugate_normal_four_chains() -> Result<()> {
     let (mean, sd) = exact_posterior();
     let row = summary.row("theta[1]").expect("the column of theta[1]");
     assert_eq!((summary.chains, summary.draws), (4, 500));
-    super::assert_mean_within_4_mcse(&row, mean);
+    super::assert_mean_within_4_mcse(row, mean);
     assert!(
         (row.sd / sd - 1.0).abs() < 0.1,
         "sd {} vs exact {sd}",

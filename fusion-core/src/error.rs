@@ -240,6 +240,57 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The same error as raised by `function` about its `argument`: for a
+    /// function that hands its argument to another (a density to the
+    /// Cholesky), so that the message names what the caller passed. Errors
+    /// that name no argument are returned as they are.
+    ///
+    /// ```
+    /// use clfuse_core::Error;
+    /// let inner = Error::NotPositiveDefinite { function: "cholesky_decompose", argument: "a", index: 3 };
+    /// let outer = inner.renamed("multi_normal_lpdf", "Sigma");
+    /// assert_eq!(
+    ///     outer.to_string(),
+    ///     "multi_normal_lpdf: argument `Sigma` is not positive definite (pivot 3 is not positive)"
+    /// );
+    /// ```
+    pub fn renamed(self, function: &'static str, argument: &'static str) -> Self {
+        match self {
+            Error::InvalidArgument { reason, .. } => Error::InvalidArgument {
+                function,
+                argument,
+                reason,
+            },
+            Error::NotFinite {
+                row, col, value, ..
+            } => Error::NotFinite {
+                function,
+                argument,
+                row,
+                col,
+                value,
+            },
+            Error::NotPositiveDefinite { index, .. } => Error::NotPositiveDefinite {
+                function,
+                argument,
+                index,
+            },
+            Error::NotSymmetric { row, col, .. } => Error::NotSymmetric {
+                function,
+                argument,
+                row,
+                col,
+            },
+            Error::NaN { row, col, .. } => Error::NaN {
+                function,
+                argument,
+                row,
+                col,
+            },
+            other => other,
+        }
+    }
+
     /// Wraps an OpenCL status code from `call`.
     pub(crate) fn cl(call: &'static str, err: opencl3::error_codes::ClError) -> Self {
         Error::OpenCl {

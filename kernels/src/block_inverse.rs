@@ -48,8 +48,40 @@ pub(crate) fn invert_diagonal_blocks_in_place<T: ClFloat>(
         NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]),
         (result, &identities, size),
     )?;
+    double_inverted_blocks(result, n, BLOCK, largest)?;
+    result.set_view(View::Lower);
+    Ok(())
+}
+
+/// Completes [`invert_diagonal_blocks_in_place`]: `result`'s diagonal blocks
+/// of `inverted` rows (32 times a power of two) are inverted already and
+/// the rest of its lower triangle is `a`'s; the doubling steps from there
+/// leave the whole inverse (view `Lower`). A reverse pass turns the matrix
+/// a solve prepared into the inverse this way, without redoing its blocks.
+pub(crate) fn finish_inverse_in_place<T: ClFloat>(
+    result: &MatrixCl<T>,
+    n: usize,
+    inverted: usize,
+) -> Result<()> {
+    debug_assert!(inverted >= BLOCK && (inverted / BLOCK).is_power_of_two());
+    result.set_view(View::Entire);
+    double_inverted_blocks(result, n, inverted, usize::MAX)?;
+    result.set_view(View::Lower);
+    Ok(())
+}
+
+/// The doubling steps: with the diagonal blocks of `s` rows inverted, each
+/// step fills the block below every pair, until the blocks have `largest`
+/// rows or cover the matrix.
+fn double_inverted_blocks<T: ClFloat>(
+    result: &MatrixCl<T>,
+    n: usize,
+    mut s: usize,
+    largest: usize,
+) -> Result<()> {
+    const F: &str = "tri_inverse";
+    let size = int(F, "a", n)?;
     let rts = TRI_TS / TRI_WPT;
-    let mut s = BLOCK;
     while s < n && s < largest {
         let pairs = n.div_ceil(2 * s);
         if s >= GEMM_STEP_MIN && pairs <= GEMM_STEP_MAX_PAIRS {
@@ -66,7 +98,6 @@ pub(crate) fn invert_diagonal_blocks_in_place<T: ClFloat>(
         }
         s *= 2;
     }
-    result.set_view(View::Lower);
     Ok(())
 }
 

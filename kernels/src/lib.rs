@@ -9,6 +9,7 @@ mod adjoints;
 mod basic;
 mod block_inverse;
 mod checks;
+mod chol2inv;
 mod cholesky;
 mod cholesky_adjoint;
 mod gemm;
@@ -27,6 +28,7 @@ pub use basic::{
     subtract, transpose, triangular_transpose, zeros,
 };
 pub use checks::{check_diagonal_zeros, check_finite, check_nan, check_symmetric};
+pub use chol2inv::{chol2inv, tri_crossprod};
 pub use cholesky::{CholeskyOptions, cholesky_decompose, cholesky_decompose_with};
 pub use cholesky_adjoint::{CholeskyAdjointMethod, cholesky_adjoint, cholesky_adjoint_with};
 pub use gemm::{

@@ -854,7 +854,7 @@ pub(crate) fn own_length<A: Real>(
 /// Moves `x` into type `Y`, which is its own type: the summed expression's
 /// result type and [`Lp`] are the same type, decided by the same
 /// dependences, though the compiler cannot see it in generic code.
-fn same_type<X: 'static, Y: 'static>(x: X) -> Result<Y> {
+pub(crate) fn same_type<X: 'static, Y: 'static>(x: X) -> Result<Y> {
     let mut slot = Some(x);
     (&mut slot as &mut dyn std::any::Any)
         .downcast_mut::<Option<Y>>()

@@ -1,6 +1,6 @@
 //! Multivariate densities, over the columns of a matrix (each column one
-//! observation): Dirichlet (simplexes) and the multivariate normal with a
-//! Cholesky factor of its covariance.
+//! observation): Dirichlet (simplexes) and the multivariate normal, with
+//! its covariance or a Cholesky factor of it.
 //!
 //! Both sum terms over a `K x N` matrix: one kernel sums each column (and
 //! makes the element checks), a second step sums the `1 x N` row. The
@@ -10,10 +10,11 @@
 
 use super::common::{
     Checks, Density, LOG_SQRT_TWO_PI, Lp, Real, Req, Value, checked_eval_all, matrix_shape,
-    per_column, value_of, zero,
+    per_column, same_type, value_of, zero,
 };
-use crate::rev;
-use clfuse_core::{Error, Result, View};
+use crate::linalg::{self, Op};
+use crate::rev::{self, Var};
+use clfuse_core::{Error, MatrixCl, Result, View};
 use clfuse_ops::prelude::*;
 
 /// Stan's `dirichlet_lpdf(theta | alpha)`: `theta` a simplex (`K x 1`) or
@@ -134,6 +135,142 @@ pub fn multi_normal_cholesky_lpdf<Y: Real, M: Real, L: Real>(
             (Value::Matrix(z), Value::Matrix(l)) => sum_terms::<(Y, M, L), _, _>(&**z, &**l, k, n),
         }
     })
+}
+
+/// Stan's `multi_normal_lpdf(y | mu, Sigma)`: the columns of `y` (`K x N`,
+/// each an observation) under the normal with mean `mu` (`K x 1`, shared by
+/// every column, or `K x N`; a number: the same everywhere) and covariance
+/// `Sigma` (`K x K`, symmetric positive definite):
+/// `-N K/2 log(2π) - N/2 log|Σ| - ½ Σ_cols (y - μ)ᵀ Σ⁻¹ (y - μ)`.
+///
+/// The forward pass factors `Σ = L Lᵀ`, solves `z = L⁻¹(y - μ)` and
+/// `α = L⁻ᵀ z` and sums the terms. Its gradient is Stan's closed form, one
+/// step with no Cholesky adjoint: `adj(y) = -α`, `adj(μ) = α` and
+/// `adj(Σ) = ½ (α αᵀ - N Σ⁻¹)`, symmetric (as Stan gives it: a covariance
+/// built from parameters, such as [`gp_exp_quad_cov`], sums both halves),
+/// with `Σ⁻¹ = L⁻ᵀ L⁻¹` formed from the matrix the solve prepared (one
+/// triangular product). For a Gaussian process this is the fast form:
+/// `multi_normal_cholesky_lpdf(y, mu, rev::cholesky_decompose(&k)?)` gives
+/// the same value and gradient through the Cholesky adjoint, at about
+/// twice the flops.
+///
+/// Checks (Stan's): `y` not NaN, `mu` finite, made before anything is
+/// recorded; `Sigma` `K x K`, finite, symmetric (relative tolerance 1e-8)
+/// and positive definite, checked by its Cholesky factorization, whose
+/// errors name this function and `Sigma`.
+///
+/// ```
+/// use clfuse::prelude::*;
+/// use clfuse::{dist, rev::Var};
+/// let y = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
+/// let sigma = Var::new(MatrixCl::from_slice(2, 2, &[4.0, 0.0, 0.0, 1.0])?);
+/// let lp = dist::multi_normal_lpdf(&y, 0.0, &sigma).eval()?;
+/// let want = -2.0 * 0.918_938_533_204_672_8 - 0.5 * 4.0f64.ln() - 0.5 * (0.25 + 4.0);
+/// assert!((lp.value().to_vec()?[0] - want).abs() < 1e-12);
+/// lp.grad()?; // d/dΣ_00 = ½ (α_0² - 1/Σ_00) = ½ (1/16 - 1/4)
+/// assert!((sigma.adjoint().to_vec()?[0] + 0.09375).abs() < 1e-12);
+///
+/// let not_pd = MatrixCl::from_slice(2, 2, &[1.0, 2.0, 2.0, 1.0])?;
+/// let err = dist::multi_normal_lpdf(&y, 0.0, &not_pd).eval().unwrap_err();
+/// assert!(err.to_string().starts_with("multi_normal_lpdf: argument `Sigma` is not positive definite"));
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+///
+/// [`gp_exp_quad_cov`]: clfuse_ops::prelude::gp_exp_quad_cov
+pub fn multi_normal_lpdf<Y: Real, M: Real, S: Real>(
+    y: Y,
+    mu: M,
+    sigma: S,
+) -> Density<impl FnOnce() -> Result<Lp<(Y, M, S)>>> {
+    Density::new(move || {
+        const F: &str = "multi_normal_lpdf";
+        let (k, n) = matrix_shape(&y)?;
+        per_column(F, "mu", &mu, k, n)?;
+        let sigma_shape = matrix_shape(&sigma)?;
+        if sigma_shape != (k, k) {
+            return Err(Error::InvalidArgument {
+                function: F,
+                argument: "Sigma",
+                reason: format!(
+                    "must be {k} x {k} for y with {k} rows, is {} x {}",
+                    sigma_shape.0, sigma_shape.1
+                ),
+            });
+        }
+        let mu_shape = mu.shape()?.unwrap_or((1, 1));
+        Checks::new(F)
+            .ahead("y", &y, (k, n), Req::NotNan)
+            .ahead("mu", &mu, mu_shape, Req::Finite)
+            .run()?;
+        if k == 0 || n == 0 {
+            return zero::<(Y, M, S)>();
+        }
+        let sigma = sigma.value()?;
+        let factor =
+            linalg::cholesky_decompose(matrix(&sigma)).map_err(|e| e.renamed(F, "Sigma"))?;
+        let residual = value_of(y.leaf_at(k, n) - mu.leaf_at(k, n))?;
+        let (z, prepared) = linalg::tri_solve_and_prepare(&factor, Op::N, matrix(&residual))
+            .map_err(|e| e.renamed(F, "y - mu"))?;
+        let alpha = prepared.solve(Op::T, &z)?;
+        let lp: MatrixCl<f64> = sum_terms::<(&MatrixCl<f64>,), _, _>(&z, &factor, k, n)?;
+        let parents: Vec<&Var> = [&residual, &sigma]
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Var(var) => Some(var),
+                Value::Matrix(_) => None,
+            })
+            .collect();
+        if parents.is_empty() {
+            return same_type(lp);
+        }
+        let wants = (
+            matches!(residual, Value::Var(_)),
+            matches!(sigma, Value::Var(_)),
+        );
+        let lp = rev::leaf(lp, &parents, move |_, seed| {
+            let mut contributions = Vec::new();
+            if wants.0 {
+                let adj = elt_multiply(optional_broadcast(seed, k, n), &alpha) * -1.0;
+                contributions.push(Some(adj.eval()?));
+            }
+            if wants.1 {
+                contributions.push(Some(covariance_adjoint(&prepared, &alpha, seed)?));
+            }
+            Ok(contributions)
+        })?;
+        same_type(lp)
+    })
+}
+
+/// `seed · ½ (α αᵀ - N Σ⁻¹)`, with `Σ⁻¹ = L⁻ᵀ L⁻¹` from `L` as the forward
+/// solve prepared it (its diagonal blocks already inverted).
+fn covariance_adjoint(
+    prepared: &linalg::PreparedTriangular<f64>,
+    alpha: &MatrixCl<f64>,
+    seed: &MatrixCl<f64>,
+) -> Result<MatrixCl<f64>> {
+    let (k, n) = (alpha.rows(), alpha.cols());
+    let precision = linalg::tri_crossprod(&prepared.inverse()?)?;
+    let half_seed = 0.5 * optional_broadcast(seed, k, k);
+    if n == 1 {
+        // One observation: α αᵀ element by element, in the same kernel.
+        let outer = elt_multiply(
+            optional_broadcast(alpha, k, k),
+            optional_broadcast(transpose(alpha), k, k),
+        );
+        elt_multiply(half_seed, outer - &precision).eval()
+    } else {
+        let outer = linalg::multiply_transpose(alpha)?;
+        elt_multiply(half_seed, &outer - (n as f64) * &precision).eval()
+    }
+}
+
+/// The matrix of a value (a variable's value, or the matrix itself).
+fn matrix<'v>(value: &'v Value<'_>) -> &'v MatrixCl<f64> {
+    match value {
+        Value::Var(var) => var.value(),
+        Value::Matrix(m) => m,
+    }
 }
 
 /// `l⁻¹ b` for lower-triangular `l`: a recorded step when either is a

@@ -17,6 +17,7 @@ mod continuous;
 mod deferred_checks;
 mod discrete;
 mod mixture;
+mod multi_normal;
 mod multivariate;
 mod random;
 mod random_forms;

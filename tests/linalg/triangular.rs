@@ -348,3 +348,91 @@ fn a_prepared_matrix_solves_again_in_both_orientations() {
         "{wrong}"
     );
 }
+
+/// `PreparedTriangular::inverse` finishes what the solve prepared: at every
+/// size where the preparation differs (steps up to 64 rows, the whole
+/// matrix inverted up to 512, blocks of 256 past it), for lower, upper and
+/// diagonal matrices.
+#[test]
+fn prepared_inverse_at_every_schedule() {
+    for n in [1, 31, 33, 64, 65, 257, 513, 1000] {
+        let l = Rng::new(n as u64 + 7).lower(n);
+        let b = to_device(&Rng::new(n as u64).matrix(n, 1));
+        let want = reference_inverse(&l);
+        for (view, a, want) in [
+            (View::Lower, l.clone(), want.clone()),
+            (View::Upper, l.transpose(), want.transpose()),
+        ] {
+            let (_, prepared) =
+                k::tri_solve_and_prepare(&to_device(&a).with_view(view), Op::N, &b).unwrap();
+            let inverse = prepared.inverse().unwrap();
+            assert_eq!(inverse.view(), view, "n = {n}");
+            assert_relative(
+                &format!("prepared {view:?} inverse, n = {n}"),
+                &to_host(&inverse),
+                &want,
+                TOL,
+            );
+        }
+    }
+    let d = DMatrix::from_fn(70, 70, |i, j| if i == j { 2.0 + i as f64 } else { 5.0 });
+    let (_, prepared) = k::tri_solve_and_prepare(
+        &to_device(&d).with_view(View::Diagonal),
+        Op::N,
+        &to_device(&DMatrix::from_element(70, 1, 1.0)),
+    )
+    .unwrap();
+    let want = DMatrix::from_fn(
+        70,
+        70,
+        |i, j| if i == j { 1.0 / (2.0 + i as f64) } else { 0.0 },
+    );
+    assert_relative(
+        "prepared diagonal inverse",
+        &to_host(&prepared.inverse().unwrap()),
+        &want,
+        TOL,
+    );
+}
+
+/// `chol2inv(l) = (l lᵀ)⁻¹` and `tri_crossprod(w) = wᵀ w` against nalgebra,
+/// symmetric to the last bit, at sizes around the GEMM's tiles.
+#[test]
+fn chol2inv_and_tri_crossprod() {
+    for n in [0, 1, 31, 33, 64, 65, 257, 1000] {
+        let l = Rng::new(n as u64 + 11).lower(n);
+        let device_l = to_device(&l).with_view(View::Lower);
+        let got = to_host(&k::chol2inv(&device_l).unwrap());
+        let want = (&l * l.transpose())
+            .try_inverse()
+            .unwrap_or_else(|| DMatrix::zeros(n, n));
+        assert_relative(&format!("chol2inv, n = {n}"), &got, &want, 1e-10);
+        assert_eq!(got, got.transpose(), "chol2inv n = {n}: symmetric");
+        let crossprod = to_host(&k::tri_crossprod(&device_l).unwrap());
+        assert_relative(
+            &format!("tri_crossprod, n = {n}"),
+            &crossprod,
+            &(l.transpose() * &l),
+            TOL,
+        );
+    }
+    // Errors name the function: a factor not marked lower, a zero pivot.
+    let square = to_device(&DMatrix::from_element(3, 3, 1.0));
+    let err = k::chol2inv(&square).unwrap_err().to_string();
+    assert!(
+        err.starts_with("chol2inv: ") && err.contains("Lower"),
+        "{err}"
+    );
+    let singular = to_device(&DMatrix::from_fn(3, 3, |i, j| {
+        if i == j && i != 1 { 1.0 } else { 0.0 }
+    }));
+    let err = k::chol2inv(&singular.with_view(View::Lower))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("chol2inv: ") && err.contains("[1, 1]"),
+        "{err}"
+    );
+    let rectangular = to_device(&DMatrix::from_element(2, 3, 1.0)).with_view(View::Lower);
+    assert!(k::tri_crossprod(&rectangular).is_err());
+}

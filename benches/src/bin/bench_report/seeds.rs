@@ -35,6 +35,8 @@ pub const ESTEP: &str = "Seed 004: mixture E-step (p = 14, k = 256)";
 pub const DEVICE: &str = "fusion (OpenCL)";
 /// The CPU peer of the density figures (the same model written with faer).
 const CPU: &str = "faer (CPU, 1 thread)";
+/// The GP row of the model differentiated through the Cholesky adjoint.
+const GP_BEFORE: &str = "fusion, through rev::cholesky_decompose (before #37)";
 
 /// Whether `workload` is one of this suite's (its table and plot differ).
 pub fn is_seed_workload(workload: &str) -> bool {
@@ -262,8 +264,12 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         let d2 = squared_distance(&x, &x)?.eval()?;
         let y = MatrixCl::from_slice(n, 1, &data.y)?;
         let prior_mean = MatrixCl::from_slice(3, 1, &gp::PRIOR_MEAN)?;
-        let model = |theta: &clfuse::rev::Var| gp::device_model(&d2, &y, &prior_mean, theta);
+        let model = |theta: &clfuse::rev::Var| gp::device_model(&x, &y, &prior_mean, theta);
         let mut device = DeviceDensity::new(3, model)?;
+        let before = |theta: &clfuse::rev::Var| {
+            gp::device_model_through_cholesky(&d2, &y, &prior_mean, theta)
+        };
+        let mut device_before = DeviceDensity::new(3, before)?;
         let mut cpu = gp::CpuGp {
             x: Mat::from_fn(n, d, |i, k| data.x[i + n * k]),
             y: Mat::from_fn(n, 1, |i, _| data.y[i]),
@@ -271,6 +277,8 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         if sizes.gp.contains(&n) {
             let t = per_call(&mut device, &gp::TRUTH, ctx.reps, 5.0)?;
             ctx.push(GP_GRADIENT, DEVICE, n, 0.0, 0.0, t);
+            let t = per_call(&mut device_before, &gp::TRUTH, ctx.reps, 5.0)?;
+            ctx.push(GP_GRADIENT, GP_BEFORE, n, 0.0, 0.0, t);
             // Where one call's time goes (FUSION_PROFILING=1): every
             // launch, read and host wait on the timeline.
             let mut grad = [0.0; 3];

@@ -75,7 +75,8 @@ pub mod linalg {
         log_sum_exp_rows_of_product, mdivide_left_tri, mdivide_left_tri_adjoint,
         mdivide_left_tri_and_prepare, mdivide_left_tri_identity, mdivide_right_tri, multiply,
         multiply_adjoint, multiply_transpose, multiply_transposed, multiply_with,
-        softmax_rows_of_product, tri_crossprod, tri_inverse, tri_solve, tri_solve_and_prepare,
+        softmax_rows_of_product, tri_crossprod, tri_inverse, tri_inverse_prechecked, tri_solve,
+        tri_solve_and_prepare,
     };
 }
 

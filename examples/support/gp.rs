@@ -72,28 +72,25 @@ pub fn synthetic(n: usize, d: usize) -> Result<Data> {
     })
 }
 
-/// The model on the device: these lines are all a user writes. The
-/// covariance is one kernel; `multi_normal_lpdf` factors it, solves, and
-/// gives the covariance its adjoint `½ (α αᵀ - K⁻¹)` in one reverse step.
+/// The model on the device: these lines are all a user writes. `d2` holds
+/// the squared distances between the points (data, computed once); the
+/// covariance is one kernel, and `multi_normal_lpdf` factors it and gives
+/// it its adjoint `½ (α αᵀ - K⁻¹)` in one reverse step.
 pub fn device_model(
-    x: &MatrixCl<f64>,
+    d2: &MatrixCl<f64>,
     y: &MatrixCl<f64>,
     prior_mean: &MatrixCl<f64>,
     theta: &Var,
 ) -> Result<Var> {
-    let length_scale = exp(block(theta, 0, 0, 1, 1)).eval()?;
-    let scale = exp(block(theta, 1, 0, 1, 1)).eval()?;
-    let noise = exp(2.0f64 * block(theta, 2, 0, 1, 1)).eval()?;
-    let k = add_diag(gp_exp_quad_cov(x, &scale, &length_scale)?, &noise)?.eval()?;
+    let k = covariance_of(d2, theta)?;
     let fit = dist::multi_normal_lpdf(y, 0.0, &k).eval()?;
     let prior = colwise_sum(square(theta - prior_mean)).eval()?;
     (&fit - 0.5f64 * &prior - 3.0 * HALF_LOG_TWO_PI).eval()
 }
 
-/// The same model as it was written before `multi_normal_lpdf`: the
-/// covariance from squared distances `d2`, differentiated through
-/// `rev::cholesky_decompose` and a triangular solve (the benchmark's
-/// comparison row).
+/// The same model differentiated through `rev::cholesky_decompose`, a
+/// triangular solve and the log-determinant, as it was written before
+/// `multi_normal_lpdf` (the benchmark's comparison row).
 pub fn device_model_through_cholesky(
     d2: &MatrixCl<f64>,
     y: &MatrixCl<f64>,
@@ -101,17 +98,7 @@ pub fn device_model_through_cholesky(
     theta: &Var,
 ) -> Result<Var> {
     let n = y.rows();
-    // Each hyperparameter as its own 1 x 1 variable: its adjoint is then a
-    // work-group sum over the n x n covariance, not n² atomic adds.
-    let inv_l2 = exp(-2.0f64 * block(theta, 0, 0, 1, 1)).eval()?;
-    let s2 = exp(2.0f64 * block(theta, 1, 0, 1, 1)).eval()?;
-    let t2 = exp(2.0f64 * block(theta, 2, 0, 1, 1)).eval()?;
-    let diagonal = eq(row_index(n, n), col_index(n, n));
-    let k = (elt_multiply(
-        optional_broadcast(&s2, n, n),
-        exp(-0.5f64 * elt_multiply(d2, optional_broadcast(&inv_l2, n, n))),
-    ) + select(diagonal, optional_broadcast(&t2, n, n), 0.0f64))
-    .eval()?;
+    let k = covariance_of(d2, theta)?;
     let l = rev::cholesky_decompose(&k)?;
     let z = rev::tri_solve(&l, Op::N, y)?;
     let fit = colwise_sum(square(&z)).eval()?;
@@ -119,6 +106,23 @@ pub fn device_model_through_cholesky(
     let prior = colwise_sum(square(theta - prior_mean)).eval()?;
     let constant = (n + 3) as f64 * HALF_LOG_TWO_PI;
     (-0.5f64 * (fit + log_det + prior) - constant).eval()
+}
+
+/// The squared-exponential covariance of points `d2` apart at
+/// `theta` = (log ℓ, log σ, log τ), one step.
+fn covariance_of(d2: &MatrixCl<f64>, theta: &Var) -> Result<Var> {
+    let n = d2.rows();
+    // Each hyperparameter as its own 1 x 1 variable: its adjoint is then a
+    // work-group sum over the n x n covariance, not n² atomic adds.
+    let inv_l2 = exp(-2.0f64 * block(theta, 0, 0, 1, 1)).eval()?;
+    let s2 = exp(2.0f64 * block(theta, 1, 0, 1, 1)).eval()?;
+    let t2 = exp(2.0f64 * block(theta, 2, 0, 1, 1)).eval()?;
+    let diagonal = eq(row_index(n, n), col_index(n, n));
+    (elt_multiply(
+        optional_broadcast(&s2, n, n),
+        exp(-0.5f64 * elt_multiply(d2, optional_broadcast(&inv_l2, n, n))),
+    ) + select(diagonal, optional_broadcast(&t2, n, n), 0.0f64))
+    .eval()
 }
 
 /// The same model on the CPU with faer: Cholesky, solve, and the gradient

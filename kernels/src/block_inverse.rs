@@ -53,23 +53,6 @@ pub(crate) fn invert_diagonal_blocks_in_place<T: ClFloat>(
     Ok(())
 }
 
-/// Completes [`invert_diagonal_blocks_in_place`]: `result`'s diagonal blocks
-/// of `inverted` rows (32 times a power of two) are inverted already and
-/// the rest of its lower triangle is `a`'s; the doubling steps from there
-/// leave the whole inverse (view `Lower`). A reverse pass turns the matrix
-/// a solve prepared into the inverse this way, without redoing its blocks.
-pub(crate) fn finish_inverse_in_place<T: ClFloat>(
-    result: &MatrixCl<T>,
-    n: usize,
-    inverted: usize,
-) -> Result<()> {
-    debug_assert!(inverted >= BLOCK && (inverted / BLOCK).is_power_of_two());
-    result.set_view(View::Entire);
-    double_inverted_blocks(result, n, inverted, usize::MAX)?;
-    result.set_view(View::Lower);
-    Ok(())
-}
-
 /// The doubling steps: with the diagonal blocks of `s` rows inverted, each
 /// step fills the block below every pair, until the blocks have `largest`
 /// rows or cover the matrix.

@@ -35,8 +35,7 @@ pub fn chol2inv<T: ClFloat>(l: &MatrixCl<T>) -> Result<MatrixCl<T>> {
 }
 
 /// `wᵀ w` for a lower-triangular `w` (view `Lower`), symmetric (view
-/// `Entire`): with `w = L⁻¹` (from [`tri_inverse`](crate::tri_inverse) or
-/// [`PreparedTriangular::inverse`](crate::PreparedTriangular::inverse)) this
+/// `Entire`): with `w = L⁻¹` (from [`tri_inverse`](crate::tri_inverse)) this
 /// is `(L Lᵀ)⁻¹`. Only the lower triangle's tiles are computed, reading
 /// only the nonzero tiles of `w`, then mirrored.
 ///

@@ -54,7 +54,7 @@ pub use substitution::{
 };
 pub use triangular::{
     mdivide_left_tri, mdivide_left_tri_and_prepare, mdivide_left_tri_identity, mdivide_right_tri,
-    tri_inverse,
+    tri_inverse, tri_inverse_prechecked,
 };
 
 /// Constructors backed by hand-written kernels.

@@ -8,9 +8,7 @@
 //! was 63 launches of 12 µs each).
 
 use crate::basic::{Block, Part, int, square, transpose, triangular_view, zeros};
-use crate::block_inverse::{
-    finish_inverse_in_place, invert_diagonal_blocks_in_place, invert_lower_in_place,
-};
+use crate::block_inverse::invert_diagonal_blocks_in_place;
 use crate::checks::{
     FiniteCheck, enqueue_check_diagonal_zeros, first_flagged_all, zero_on_diagonal,
 };
@@ -276,50 +274,6 @@ impl<T: ClFloat> PreparedTriangular<T> {
         self.solve_unchecked(F, op, b)
     }
 
-    /// The inverse of the prepared matrix, with its view (`Lower`,
-    /// `Upper` or `Diagonal`), finished from what the preparation inverted
-    /// already: above 64 rows only the doubling steps past its diagonal
-    /// blocks run (none up to 512 rows, where the whole matrix is inverted
-    /// already). A reverse pass forms `a⁻¹` this way after solving with it.
-    ///
-    /// ```
-    /// use clfuse_core::{MatrixCl, View};
-    /// use clfuse_kernels::{Op, tri_solve_and_prepare};
-    /// let a = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
-    /// let b = MatrixCl::from_slice(2, 1, &[2.0, 9.0])?;
-    /// let (_, prepared) = tri_solve_and_prepare(&a, Op::N, &b)?;
-    /// assert_eq!(prepared.inverse()?.to_vec()?, vec![0.5, -0.125, 0.0, 0.25]);
-    /// # Ok::<(), clfuse_core::Error>(())
-    /// ```
-    pub fn inverse(&self) -> Result<MatrixCl<T>> {
-        let n = self.n;
-        match &self.form {
-            Form::Steps { matrix, view } => {
-                let upper = *view == View::Upper;
-                let lower = if upper {
-                    transpose(matrix)?
-                } else {
-                    matrix.try_clone()?
-                };
-                invert_lower_in_place(&lower, n)?;
-                if *view == View::Diagonal {
-                    // Its strictly lower part was zeroed when prepared.
-                    lower.set_view(View::Diagonal);
-                }
-                finish_view(lower, upper)
-            }
-            Form::Blocks {
-                lower,
-                block,
-                upper,
-            } => {
-                let inverse = lower.try_clone()?;
-                finish_inverse_in_place(&inverse, n, *block)?;
-                finish_view(inverse, *upper)
-            }
-        }
-    }
-
     /// The solve, shapes checked by the caller.
     fn solve_unchecked(
         &self,
@@ -380,17 +334,6 @@ impl<T: ClFloat> PreparedTriangular<T> {
         }
         Ok(x)
     }
-}
-
-/// The inverse of an upper matrix from that of its transpose (`upper`),
-/// else `lower` as it is.
-fn finish_view<T: ClFloat>(lower: MatrixCl<T>, upper: bool) -> Result<MatrixCl<T>> {
-    if !upper {
-        return Ok(lower);
-    }
-    let inverse = transpose(&lower)?;
-    inverse.set_view(View::Upper);
-    Ok(inverse)
 }
 
 /// `op(a) · x = rhs` through the inverses of the diagonal blocks of `L`

@@ -78,6 +78,39 @@ pub(crate) fn checked_inverse<T: ClFloat>(
     }
 }
 
+/// [`tri_inverse`] without its value checks (zeros on the diagonal, values
+/// that are not finite) and their read-back, for a matrix known to pass
+/// them: a Cholesky factor this library returned. Shapes and views are
+/// still checked; a zero on the diagonal gives infinities and NaNs instead
+/// of an error.
+///
+/// ```
+/// use clfuse_core::{MatrixCl, View};
+/// let l = MatrixCl::from_slice(2, 2, &[2.0, 1.0, 0.0, 4.0])?.with_view(View::Lower);
+/// let inv = clfuse_kernels::tri_inverse_prechecked(&l)?;
+/// assert_eq!(inv.to_vec()?, vec![0.5, -0.125, 0.0, 0.25]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn tri_inverse_prechecked<T: ClFloat>(a: &MatrixCl<T>) -> Result<MatrixCl<T>> {
+    const F: &str = "tri_inverse_prechecked";
+    let n = square(F, "a", a)?;
+    let view = triangular_view(F, a)?;
+    let inverse = match view {
+        View::Upper => transpose(a)?,
+        _ => a.try_clone()?,
+    };
+    if view == View::Diagonal {
+        inverse.set_view(View::Entire);
+        zeros(&inverse, Part::StrictlyLower)?;
+    }
+    invert_lower_in_place(&inverse, n)?;
+    match view {
+        View::Upper => transpose(&inverse),
+        View::Diagonal => Ok(inverse.with_view(View::Diagonal)),
+        _ => Ok(inverse),
+    }
+}
+
 /// Solves `a · x = b` for triangular `a` (view `Lower` or `Upper`): `x = a⁻¹ · b`,
 /// by substitution ([`tri_solve`](crate::tri_solve), O(n² m)) when `b` has up to
 /// [`SUBSTITUTION_MAX_COLS`] columns, else through the inverse.

@@ -143,13 +143,12 @@ pub fn multi_normal_cholesky_lpdf<Y: Real, M: Real, L: Real>(
 /// `Sigma` (`K x K`, symmetric positive definite):
 /// `-N K/2 log(2π) - N/2 log|Σ| - ½ Σ_cols (y - μ)ᵀ Σ⁻¹ (y - μ)`.
 ///
-/// The forward pass factors `Σ = L Lᵀ`, solves `z = L⁻¹(y - μ)` and
-/// `α = L⁻ᵀ z` and sums the terms. Its gradient is Stan's closed form, one
-/// step with no Cholesky adjoint: `adj(y) = -α`, `adj(μ) = α` and
-/// `adj(Σ) = ½ (α αᵀ - N Σ⁻¹)`, symmetric (as Stan gives it: a covariance
-/// built from parameters, such as [`gp_exp_quad_cov`], sums both halves),
-/// with `Σ⁻¹ = L⁻ᵀ L⁻¹` formed from the matrix the solve prepared (one
-/// triangular product). For a Gaussian process this is the fast form:
+/// The forward pass factors `Σ = L Lᵀ`, inverts `L`, forms `z = L⁻¹(y - μ)`
+/// and `α = L⁻ᵀ z` by two products and sums the terms. Its gradient is
+/// Stan's closed form, one step with no Cholesky adjoint: `adj(y) = -α`,
+/// `adj(μ) = α` and `adj(Σ) = ½ (α αᵀ - N Σ⁻¹)`, symmetric (as Stan gives
+/// it: a covariance built from parameters, such as [`gp_exp_quad_cov`],
+/// sums both halves), with `Σ⁻¹ = L⁻ᵀ L⁻¹` one triangular product. For a Gaussian process this is the fast form:
 /// `multi_normal_cholesky_lpdf(y, mu, rev::cholesky_decompose(&k)?)` gives
 /// the same value and gradient through the Cholesky adjoint, at about
 /// twice the flops.
@@ -157,7 +156,8 @@ pub fn multi_normal_cholesky_lpdf<Y: Real, M: Real, L: Real>(
 /// Checks (Stan's): `y` not NaN, `mu` finite, made before anything is
 /// recorded; `Sigma` `K x K`, finite, symmetric (relative tolerance 1e-8)
 /// and positive definite, checked by its Cholesky factorization, whose
-/// errors name this function and `Sigma`.
+/// errors name this function and `Sigma`. An infinite `y` gives a value of
+/// `-inf` or NaN.
 ///
 /// ```
 /// use clfuse::prelude::*;
@@ -208,10 +208,12 @@ pub fn multi_normal_lpdf<Y: Real, M: Real, S: Real>(
         let sigma = sigma.value()?;
         let factor =
             linalg::cholesky_decompose(matrix(&sigma)).map_err(|e| e.renamed(F, "Sigma"))?;
+        // L⁻¹ once: the reverse pass needs it for Σ⁻¹, and the two solves
+        // become two products (a blocked solve is two launches per block).
+        let inverse = linalg::tri_inverse_prechecked(&factor)?;
         let residual = value_of(y.leaf_at(k, n) - mu.leaf_at(k, n))?;
-        let (z, prepared) = linalg::tri_solve_and_prepare(&factor, Op::N, matrix(&residual))
-            .map_err(|e| e.renamed(F, "y - mu"))?;
-        let alpha = prepared.solve(Op::T, &z)?;
+        let z = linalg::multiply_transposed(&inverse, Op::N, matrix(&residual), Op::N)?;
+        let alpha = linalg::multiply_transposed(&inverse, Op::T, &z, Op::N)?;
         let lp: MatrixCl<f64> = sum_terms::<(&MatrixCl<f64>,), _, _>(&z, &factor, k, n)?;
         let parents: Vec<&Var> = [&residual, &sigma]
             .into_iter()
@@ -234,7 +236,7 @@ pub fn multi_normal_lpdf<Y: Real, M: Real, S: Real>(
                 contributions.push(Some(adj.eval()?));
             }
             if wants.1 {
-                contributions.push(Some(covariance_adjoint(&prepared, &alpha, seed)?));
+                contributions.push(Some(covariance_adjoint(&inverse, &alpha, seed)?));
             }
             Ok(contributions)
         })?;
@@ -242,15 +244,14 @@ pub fn multi_normal_lpdf<Y: Real, M: Real, S: Real>(
     })
 }
 
-/// `seed · ½ (α αᵀ - N Σ⁻¹)`, with `Σ⁻¹ = L⁻ᵀ L⁻¹` from `L` as the forward
-/// solve prepared it (its diagonal blocks already inverted).
+/// `seed · ½ (α αᵀ - N Σ⁻¹)`, with `Σ⁻¹ = L⁻ᵀ L⁻¹` from `L⁻¹` (`inverse`).
 fn covariance_adjoint(
-    prepared: &linalg::PreparedTriangular<f64>,
+    inverse: &MatrixCl<f64>,
     alpha: &MatrixCl<f64>,
     seed: &MatrixCl<f64>,
 ) -> Result<MatrixCl<f64>> {
     let (k, n) = (alpha.rows(), alpha.cols());
-    let precision = linalg::tri_crossprod(&prepared.inverse()?)?;
+    let precision = linalg::tri_crossprod(inverse)?;
     let half_seed = 0.5 * optional_broadcast(seed, k, k);
     if n == 1 {
         // One observation: α αᵀ element by element, in the same kernel.

@@ -349,49 +349,42 @@ fn a_prepared_matrix_solves_again_in_both_orientations() {
     );
 }
 
-/// `PreparedTriangular::inverse` finishes what the solve prepared: at every
-/// size where the preparation differs (steps up to 64 rows, the whole
-/// matrix inverted up to 512, blocks of 256 past it), for lower, upper and
-/// diagonal matrices.
+/// `tri_inverse_prechecked` gives `tri_inverse`'s result without its checks,
+/// for lower, upper and diagonal matrices, at sizes around the batched
+/// inverse's blocks and doubling steps.
 #[test]
-fn prepared_inverse_at_every_schedule() {
-    for n in [1, 31, 33, 64, 65, 257, 513, 1000] {
+fn prechecked_inverse_at_every_schedule() {
+    for n in [0, 1, 31, 33, 64, 65, 257, 513, 1000] {
         let l = Rng::new(n as u64 + 7).lower(n);
-        let b = to_device(&Rng::new(n as u64).matrix(n, 1));
         let want = reference_inverse(&l);
         for (view, a, want) in [
             (View::Lower, l.clone(), want.clone()),
             (View::Upper, l.transpose(), want.transpose()),
         ] {
-            let (_, prepared) =
-                k::tri_solve_and_prepare(&to_device(&a).with_view(view), Op::N, &b).unwrap();
-            let inverse = prepared.inverse().unwrap();
+            let inverse = k::tri_inverse_prechecked(&to_device(&a).with_view(view)).unwrap();
             assert_eq!(inverse.view(), view, "n = {n}");
-            assert_relative(
-                &format!("prepared {view:?} inverse, n = {n}"),
-                &to_host(&inverse),
-                &want,
-                TOL,
-            );
+            let what = format!("prechecked {view:?} inverse, n = {n}");
+            assert_relative(&what, &to_host(&inverse), &want, TOL);
         }
     }
     let d = DMatrix::from_fn(70, 70, |i, j| if i == j { 2.0 + i as f64 } else { 5.0 });
-    let (_, prepared) = k::tri_solve_and_prepare(
-        &to_device(&d).with_view(View::Diagonal),
-        Op::N,
-        &to_device(&DMatrix::from_element(70, 1, 1.0)),
-    )
-    .unwrap();
+    let inverse = k::tri_inverse_prechecked(&to_device(&d).with_view(View::Diagonal)).unwrap();
+    assert_eq!(inverse.view(), View::Diagonal);
     let want = DMatrix::from_fn(
         70,
         70,
         |i, j| if i == j { 1.0 / (2.0 + i as f64) } else { 0.0 },
     );
     assert_relative(
-        "prepared diagonal inverse",
-        &to_host(&prepared.inverse().unwrap()),
+        "prechecked diagonal inverse",
+        &to_host(&inverse),
         &want,
         TOL,
+    );
+    let entire = to_device(&d);
+    assert!(
+        k::tri_inverse_prechecked(&entire).is_err(),
+        "a view that is not triangular"
     );
 }
 

@@ -90,13 +90,15 @@ struct Args {
     /// With `--suite seeds`: logistic sizes (N) for the per-gradient figure instead of the standard ones.
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     logistic_sizes: Option<Vec<usize>>,
-    /// With `--suite seeds`: logistic sizes (N) that also get whole NUTS runs.
+    /// With `--suite seeds`: logistic sizes (N) that also get whole NUTS
+    /// runs (`0`: none).
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     logistic_runs: Option<Vec<usize>>,
     /// With `--suite seeds`: GP sizes (n) for the per-gradient figure.
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     gp_sizes: Option<Vec<usize>>,
-    /// With `--suite seeds`: GP sizes (n) that also get whole NUTS runs.
+    /// With `--suite seeds`: GP sizes (n) that also get whole NUTS runs
+    /// (`0`: none).
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     gp_runs: Option<Vec<usize>>,
     /// With `--suite seeds`: the largest GP n the CPU also evaluates.

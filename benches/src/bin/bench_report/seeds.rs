@@ -216,10 +216,10 @@ fn length(sizes: &SeedSizes) -> RunLength {
 }
 
 /// The sizes a figure visits: those of its gradient sweep, then those only
-/// its whole runs use.
+/// its whole runs use (a size of 0 among the runs stands for none).
 fn visited(gradients: &[usize], runs: &[usize]) -> Vec<usize> {
     let mut all = gradients.to_vec();
-    all.extend(runs.iter().filter(|n| !gradients.contains(n)));
+    all.extend(runs.iter().filter(|&&n| n > 0 && !gradients.contains(&n)));
     all
 }
 
@@ -264,12 +264,13 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         let d2 = squared_distance(&x, &x)?.eval()?;
         let y = MatrixCl::from_slice(n, 1, &data.y)?;
         let prior_mean = MatrixCl::from_slice(3, 1, &gp::PRIOR_MEAN)?;
-        let model = |theta: &clfuse::rev::Var| gp::device_model(&x, &y, &prior_mean, theta);
+        let model = |theta: &clfuse::rev::Var| gp::device_model(&d2, &y, &prior_mean, theta);
         let mut device = DeviceDensity::new(3, model)?;
         let before = |theta: &clfuse::rev::Var| {
             gp::device_model_through_cholesky(&d2, &y, &prior_mean, theta)
         };
         let mut device_before = DeviceDensity::new(3, before)?;
+        agree(&mut device, &mut device_before, &gp::TRUTH)?;
         let mut cpu = gp::CpuGp {
             x: Mat::from_fn(n, d, |i, k| data.x[i + n * k]),
             y: Mat::from_fn(n, 1, |i, _| data.y[i]),
@@ -301,6 +302,27 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks that two densities of one model give the same value and
+/// gradient at `at` (relative 1e-8), before either is timed.
+fn agree<A, B>(a: &mut A, b: &mut B, at: &[f64]) -> Result<()>
+where
+    A: CpuLogpFunc<LogpError = clfuse::nuts::DensityError>,
+    B: CpuLogpFunc<LogpError = clfuse::nuts::DensityError>,
+{
+    let (mut ga, mut gb) = (vec![0.0; at.len()], vec![0.0; at.len()]);
+    let va = a.logp(at, &mut ga).map_err(|e| e.0)?;
+    let vb = b.logp(at, &mut gb).map_err(|e| e.0)?;
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-8 * x.abs().max(1.0);
+    if close(va, vb) && ga.iter().zip(&gb).all(|(&x, &y)| close(x, y)) {
+        return Ok(());
+    }
+    Err(clfuse::Error::InvalidArgument {
+        function: "bench_report seeds",
+        argument: "GP models",
+        reason: format!("the two forms disagree: {va} {ga:?} against {vb} {gb:?}"),
+    })
 }
 
 /// Seed 004: the E-step with the host waiting for each.

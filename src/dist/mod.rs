@@ -23,7 +23,7 @@
 //! # Ok::<(), clfuse::Error>(())
 //! ```
 //!
-//! The 39 densities and masses, by family:
+//! The 40 densities and masses, by family:
 //!
 //! - on the real line: [`normal_lpdf`], [`std_normal_lpdf`],
 //!   [`student_t_lpdf`], [`cauchy_lpdf`], [`logistic_lpdf`], [`gumbel_lpdf`],
@@ -42,9 +42,11 @@
 //!   whose cutpoints or log-odds are a vector of their own, shared by every
 //!   outcome;
 //! - multivariate, over the columns of a `K x N` matrix (each column an
-//!   observation): [`dirichlet_lpdf`] (simplexes) and
-//!   [`multi_normal_cholesky_lpdf`] (covariance `L Lᵀ`), whose parameters
-//!   are a `K x 1` vector shared by every column or a `K x N` matrix.
+//!   observation): [`dirichlet_lpdf`] (simplexes),
+//!   [`multi_normal_cholesky_lpdf`] (covariance `L Lᵀ`) and
+//!   [`multi_normal_lpdf`] (covariance `Σ`, with Stan's closed-form
+//!   gradient), whose parameters are a `K x 1` vector shared by every
+//!   column or a `K x N` matrix.
 //!
 //! And Stan's cumulative distribution functions of 17 families, 51 in all:
 //! `_cdf` (the product of the elements' CDFs, computed as `exp(Σ lcdf)`),

@@ -19,8 +19,9 @@ const LEAF: usize = 64;
 /// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
 /// has `64 * groups` work items) and the leaf kernel's build option for it:
 /// [`Tuning::cholesky_leaf_groups`](clfuse_core::Tuning) (1, 2 or 4), else 4
-/// (the fastest on an H200: 36 µs per leaf with its rows below at n = 8192,
-/// 66 µs with 2; 8 and 16 exceed its registers).
+/// (the fastest on an H200 with the earlier leaf, which kept the diagonal
+/// block in registers: 36 µs per leaf with its rows below at n = 8192, 66
+/// µs with 2).
 fn leaf_groups(rt: &Runtime) -> (usize, &'static str) {
     match rt.tuning().cholesky_leaf_groups.unwrap_or(4) {
         1 => (1, "-D GROUPS=1"),
@@ -279,8 +280,12 @@ impl<T: ClFloat> Panels<'_, T> {
         let below = n - first - width;
         let rt = Runtime::get()?;
         let info = rt.device_info();
-        let leaf_bytes = (LEAF * (LEAF + 1) + 3 * LEAF) * std::mem::size_of::<T>();
+        let leaf_bytes = (LEAF * (LEAF + 1) + LEAF) * std::mem::size_of::<T>() + 4;
         let (groups, leaf_option) = leaf_groups(rt);
+        // Doubles on NVIDIA: one warp factors each half of the diagonal
+        // block, exchanging values by shuffles (inline PTX).
+        let shuffles = std::mem::size_of::<T>() == 8 && info.nv_compute_capability.is_some();
+        let options = format!("{leaf_option}{}", if shuffles { " -D WARP_SHUFFLE" } else { "" });
         let threads = LEAF * groups;
         let diagonal = int(F, "a", first + n * first)?;
         if width <= LEAF
@@ -308,7 +313,7 @@ impl<T: ClFloat> Panels<'_, T> {
             });
             cl::cholesky_leaf::<T>().launch_with_options(
                 NdRange::d1(threads * work_groups).with_local(&[threads]),
-                leaf_option,
+                &options,
                 args,
             )?;
             return Ok(());

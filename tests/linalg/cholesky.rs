@@ -95,10 +95,11 @@ fn lower_view_input_is_the_symmetric_matrix() {
 
 #[test]
 fn not_positive_definite_names_the_pivot() {
-    // Pivot 40 (in the first leaf) or 250 (in a later leaf) of 300 is
-    // negative; every leaf size finds it.
+    // One pivot of 300 is negative: in the first or second half of the
+    // first leaf (10, 40) or of a later one (200, 250); every leaf size
+    // finds it.
     let n = 300;
-    for pivot in [40, 250] {
+    for pivot in [10, 40, 200, 250] {
         let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
         a[(pivot, pivot)] = -1.0;
         for min_l11_size in [64, 16, 100] {

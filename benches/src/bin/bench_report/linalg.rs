@@ -232,6 +232,9 @@ pub fn cholesky_adjoint(ctx: &mut Ctx, n: usize) -> Result<()> {
         flops,
         t,
     );
+    ctx.profile(format!("cholesky n = {n} (adjoint sizes)"), || {
+        k::cholesky_decompose(&a).map(drop)
+    })?;
     let l = k::cholesky_decompose(&a)?;
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let weights: Vec<f64> = (0..n * n)

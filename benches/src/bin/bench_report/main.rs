@@ -94,6 +94,9 @@ struct Args {
     /// runs (`0`: none).
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     logistic_runs: Option<Vec<usize>>,
+    /// With `--suite seeds`: Cholesky sizes (n) for figure 5.
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    cholesky_sizes: Option<Vec<usize>>,
     /// With `--suite seeds`: GP sizes (n) for the per-gradient figure.
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     gp_sizes: Option<Vec<usize>>,
@@ -335,7 +338,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let sizes: &[usize] = if args.quick {
             &[64, 200]
         } else if gpu {
-            &[500, 1000, 2000, 4096, 8192, 16384]
+            &[500, 1000, 2048, 4096, 8192, 16384]
         } else {
             &[100, 500]
         };
@@ -413,6 +416,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         };
         pick(&args.logistic_sizes, &mut sizes.logistic);
         pick(&args.logistic_runs, &mut sizes.logistic_runs);
+        pick(&args.cholesky_sizes, &mut sizes.cholesky);
         pick(&args.gp_sizes, &mut sizes.gp);
         pick(&args.gp_runs, &mut sizes.gp_runs);
         if let Some(max) = args.gp_cpu_max {

@@ -149,6 +149,9 @@ pub fn cholesky(ctx: &mut Ctx, sizes: &SeedSizes, memory: u64) -> Result<()> {
         let reps = if n >= 16384 { 3 } else { ctx.reps };
         let t = measure(reps, || clfuse::linalg::cholesky_decompose(&a).map(drop))?;
         ctx.push(CHOLESKY, DEVICE, n, 0.0, flops, t);
+        ctx.profile(format!("cholesky n = {n}"), || {
+            clfuse::linalg::cholesky_decompose(&a).map(drop)
+        })?;
         drop(a);
         if ctx.baselines && n <= sizes.cholesky_cpu_max {
             let fa = Mat::from_fn(n, n, |i, j| data[i + n * j]);

@@ -285,7 +285,10 @@ impl<T: ClFloat> Panels<'_, T> {
         // Doubles on NVIDIA: one warp factors each half of the diagonal
         // block, exchanging values by shuffles (inline PTX).
         let shuffles = std::mem::size_of::<T>() == 8 && info.nv_compute_capability.is_some();
-        let options = format!("{leaf_option}{}", if shuffles { " -D WARP_SHUFFLE" } else { "" });
+        let options = format!(
+            "{leaf_option}{}",
+            if shuffles { " -D WARP_SHUFFLE" } else { "" }
+        );
         let threads = LEAF * groups;
         let diagonal = int(F, "a", first + n * first)?;
         if width <= LEAF

@@ -11,11 +11,7 @@
 source "$(dirname "$0")/lease.sh"
 W=$OUT/leaf
 mkdir -p $W
-if [ -z "$SKIP_CHECKS" ] && [ -x "$bin/linalg_tests" ]; then
-  echo "== linalg_tests cholesky" >> $S
-  FUSION_DEVICE=nvidia timeout 300 "$bin/linalg_tests" --test-threads=2 cholesky > "$W/tests.txt" 2>&1
-  grep -E "test result|panicked|FAILED" "$W/tests.txt" | tail -6 >> $S
-fi
+[ -z "$SKIP_CHECKS" ] && run_tests "linalg_tests cholesky"
 if [ -z "$SKIP_CHECKS" ]; then
   echo "== ptxas" >> $S
   FUSION_CACHE_DIR=off FUSION_BUILD_LOG=$W/log FUSION_CL_OPTIONS=-cl-nv-verbose FUSION_DEVICE=nvidia \

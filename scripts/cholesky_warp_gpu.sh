@@ -10,13 +10,7 @@
 source "$(dirname "$0")/lease.sh"
 W=$OUT/chol
 mkdir -p $W
-for t in "linalg_tests cholesky" "dist_tests multi_normal"; do
-  set -- $t
-  [ -x "$bin/$1" ] || continue
-  echo "== $t" >> $S
-  FUSION_DEVICE=nvidia timeout 300 "$bin/$1" --test-threads=2 $2 > "$W/$1-$2.txt" 2>&1
-  grep -E "test result|panicked|FAILED" "$W/$1-$2.txt" | tail -6 >> $S
-done
+run_tests "linalg_tests cholesky" "dist_tests multi_normal"
 sizes="${SIZES-2048 4096 8192 16384}"
 echo "== cholesky (figure 5), two rounds" >> $S
 for round in 1 2; do

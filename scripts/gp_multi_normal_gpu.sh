@@ -11,13 +11,7 @@
 source "$(dirname "$0")/lease.sh"
 W=$OUT/gp
 mkdir -p $W
-for t in "dist_tests multi_normal" "linalg_tests triangular" "linalg_tests cholesky"; do
-  set -- $t
-  [ -x "$bin/$1" ] || continue
-  echo "== $t" >> $S
-  FUSION_DEVICE=nvidia timeout 300 "$bin/$1" --test-threads=2 $2 > "$W/$1-$2.txt" 2>&1
-  grep -E "test result|panicked|FAILED" "$W/$1-$2.txt" | tail -6 >> $S
-done
+run_tests "dist_tests multi_normal" "linalg_tests triangular" "linalg_tests cholesky"
 sizes="--gp-sizes ${GP_SIZES-500,2000,4000,10000} --gp-runs 0 --no-baselines"
 for round in 1 2; do
   echo "== GP round $round" >> $S

@@ -48,23 +48,8 @@ pub(crate) fn invert_diagonal_blocks_in_place<T: ClFloat>(
         NdRange::d1(blocks * BLOCK).with_local(&[BLOCK]),
         (result, &identities, size),
     )?;
-    double_inverted_blocks(result, n, BLOCK, largest)?;
-    result.set_view(View::Lower);
-    Ok(())
-}
-
-/// The doubling steps: with the diagonal blocks of `s` rows inverted, each
-/// step fills the block below every pair, until the blocks have `largest`
-/// rows or cover the matrix.
-fn double_inverted_blocks<T: ClFloat>(
-    result: &MatrixCl<T>,
-    n: usize,
-    mut s: usize,
-    largest: usize,
-) -> Result<()> {
-    const F: &str = "tri_inverse";
-    let size = int(F, "a", n)?;
     let rts = TRI_TS / TRI_WPT;
+    let mut s = BLOCK;
     while s < n && s < largest {
         let pairs = n.div_ceil(2 * s);
         if s >= GEMM_STEP_MIN && pairs <= GEMM_STEP_MAX_PAIRS {
@@ -81,6 +66,7 @@ fn double_inverted_blocks<T: ClFloat>(
         }
         s *= 2;
     }
+    result.set_view(View::Lower);
     Ok(())
 }
 

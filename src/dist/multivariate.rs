@@ -104,24 +104,7 @@ pub fn multi_normal_cholesky_lpdf<Y: Real, M: Real, L: Real>(
 ) -> Density<impl FnOnce() -> Result<Lp<(Y, M, L)>>> {
     Density::new(move || {
         const F: &str = "multi_normal_cholesky_lpdf";
-        let (k, n) = matrix_shape(&y)?;
-        per_column(F, "mu", &mu, k, n)?;
-        let l_shape = matrix_shape(&l)?;
-        if l_shape != (k, k) {
-            return Err(Error::InvalidArgument {
-                function: F,
-                argument: "L",
-                reason: format!(
-                    "must be {k} x {k} for y with {k} rows, is {} x {}",
-                    l_shape.0, l_shape.1
-                ),
-            });
-        }
-        let mu_shape = mu.shape()?.unwrap_or((1, 1));
-        Checks::new(F)
-            .ahead("y", &y, (k, n), Req::NotNan)
-            .ahead("mu", &mu, mu_shape, Req::Finite)
-            .run()?;
+        let (k, n) = checked_normal_arguments(F, &y, &mu, ("L", &l))?;
         if k == 0 || n == 0 {
             // No observation (or no coordinate): no term.
             return zero::<(Y, M, L)>();
@@ -184,24 +167,7 @@ pub fn multi_normal_lpdf<Y: Real, M: Real, S: Real>(
 ) -> Density<impl FnOnce() -> Result<Lp<(Y, M, S)>>> {
     Density::new(move || {
         const F: &str = "multi_normal_lpdf";
-        let (k, n) = matrix_shape(&y)?;
-        per_column(F, "mu", &mu, k, n)?;
-        let sigma_shape = matrix_shape(&sigma)?;
-        if sigma_shape != (k, k) {
-            return Err(Error::InvalidArgument {
-                function: F,
-                argument: "Sigma",
-                reason: format!(
-                    "must be {k} x {k} for y with {k} rows, is {} x {}",
-                    sigma_shape.0, sigma_shape.1
-                ),
-            });
-        }
-        let mu_shape = mu.shape()?.unwrap_or((1, 1));
-        Checks::new(F)
-            .ahead("y", &y, (k, n), Req::NotNan)
-            .ahead("mu", &mu, mu_shape, Req::Finite)
-            .run()?;
+        let (k, n) = checked_normal_arguments(F, &y, &mu, ("Sigma", &sigma))?;
         if k == 0 || n == 0 {
             return zero::<(Y, M, S)>();
         }
@@ -272,6 +238,36 @@ fn matrix<'v>(value: &'v Value<'_>) -> &'v MatrixCl<f64> {
         Value::Var(var) => var.value(),
         Value::Matrix(m) => m,
     }
+}
+
+/// The multivariate normal's shapes and Stan's checks, before anything is
+/// recorded: `y` `K x N` not NaN, `mu` per column and finite, the square
+/// argument (`name`, the covariance or its factor) `K x K`. Gives `(K, N)`.
+fn checked_normal_arguments<Y: Real, M: Real, S: Real>(
+    function: &'static str,
+    y: &Y,
+    mu: &M,
+    (name, square): (&'static str, &S),
+) -> Result<(usize, usize)> {
+    let (k, n) = matrix_shape(y)?;
+    per_column(function, "mu", mu, k, n)?;
+    let shape = matrix_shape(square)?;
+    if shape != (k, k) {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: name,
+            reason: format!(
+                "must be {k} x {k} for y with {k} rows, is {} x {}",
+                shape.0, shape.1
+            ),
+        });
+    }
+    let mu_shape = mu.shape()?.unwrap_or((1, 1));
+    Checks::new(function)
+        .ahead("y", y, (k, n), Req::NotNan)
+        .ahead("mu", mu, mu_shape, Req::Finite)
+        .run()?;
+    Ok((k, n))
 }
 
 /// `l⁻¹ b` for lower-triangular `l`: a recorded step when either is a

@@ -273,7 +273,14 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
             gp::device_model_through_cholesky(&d2, &y, &prior_mean, theta)
         };
         let mut device_before = DeviceDensity::new(3, before)?;
-        agree(&mut device, &mut device_before, &gp::TRUTH)?;
+        // Both forms give the same value and gradient before either is timed.
+        support::agree(
+            "bench GP",
+            &mut device,
+            &mut device_before,
+            &gp::TRUTH,
+            1e-8,
+        )?;
         let mut cpu = gp::CpuGp {
             x: Mat::from_fn(n, d, |i, k| data.x[i + n * k]),
             y: Mat::from_fn(n, 1, |i, _| data.y[i]),
@@ -305,27 +312,6 @@ pub fn gp(ctx: &mut Ctx, sizes: &SeedSizes) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Checks that two densities of one model give the same value and
-/// gradient at `at` (relative 1e-8), before either is timed.
-fn agree<A, B>(a: &mut A, b: &mut B, at: &[f64]) -> Result<()>
-where
-    A: CpuLogpFunc<LogpError = clfuse::nuts::DensityError>,
-    B: CpuLogpFunc<LogpError = clfuse::nuts::DensityError>,
-{
-    let (mut ga, mut gb) = (vec![0.0; at.len()], vec![0.0; at.len()]);
-    let va = a.logp(at, &mut ga).map_err(|e| e.0)?;
-    let vb = b.logp(at, &mut gb).map_err(|e| e.0)?;
-    let close = |x: f64, y: f64| (x - y).abs() <= 1e-8 * x.abs().max(1.0);
-    if close(va, vb) && ga.iter().zip(&gb).all(|(&x, &y)| close(x, y)) {
-        return Ok(());
-    }
-    Err(clfuse::Error::InvalidArgument {
-        function: "bench_report seeds",
-        argument: "GP models",
-        reason: format!("the two forms disagree: {va} {ga:?} against {vb} {gb:?}"),
-    })
 }
 
 /// Seed 004: the E-step with the host waiting for each.

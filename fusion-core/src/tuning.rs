@@ -100,10 +100,15 @@ pub struct Tuning {
     /// registers, so that each component value staged in local memory
     /// serves that many rows (`FUSION_MIXTURE_ROWS`, 1–8; default 2).
     pub mixture_rows: Option<usize>,
+    /// Whether a step with a `1 x 1` result stores the partial of a
+    /// variable it reads at each element in that variable's zero adjoint,
+    /// so that its reverse pass has nothing to move at seed one
+    /// (`FUSION_LEND_ADJOINTS`, 0 or 1; default 1).
+    pub lend_adjoints: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 15] = [
+pub const TUNING_VARIABLES: [&str; 16] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -119,6 +124,7 @@ pub const TUNING_VARIABLES: [&str; 15] = [
     "FUSION_GEMM_EPILOGUE",
     "FUSION_NATIVE_ATOMICS",
     "FUSION_MIXTURE_ROWS",
+    "FUSION_LEND_ADJOINTS",
 ];
 
 impl Tuning {
@@ -187,6 +193,9 @@ impl Tuning {
                 .map(|text| parse_flag("FUSION_NATIVE_ATOMICS", &text))
                 .transpose()?,
             mixture_rows: count("FUSION_MIXTURE_ROWS", 1..=8)?,
+            lend_adjoints: lookup("FUSION_LEND_ADJOINTS")
+                .map(|text| parse_flag("FUSION_LEND_ADJOINTS", &text))
+                .transpose()?,
         };
         tuning.validate()?;
         Ok(tuning)

@@ -15,6 +15,7 @@ mod rev_functions;
 mod rev_gp_cov;
 mod rev_inline_products;
 mod rev_leaves;
+mod rev_lent_adjoints;
 mod rev_matrix_functions;
 mod rev_memory;
 mod rev_nested;

@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 15] = [
+    let cases: [(&'static str, &'static str); 16] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -35,6 +35,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_GEMM_EPILOGUE", "0"),
         ("FUSION_NATIVE_ATOMICS", "0"),
         ("FUSION_MIXTURE_ROWS", "3"),
+        ("FUSION_LEND_ADJOINTS", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -63,6 +64,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         gemm_epilogue: Some(GemmEpilogue::Off),
         native_atomics: Some(false),
         mixture_rows: Some(3),
+        lend_adjoints: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())

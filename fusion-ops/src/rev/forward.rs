@@ -30,6 +30,14 @@
 //!   `xᵀ·c` for `v` read through a product `x · v` read inline (see
 //!   `rev::inline`). The reverse kernel only scales those sums by the
 //!   seed: no atomics, nothing grid-sized stored or read back.
+//!
+//! In a step with a `1 x 1` result, an `Identity` partial is the whole
+//! gradient of its variable at seed one. While that variable's adjoint is
+//! zero, the forward kernel stores the partial in the adjoint's own buffer
+//! (`LentAdjoint` in `var.rs`): the reverse pass then has nothing to move
+//! when the seed is one, and scales in place otherwise. A density with
+//! vector parameters thus reads its arguments and writes their gradients
+//! once, in one kernel.
 
 use crate::binder::{Binder, Identity};
 use crate::driver::run_direct;
@@ -42,11 +50,11 @@ use crate::reductions::SumOp;
 use crate::rev::dual::Dual;
 use crate::rev::handle::VarHandle;
 use crate::rev::reverse::ElementwiseStep;
-use crate::rev::var::Var;
+use crate::rev::var::{LentAdjoint, Var};
 use crate::rev::{Differentiable, ProductReads, tape};
 use crate::transpose_product::{TransposeProductAssignment, TransposeVectorMultiply};
 use clfuse_core::expr::{Load, MatrixRef};
-use clfuse_core::{Access, ClType, Error, MatrixCl, Result, View};
+use clfuse_core::{Access, ClType, Error, MatrixCl, Result, Runtime, View};
 use std::any::TypeId;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -103,6 +111,9 @@ pub(crate) struct PartialSpec<T: ClType> {
     /// For a `Summed` partial through a product: which of the step's
     /// inline products (binding order).
     through: Option<usize>,
+    /// The variable's adjoint buffer, when the partial is stored there
+    /// (`partial` then shares that buffer; see [`LentAdjoint`]).
+    pub(crate) lent: Option<Rc<LentAdjoint<T>>>,
 }
 
 /// A partial's values: stored by the forward kernel, the same number at
@@ -126,6 +137,7 @@ impl<T: ClType> PartialSpec<T> {
             partial: Partial::Stored(gradient),
             index: None,
             through: None,
+            lent: None,
         }
     }
 }
@@ -327,15 +339,31 @@ fn is_scalar(grid: (usize, usize)) -> bool {
     grid.1 == 1
 }
 
-/// Allocates the buffers of a plan.
+/// Allocates the buffers of a plan. In a step with a `1 x 1` result
+/// (`scalar`), a variable read only at each element of the grid stores its
+/// partial in its own adjoint's buffer while that adjoint is zero
+/// ([`LentAdjoint`]): the partial is then already its gradient.
 fn allocate<T: ClType>(
     planned: &[PlannedPartial],
     grid: (usize, usize),
     vars: &[Rc<dyn VarHandle>],
+    scalar: bool,
 ) -> Result<Vec<PartialSpec<T>>> {
+    let lending = Runtime::get()?.tuning().lend_adjoints != Some(false);
+    let lendable = |k: usize, p: &PlannedPartial| {
+        lending
+            && scalar
+            && p.mode == Mode::Identity
+            && p.constant.is_none()
+            && p.same_as.is_none()
+            && vars[p.var].cl_type() == T::CL_NAME
+            && planned.iter().filter(|q| q.var == p.var).count() == 1
+            && !planned.iter().any(|q| q.same_as == Some(k))
+    };
     planned
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(k, p)| {
             if p.mode == Mode::Summed {
                 // The forward kernel's sums: one per element of the variable.
                 let (rows, cols) = vars[p.var].shape();
@@ -352,17 +380,29 @@ fn allocate<T: ClType>(
                 }
                 _ => None,
             };
+            let lent = if lendable(k, p) {
+                vars[p.var]
+                    .lend_adjoint()
+                    .and_then(|lent| lent.downcast::<LentAdjoint<T>>().ok())
+            } else {
+                None
+            };
+            let partial = match (p.constant, p.same_as, &lent) {
+                (Some(c), _, _) => Partial::Constant(c),
+                (None, Some(j), _) => Partial::SameAs(j),
+                (None, None, Some(lent)) => Partial::Stored(lent.buffer.share()),
+                (None, None, None) => {
+                    Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?)
+                }
+            };
             Ok(PartialSpec {
                 var: vars[p.var].clone(),
                 mode: p.mode,
                 tangents: p.tangents.clone(),
-                partial: match (p.constant, p.same_as) {
-                    (Some(c), _) => Partial::Constant(c),
-                    (None, Some(j)) => Partial::SameAs(j),
-                    (None, None) => Partial::Stored(MatrixCl::<T>::uninitialized(grid.0, grid.1)?),
-                },
+                partial,
                 index,
                 through: None,
+                lent,
             })
         })
         .collect()
@@ -420,7 +460,7 @@ pub(crate) fn record_with<O: Differentiable, L: OutputList>(
             }
         }
     };
-    let specs = allocate::<O::Scalar>(&planned, grid, &vars)?;
+    let specs = allocate::<O::Scalar>(&planned, grid, &vars, scalar)?;
     let stash = RefCell::new(None);
     let tangents = Tangents {
         expr: &op,

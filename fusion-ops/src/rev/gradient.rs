@@ -255,7 +255,7 @@ fn differentiate_batch<R>(
     let outcome = (|| {
         for input in inputs {
             input.usable(function)?;
-            input.0.clear_adjoint();
+            input.0.clear_adjoint()?;
         }
         let result = f()?;
         if (result.rows(), result.cols()) != (1, batch) {
@@ -270,7 +270,7 @@ fn differentiate_batch<R>(
             });
         }
         result.0.seed()?;
-        tape::reverse_range(mark, result.0.step.get())?;
+        tape::reverse_range(mark, result.0.step.get(), true)?;
         read(&result)
     })();
     tape::truncate(mark)?;

@@ -59,7 +59,7 @@ struct LeafStep<T: ClType> {
 
 impl<T: ClType> Step for LeafStep<T> {
     fn reverse(&self) -> Result<()> {
-        let Some(adjoint) = self.result.nonzero_adjoint() else {
+        let Some(adjoint) = self.result.nonzero_adjoint()? else {
             return Ok(()); // nothing reached the result: nothing to pass on
         };
         let contributions = (self.reverse)(&self.result.value, adjoint)?;

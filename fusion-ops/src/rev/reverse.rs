@@ -6,9 +6,10 @@
 use crate::generator::Generator;
 use crate::rev::forward::{Mode, Partial, PartialSpec, Root};
 use crate::rev::sweep::{self, ReversePlan};
+use crate::rev::tape;
 use crate::rev::tape::{Planned, Step};
-use crate::rev::var::VarData;
-use clfuse_core::{Access, ClType, KernelArg, Result, Runtime};
+use crate::rev::var::{LentPartial, VarData};
+use clfuse_core::{Access, ClType, Error, KernelArg, MatrixCl, Result, Runtime};
 use std::any::TypeId;
 use std::rc::Rc;
 
@@ -102,6 +103,11 @@ inline void {name}(volatile __{space} {cl_type}* address, {cl_type} value) {{
     )
 }
 
+/// Whether a partial has work at each element of the grid.
+fn walks_grid(partial: &KernelPartial) -> bool {
+    partial.mode != Mode::Summed && partial.in_place != InPlace::Done
+}
+
 /// Whether a mode stores an index per contribution.
 fn scattered(mode: Mode) -> bool {
     matches!(mode, Mode::Scatter | Mode::ScatterLocal)
@@ -132,12 +138,36 @@ pub(crate) struct KernelPartial {
     pub(crate) overwrite: bool,
     /// An earlier partial whose buffer holds this one's values.
     pub(crate) same_as: Option<usize>,
+    /// The partial lies in its variable's adjoint already (a lent buffer).
+    pub(crate) in_place: InPlace,
+}
+
+/// What is left to do for a partial that its forward kernel stored in its
+/// variable's adjoint (`LentAdjoint`), which therefore holds `partial`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InPlace {
+    /// Not such a partial.
+    No,
+    /// Scale the adjoint by the seed, unless the seed is one.
+    Scale,
+    /// Nothing: the seed is one.
+    Done,
+}
+
+impl InPlace {
+    fn code(self) -> u32 {
+        match self {
+            InPlace::No => 0,
+            InPlace::Scale => 1,
+            InPlace::Done => 2,
+        }
+    }
 }
 
 impl KernelPartial {
     /// Its part of the kernel cache key.
     fn key(&self, pattern: &mut Vec<u32>) {
-        pattern.push(self.mode.code() | u32::from(self.overwrite) << 4);
+        pattern.push(self.mode.code() | u32::from(self.overwrite) << 4 | self.in_place.code() << 5);
         if let Some(j) = self.same_as {
             pattern.extend([u32::MAX - 1, j as u32]);
         }
@@ -210,7 +240,7 @@ pub(crate) fn reverse_source(
             Mode::Identity | Mode::Summed => {}
         }
     }
-    if modes.iter().any(|m| *m != Mode::Summed) {
+    if partials.iter().any(walks_grid) {
         grid_loop(&mut g, cl_type, root, partials);
     }
     summed_adds(&mut g, cl_type, partials);
@@ -240,7 +270,10 @@ fn declare_params(g: &mut Generator, cl_type: &'static str, partials: &[KernelPa
     let has = |mode| partials.iter().any(|p| p.mode == mode);
     g.global_param("result_adjoint", cl_type, Access::Read);
     for (k, partial) in partials.iter().enumerate() {
-        if partial.constant.is_none() && partial.same_as.is_none() {
+        if partial.constant.is_none()
+            && partial.same_as.is_none()
+            && partial.in_place == InPlace::No
+        {
             g.global_param(&format!("partial{k}"), cl_type, Access::Read);
         }
         g.global_param(&format!("adjoint{k}"), cl_type, Access::Write);
@@ -282,11 +315,18 @@ fn grid_loop(g: &mut Generator, cl_type: &str, root: Root, partials: &[KernelPar
     ));
     for (k, partial) in partials.iter().enumerate() {
         let scaled = scaled_partial(cl_type, k, partial);
-        match partial.mode {
-            Mode::Identity => {
+        match (partial.mode, partial.in_place) {
+            (Mode::Identity, InPlace::No) => {
                 g.statement(&format!("adjoint{k}[element] {} {scaled};", partial.add()))
             }
-            Mode::Scatter | Mode::ScatterLocal => g.statements(&format!(
+            (Mode::Identity, InPlace::Scale) => g.statements(&format!(
+                "// The forward kernel stored this partial in the adjoint itself.
+                 if (seed != 1) {{
+                   adjoint{k}[element] *= seed;
+                 }}"
+            )),
+            (_, InPlace::Done) => {}
+            (Mode::Scatter | Mode::ScatterLocal, _) => g.statements(&format!(
                 "const int target{k} = index{k}[element];
                  if (target{k} >= 0) {{
                    if (target{k} != pending_target{k}) {{
@@ -300,8 +340,8 @@ fn grid_loop(g: &mut Generator, cl_type: &str, root: Root, partials: &[KernelPar
                  }}",
                 add = add_pending(cl_type, k, partial.mode),
             )),
-            Mode::Reduce => g.statement(&format!("sum{k} += {scaled};")),
-            Mode::Summed => {}
+            (Mode::Reduce, _) => g.statement(&format!("sum{k} += {scaled};")),
+            (Mode::Summed, _) => {}
         }
     }
     g.statement("}");
@@ -541,7 +581,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
     fn plan(&self) -> Result<Planned<'_>> {
         let (rows, cols) = self.grid;
         let elements = rows * cols;
-        let Some(result_adjoint) = self.result.nonzero_adjoint() else {
+        let Some(result_adjoint) = self.result.nonzero_adjoint()? else {
             return Ok(Planned::Nothing); // nothing reached the result: nothing to pass on
         };
         if elements == 0 {
@@ -577,13 +617,42 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .map(|s| s.var.shape().0 * s.var.shape().1)
             .max()
             .unwrap_or(0);
-        let work = if modes.iter().any(|m| *m != Mode::Summed) {
-            elements.max(summed)
-        } else {
-            summed
-        };
-        if work == 0 {
+        if elements.max(summed) == 0 {
             return Ok(Planned::Nothing);
+        }
+        // A partial its forward kernel stored in its variable's adjoint is
+        // that adjoint at seed one (`LentAdjoint`): taken as it is, scaled
+        // by the seed unless that is known to be one. A pass that may run
+        // again keeps a copy of the partial first.
+        let last_pass = tape::final_pass();
+        let unit_seed = self.result.is_unit();
+        let mut in_place = vec![InPlace::No; self.specs.len()];
+        let mut values: Vec<Option<&MatrixCl<T>>> = Vec::with_capacity(self.specs.len());
+        for (k, spec) in self.specs.iter().enumerate() {
+            values.push(match (&spec.partial, &spec.lent) {
+                (_, Some(lent)) => match lent.state() {
+                    LentPartial::InAdjoint => {
+                        in_place[k] = if unit_seed {
+                            InPlace::Done
+                        } else {
+                            InPlace::Scale
+                        };
+                        None
+                    }
+                    LentPartial::Moved(moved) => Some(moved),
+                    LentPartial::Consumed => {
+                        return Err(Error::InvalidArgument {
+                            function: "Var::grad",
+                            argument: "self",
+                            reason:
+                                "internal: a step's partial was used up by a final reverse pass"
+                                    .into(),
+                        });
+                    }
+                },
+                (Partial::Stored(partial), None) => Some(partial),
+                _ => None,
+            });
         }
         // Identity and 1 x 1 partials reach every element of their
         // variable: a zero adjoint is written, not read and added to.
@@ -594,21 +663,38 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .filter(|&k| modes[k] != Mode::Summed)
             .chain((0..self.specs.len()).filter(|&k| modes[k] == Mode::Summed));
         for k in kernel_order {
-            let covers_all = matches!(modes[k], Mode::Identity | Mode::Reduce | Mode::Summed);
-            settled.push((k, self.specs[k].var.adjoint_arg(covers_all)?));
+            let var = &self.specs[k].var;
+            let arg = if in_place[k] == InPlace::No {
+                let covers_all = matches!(modes[k], Mode::Identity | Mode::Reduce | Mode::Summed);
+                var.adjoint_arg(covers_all)?
+            } else {
+                (var.adopt_lent_partial(!last_pass)?, false)
+            };
+            settled.push((k, arg));
         }
         settled.sort_by_key(|(k, _)| *k);
         let mut adjoints = Vec::with_capacity(self.specs.len());
         let mut partials = Vec::with_capacity(self.specs.len());
-        for ((spec, mode), (_, (arg, overwrite))) in self.specs.iter().zip(&modes).zip(settled) {
+        for (((spec, mode), (_, (arg, overwrite))), in_place) in
+            self.specs.iter().zip(&modes).zip(settled).zip(in_place)
+        {
             adjoints.push(arg);
             partials.push(KernelPartial {
                 mode: *mode,
                 constant: spec.partial.constant(),
                 overwrite,
                 same_as: spec.partial.same_as(),
+                in_place,
             });
         }
+        if partials.iter().all(|p| p.in_place == InPlace::Done) {
+            return Ok(Planned::Nothing); // every partial is its adjoint already
+        }
+        let work = if partials.iter().any(walks_grid) {
+            elements.max(summed)
+        } else {
+            summed
+        };
         let atomics = Atomics::for_device(rt, T::CL_NAME);
         let mut pattern = vec![self.root.code(), atomics.code()];
         for partial in &partials {
@@ -616,8 +702,10 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         }
         let mut args = vec![KernelArg::buffer(result_adjoint, Access::Read)];
         let mut local_scatters = Vec::new();
-        for ((spec, mode), adjoint) in self.specs.iter().zip(&modes).zip(adjoints) {
-            if let Partial::Stored(partial) = &spec.partial {
+        for (((spec, mode), adjoint), value) in
+            self.specs.iter().zip(&modes).zip(adjoints).zip(values)
+        {
+            if let Some(partial) = value {
                 args.push(KernelArg::buffer(partial, Access::Read));
             }
             args.push(adjoint);
@@ -655,7 +743,15 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                     T::CL_NAME,
                     partials
                         .iter()
-                        .map(|p| format!("{}{}", p.mode.code(), if p.overwrite { "w" } else { "" }))
+                        .map(|p| {
+                            let written = match (p.overwrite, p.in_place) {
+                                (true, _) => "w",
+                                (false, InPlace::Scale) => "s",
+                                (false, InPlace::Done) => "d",
+                                (false, InPlace::No) => "",
+                            };
+                            format!("{}{written}", p.mode.code())
+                        })
                         .collect::<String>()
                 );
                 (name, reverse_source(T::CL_NAME, root, &partials, atomics))
@@ -689,6 +785,7 @@ mod tests {
             constant,
             overwrite: false,
             same_as: None,
+            in_place: InPlace::No,
         }
     }
 

@@ -48,6 +48,14 @@ struct Tape {
 
 thread_local! {
     static TAPE: RefCell<Tape> = RefCell::new(Tape::default());
+    /// Whether the reverse pass running now is the last over its steps.
+    static FINAL_PASS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the reverse pass running now is the last over its steps (they
+/// are dropped after it): a step may then use up what it stored.
+pub(crate) fn final_pass() -> bool {
+    FINAL_PASS.with(|f| f.get())
 }
 
 fn busy() -> Error {
@@ -106,8 +114,16 @@ pub(crate) fn mark() -> Result<StepId> {
     with_tape(|t| t.next_id)
 }
 
-/// Runs the reverse pass of the steps with ids in `(after, upto]`, newest first.
-pub(crate) fn reverse_range(after: StepId, upto: Option<StepId>) -> Result<()> {
+/// Runs the reverse pass of the steps with ids in `(after, upto]`, newest
+/// first; `last` when the caller drops those steps right after.
+pub(crate) fn reverse_range(after: StepId, upto: Option<StepId>, last: bool) -> Result<()> {
+    let before = FINAL_PASS.with(|f| f.replace(last));
+    let outcome = reverse_steps(after, upto);
+    FINAL_PASS.with(|f| f.set(before));
+    outcome
+}
+
+fn reverse_steps(after: StepId, upto: Option<StepId>) -> Result<()> {
     let Some(upto) = upto else {
         return Ok(()); // an independent variable: nothing computed it
     };

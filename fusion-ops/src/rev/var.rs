@@ -4,8 +4,9 @@ use crate::assign::AssignExt;
 use crate::rev::handle::VarHandle;
 use crate::rev::tape;
 use clfuse_core::{Access, ClType, Error, KernelArg, MatrixCl, Result};
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::any::Any;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::rc::{Rc, Weak};
 
 /// The shared state of a [`Var`].
 pub struct VarData<T: ClType> {
@@ -17,6 +18,12 @@ pub struct VarData<T: ClType> {
     /// adding (no fill, no read), and a step whose result's adjoint is
     /// still zero contributes nothing and is skipped.
     written: Cell<bool>,
+    /// Whether the adjoint is exactly one everywhere (a reverse pass's
+    /// seed, set on the host and not added to since).
+    unit: Cell<bool>,
+    /// The step whose partial the adjoint's buffer holds while the adjoint
+    /// is zero ([`LentAdjoint`]); dead when none.
+    lent: RefCell<Weak<LentAdjoint<T>>>,
     /// Why the adjoint could not be allocated or zeroed, reported by the
     /// first fallible call that uses the variable.
     failure: RefCell<Option<String>>,
@@ -76,6 +83,8 @@ impl<T: ClType> Var<T> {
             value,
             adjoint,
             written: Cell::new(false),
+            unit: Cell::new(false),
+            lent: RefCell::new(Weak::new()),
             failure: RefCell::new(failure),
             step: Cell::new(step),
         }));
@@ -114,9 +123,16 @@ impl<T: ClType> Var<T> {
     /// (added, as every adjoint is) and each recorded step that led to it,
     /// newest first, adds its operands' adjoints with one kernel.
     pub fn grad(&self) -> Result<()> {
+        self.grad_checked("Var::grad")?;
+        self.0.seed()?;
+        tape::reverse_range(0, self.0.step.get(), false)
+    }
+
+    /// Fails unless this is a usable `1 x 1` result.
+    fn grad_checked(&self, function: &'static str) -> Result<()> {
         if (self.rows(), self.cols()) != (1, 1) {
             return Err(Error::InvalidArgument {
-                function: "Var::grad",
+                function,
                 argument: "self",
                 reason: format!(
                     "the result is {} x {}; only a 1 x 1 result has a gradient",
@@ -125,9 +141,33 @@ impl<T: ClType> Var<T> {
                 ),
             });
         }
-        self.usable("Var::grad")?;
-        self.0.seed()?;
-        tape::reverse_range(0, self.0.step.get())
+        self.usable(function)
+    }
+
+    /// [`grad`](Self::grad), then [`rev::clear`](crate::rev::clear): the
+    /// reverse pass of a tape that is not needed again, as a sampler's
+    /// evaluation is. Knowing that, a step whose `1 x 1` result summed a
+    /// variable's partials straight into that variable's (zero) adjoint
+    /// leaves them there: its reverse pass moves nothing when its seed is
+    /// one. The tape is cleared whether or not the pass succeeds.
+    ///
+    /// ```
+    /// use clfuse_ops::prelude::*;
+    /// use clfuse_ops::rev::{self, Var};
+    /// let mu = Var::new(MatrixCl::from_slice(3, 1, &[0.5f64, -1.0, 2.0])?);
+    /// let lp = colwise_sum(-0.5f64 * square(&mu)).eval()?;
+    /// lp.grad_and_clear()?;
+    /// assert_eq!(mu.adjoint().to_vec()?, vec![-0.5, 1.0, -2.0]);
+    /// assert_eq!(rev::steps_recorded(), 0);
+    /// # Ok::<(), clfuse_ops::Error>(())
+    /// ```
+    pub fn grad_and_clear(&self) -> Result<()> {
+        let outcome = self.grad_checked("Var::grad_and_clear").and_then(|()| {
+            self.0.seed()?;
+            tape::reverse_range(0, self.0.step.get(), true)
+        });
+        tape::clear()?;
+        outcome
     }
 
     /// Whether two handles refer to the same variable.
@@ -147,38 +187,100 @@ impl<T: ClType> Var<T> {
     }
 }
 
+/// A variable's adjoint buffer, lent while the adjoint is zero to a step
+/// with a `1 x 1` result that reads the variable at each element of its
+/// grid (a density's vector location or scale): that step's forward kernel
+/// stores the variable's partial there. Seeded with one, that partial *is*
+/// the variable's adjoint from the step, so a reverse pass that will not
+/// run again ([`Var::grad_and_clear`], `value_and_grad`) leaves it in place
+/// and moves nothing. Anything else that needs the adjoint first (another
+/// step adding to it, a read, a zeroing) copies the partial out (`moved`)
+/// and takes the buffer back.
+pub(crate) struct LentAdjoint<T: ClType> {
+    /// The adjoint's buffer (shared): the forward kernel's store target.
+    pub(crate) buffer: MatrixCl<T>,
+    /// The partial, copied out when the variable took its buffer back.
+    moved: OnceCell<MatrixCl<T>>,
+    /// Left in place by a reverse pass that will not run again.
+    consumed: Cell<bool>,
+}
+
+/// Where a lent partial is now, as a reverse pass finds it.
+pub(crate) enum LentPartial<'a, T: ClType> {
+    /// Still in the variable's adjoint buffer.
+    InAdjoint,
+    /// Copied out to this buffer.
+    Moved(&'a MatrixCl<T>),
+    /// Used up by a reverse pass that was not to run again.
+    Consumed,
+}
+
+impl<T: ClType> LentAdjoint<T> {
+    pub(crate) fn state(&self) -> LentPartial<'_, T> {
+        match (self.moved.get(), self.consumed.get()) {
+            (Some(moved), _) => LentPartial::Moved(moved),
+            (None, true) => LentPartial::Consumed,
+            (None, false) => LentPartial::InAdjoint,
+        }
+    }
+
+    /// Copies the partial out of the adjoint buffer (once).
+    fn move_out(&self) -> Result<()> {
+        if self.moved.get().is_none() && !self.consumed.get() {
+            let copy = self.buffer.try_clone()?;
+            let _ = self.moved.set(copy);
+        }
+        Ok(())
+    }
+}
+
 impl<T: ClType> VarData<T> {
     /// The adjoint as a reverse step reads it, or `None` while it is zero
     /// (the step then has nothing to pass on).
-    pub(crate) fn nonzero_adjoint(&self) -> Option<&MatrixCl<T>> {
-        self.written.get().then_some(&self.adjoint)
+    pub(crate) fn nonzero_adjoint(&self) -> Result<Option<&MatrixCl<T>>> {
+        self.reclaim()?;
+        Ok(self.written.get().then_some(&self.adjoint))
     }
 
     /// The adjoint with its buffer written (zeros filled in if nothing was
     /// added yet).
     pub(crate) fn settled_adjoint(&self) -> Result<&MatrixCl<T>> {
+        self.reclaim()?;
         if !self.written.get() {
             self.adjoint.fill(T::default())?;
             self.written.set(true);
+            self.unit.set(false);
         }
         Ok(&self.adjoint)
     }
 
     /// Sets the adjoint to zero without device work (marks it unwritten).
-    pub(crate) fn clear_adjoint(&self) {
+    pub(crate) fn clear_adjoint(&self) -> Result<()> {
+        self.reclaim()?;
         self.written.set(false);
+        self.unit.set(false);
+        Ok(())
     }
 
     /// Sets the adjoint to one: the seed of a reverse pass.
     pub(crate) fn seed(&self) -> Result<()> {
+        self.reclaim()?;
         self.adjoint.fill(T::one())?;
         self.written.set(true);
+        self.unit.set(true);
         Ok(())
+    }
+
+    /// Whether the adjoint is known on the host to be one everywhere.
+    pub(crate) fn is_unit(&self) -> bool {
+        self.written.get() && self.unit.get()
     }
 
     /// Adds `contribution` (same shape) into the adjoint with one fused
     /// kernel; into a zero adjoint, the contribution is assigned.
     pub(crate) fn add_to_adjoint(&self, contribution: &MatrixCl<T>) -> Result<()> {
+        self.reclaim()?;
+        self.unit.set(false);
         if self.written.get() {
             self.adjoint.add_assign(contribution)
         } else {
@@ -186,6 +288,34 @@ impl<T: ClType> VarData<T> {
             self.written.set(true);
             Ok(())
         }
+    }
+
+    /// Lends the adjoint's buffer to a step's forward kernel while the
+    /// adjoint is zero and not lent already.
+    fn lend(&self) -> Option<Rc<LentAdjoint<T>>> {
+        let free = !self.written.get()
+            && self.failure.borrow().is_none()
+            && self.lent.borrow().strong_count() == 0;
+        free.then(|| {
+            let lent = Rc::new(LentAdjoint {
+                buffer: self.adjoint.share(),
+                moved: OnceCell::new(),
+                consumed: Cell::new(false),
+            });
+            *self.lent.borrow_mut() = Rc::downgrade(&lent);
+            lent
+        })
+    }
+
+    /// Takes the adjoint's buffer back from the step it is lent to, which
+    /// keeps a copy of its partial: the adjoint is zero again.
+    fn reclaim(&self) -> Result<()> {
+        let lent = self.lent.borrow().upgrade();
+        if let Some(lent) = lent {
+            lent.move_out()?;
+        }
+        *self.lent.borrow_mut() = Weak::new();
+        Ok(())
     }
 }
 
@@ -200,6 +330,8 @@ impl<T: ClType> VarHandle for VarData<T> {
         T::CL_NAME
     }
     fn adjoint_arg(&self, covers_all: bool) -> Result<(KernelArg<'_>, bool)> {
+        self.reclaim()?;
+        self.unit.set(false);
         let overwrite = covers_all && !self.written.get();
         if overwrite {
             self.written.set(true);
@@ -211,9 +343,31 @@ impl<T: ClType> VarHandle for VarData<T> {
             overwrite,
         ))
     }
+    fn lend_adjoint(&self) -> Option<Rc<dyn Any>> {
+        self.lend().map(|lent| lent as Rc<dyn Any>)
+    }
+    fn adopt_lent_partial(&self, keep_copy: bool) -> Result<KernelArg<'_>> {
+        let lent = self
+            .lent
+            .borrow()
+            .upgrade()
+            .ok_or_else(|| Error::InvalidArgument {
+                function: "Var::grad",
+                argument: "tape",
+                reason: "internal: a step's partial was not in its variable's adjoint".into(),
+            })?;
+        if keep_copy {
+            lent.move_out()?;
+        } else {
+            lent.consumed.set(true);
+        }
+        *self.lent.borrow_mut() = Weak::new();
+        self.written.set(true);
+        self.unit.set(false);
+        Ok(KernelArg::buffer(&self.adjoint, Access::ReadWrite))
+    }
     fn zero_adjoint(&self) -> Result<()> {
-        self.clear_adjoint();
-        Ok(())
+        self.clear_adjoint()
     }
     fn usable(&self, function: &'static str) -> Result<()> {
         match &*self.failure.borrow() {

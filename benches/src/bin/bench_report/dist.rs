@@ -30,15 +30,17 @@ fn scalar(v: f64) -> Result<Var> {
     Ok(Var::new(MatrixCl::from_slice(1, 1, &[v])?))
 }
 
-/// One call as a sampler makes it: record, run the reverse pass, read the
-/// value; the steps are dropped afterwards (`measure` waits for the
-/// queue, so the gradient kernels count).
+/// One call as a sampler makes it: the parameters' adjoints zeroed,
+/// the density recorded, its reverse pass run as the last over its steps
+/// (`grad_and_clear`, as `value_and_grad` does), the value read (`measure`
+/// waits for the queue, so the gradient kernels count).
 fn per_call(f: impl Fn() -> Result<Var>) -> impl FnMut() -> Result<()> {
     move || {
+        rev::set_zero_all_adjoints()?;
         let lp = f()?;
-        lp.grad()?;
+        lp.grad_and_clear()?;
         std::hint::black_box(lp.value().to_vec()?);
-        rev::clear()
+        Ok(())
     }
 }
 

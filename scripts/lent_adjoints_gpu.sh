@@ -3,7 +3,7 @@
 # parameters' adjoints (`FUSION_LEND_ADJOINTS`), measured: `bench_report
 # --suite dist` with the knob off and on, alternating, two rounds, and the
 # JAX / PyTorch peers after each round, in one lease; then one profiled run
-# (a kernel timeline per call). The rows that matter land in the summary,
+# (a kernel timeline per call); then the rev tests. The rows that matter land in the summary,
 # the reports in $OUT. There (device tool, carry .gpu):
 #   bash scripts/lent_adjoints_gpu.sh
 source "$(dirname "$0")/lease.sh"
@@ -31,4 +31,9 @@ rows() {
   echo "rc=$?"
   cp /tmp/dist-profile/profiles.md "$OUT/profiles.md"
 } >> "$S" 2>&1
+# The reverse-mode tests on the GPU (the debug test binary, when copied
+# into .gpu/ as rev_tests).
+W=/tmp/tests; mkdir -p $W
+run_tests "rev_tests rev_"
+cp $W/*.txt "$OUT/" 2>/dev/null
 cat "$S"

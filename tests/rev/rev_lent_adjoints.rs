@@ -280,3 +280,32 @@ fn the_final_pass_at_seed_one_moves_nothing() -> Result<()> {
     m.check("profiled grad", 1.0)?;
     rev::clear()
 }
+
+#[test]
+fn value_and_grad_in_adjoints_leaves_the_gradients_there() -> Result<()> {
+    for n in SIZES {
+        let m = Model::new(n)?;
+        for call in 0..3 {
+            let value = rev::value_and_grad_in_adjoints(&[&m.mu, &m.sigma], || m.lp())?;
+            assert_close(&format!("call {call}: value"), &[value], &[m.want.0], 1e-9);
+            m.check(&format!("call {call}"), 1.0)?;
+        }
+        assert_eq!(rev::steps_recorded(), 0);
+    }
+    Ok(())
+}
+
+/// The seed of a pass that no kernel read is filled when the host reads it.
+#[test]
+fn the_seed_reads_as_one_when_no_kernel_needed_it() -> Result<()> {
+    let m = Model::new(33)?;
+    let lp = m.lp()?;
+    lp.grad()?;
+    assert_eq!(lp.adjoint().to_vec()?, vec![1.0]);
+    m.check("seed read after the pass", 1.0)?;
+    // Zeroed before anything read it: zero, not one.
+    lp.grad()?;
+    rev::set_zero_all_adjoints()?;
+    assert_eq!(lp.adjoint().to_vec()?, vec![0.0]);
+    rev::clear()
+}

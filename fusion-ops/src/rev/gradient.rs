@@ -47,6 +47,41 @@ pub fn value_and_grad(
     })
 }
 
+/// [`value_and_grad`] with each gradient left in its input's
+/// [`adjoint`](Var::adjoint) instead of copied out: the cheapest form for
+/// long parameter vectors that stay on the device. The reverse pass is the
+/// last over `f`'s steps, so a density with vector parameters (a `1 x 1`
+/// step reading them at each element) writes their gradients straight into
+/// their adjoints from its forward kernel, and the call's one wait is the
+/// value's read (with the checks' verdicts).
+///
+/// ```
+/// use clfuse_ops::prelude::*;
+/// use clfuse_ops::rev::{self, Var};
+/// let x = Var::new(MatrixCl::from_slice(2, 1, &[1.0f64, 3.0])?);
+/// let value = rev::value_and_grad_in_adjoints(&[&x], || colwise_sum(square(&x)).eval())?;
+/// assert_eq!(value, 10.0);
+/// assert_eq!(x.adjoint().to_vec()?, vec![2.0, 6.0]);
+/// # Ok::<(), clfuse_ops::Error>(())
+/// ```
+pub fn value_and_grad_in_adjoints(
+    inputs: &[&Var<f64>],
+    mut f: impl FnMut() -> Result<Var<f64>>,
+) -> Result<f64> {
+    const F: &str = "value_and_grad_in_adjoints";
+    let mut value = f64::NAN;
+    with_deferred_checks(F, || {
+        differentiate(F, inputs, &mut f, |result| {
+            let Some(host) = read_with_verdicts(result, None)? else {
+                return Ok(false);
+            };
+            value = host.first().copied().unwrap_or(f64::NAN);
+            Ok(true)
+        })
+    })?;
+    Ok(value)
+}
+
 /// [`value_and_grad`] for a sampler: one column of parameters `theta`,
 /// whose gradient is written to `gradient`, and the value returned. The
 /// value and the gradient come to the host together, in one read of one

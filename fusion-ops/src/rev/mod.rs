@@ -77,7 +77,10 @@ pub use dependence::{Both, Constant, Dependence, Depends, ExprDependence, Variab
 pub use differentiable::Differentiable;
 pub use dual::{Dual, Occurrence};
 pub use eval::{Eval, ReductionMethods, eval_colwise_sum_with};
-pub use gradient::{batch_value_and_grad_to_host, value_and_grad, value_and_grad_to_host};
+pub use gradient::{
+    batch_value_and_grad_to_host, value_and_grad, value_and_grad_in_adjoints,
+    value_and_grad_to_host,
+};
 pub use handle::VarHandle;
 pub use inline::ProductReads;
 pub use kept::Kept;

@@ -581,9 +581,9 @@ impl<T: ClType> Step for ElementwiseStep<T> {
     fn plan(&self) -> Result<Planned<'_>> {
         let (rows, cols) = self.grid;
         let elements = rows * cols;
-        let Some(result_adjoint) = self.result.nonzero_adjoint()? else {
+        if !self.result.maybe_nonzero() {
             return Ok(Planned::Nothing); // nothing reached the result: nothing to pass on
-        };
+        }
         if elements == 0 {
             return Ok(Planned::Nothing);
         }
@@ -690,6 +690,9 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         if partials.iter().all(|p| p.in_place == InPlace::Done) {
             return Ok(Planned::Nothing); // every partial is its adjoint already
         }
+        let Some(result_adjoint) = self.result.nonzero_adjoint()? else {
+            return Ok(Planned::Nothing);
+        };
         let work = if partials.iter().any(walks_grid) {
             elements.max(summed)
         } else {

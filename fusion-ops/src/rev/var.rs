@@ -21,6 +21,9 @@ pub struct VarData<T: ClType> {
     /// Whether the adjoint is exactly one everywhere (a reverse pass's
     /// seed, set on the host and not added to since).
     unit: Cell<bool>,
+    /// A seed not filled into the buffer yet: filled when a kernel or the
+    /// host first reads the adjoint, never when no step needs it.
+    unfilled: Cell<bool>,
     /// The step whose partial the adjoint's buffer holds while the adjoint
     /// is zero ([`LentAdjoint`]); dead when none.
     lent: RefCell<Weak<LentAdjoint<T>>>,
@@ -84,6 +87,7 @@ impl<T: ClType> Var<T> {
             adjoint,
             written: Cell::new(false),
             unit: Cell::new(false),
+            unfilled: Cell::new(false),
             lent: RefCell::new(Weak::new()),
             failure: RefCell::new(failure),
             step: Cell::new(step),
@@ -239,13 +243,32 @@ impl<T: ClType> VarData<T> {
     /// (the step then has nothing to pass on).
     pub(crate) fn nonzero_adjoint(&self) -> Result<Option<&MatrixCl<T>>> {
         self.reclaim()?;
-        Ok(self.written.get().then_some(&self.adjoint))
+        if !self.written.get() {
+            return Ok(None);
+        }
+        self.fill_seed()?;
+        Ok(Some(&self.adjoint))
+    }
+
+    /// Whether the adjoint may be nonzero, without device work.
+    pub(crate) fn maybe_nonzero(&self) -> bool {
+        self.written.get()
+    }
+
+    /// Fills a seed set by [`seed`](Self::seed) into the buffer.
+    fn fill_seed(&self) -> Result<()> {
+        if self.unfilled.get() {
+            self.adjoint.fill(T::one())?;
+            self.unfilled.set(false);
+        }
+        Ok(())
     }
 
     /// The adjoint with its buffer written (zeros filled in if nothing was
     /// added yet).
     pub(crate) fn settled_adjoint(&self) -> Result<&MatrixCl<T>> {
         self.reclaim()?;
+        self.fill_seed()?;
         if !self.written.get() {
             self.adjoint.fill(T::default())?;
             self.written.set(true);
@@ -259,15 +282,18 @@ impl<T: ClType> VarData<T> {
         self.reclaim()?;
         self.written.set(false);
         self.unit.set(false);
+        self.unfilled.set(false);
         Ok(())
     }
 
-    /// Sets the adjoint to one: the seed of a reverse pass.
+    /// Sets the adjoint to one: the seed of a reverse pass. The buffer is
+    /// filled when something first reads it (a reverse kernel, the host):
+    /// a pass whose partials all lie in their adjoints never does.
     pub(crate) fn seed(&self) -> Result<()> {
         self.reclaim()?;
-        self.adjoint.fill(T::one())?;
         self.written.set(true);
         self.unit.set(true);
+        self.unfilled.set(true);
         Ok(())
     }
 
@@ -280,6 +306,7 @@ impl<T: ClType> VarData<T> {
     /// kernel; into a zero adjoint, the contribution is assigned.
     pub(crate) fn add_to_adjoint(&self, contribution: &MatrixCl<T>) -> Result<()> {
         self.reclaim()?;
+        self.fill_seed()?;
         self.unit.set(false);
         if self.written.get() {
             self.adjoint.add_assign(contribution)
@@ -331,6 +358,7 @@ impl<T: ClType> VarHandle for VarData<T> {
     }
     fn adjoint_arg(&self, covers_all: bool) -> Result<(KernelArg<'_>, bool)> {
         self.reclaim()?;
+        self.fill_seed()?;
         self.unit.set(false);
         let overwrite = covers_all && !self.written.get();
         if overwrite {

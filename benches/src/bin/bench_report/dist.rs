@@ -30,16 +30,17 @@ fn scalar(v: f64) -> Result<Var> {
     Ok(Var::new(MatrixCl::from_slice(1, 1, &[v])?))
 }
 
-/// One call as a sampler makes it: the parameters' adjoints zeroed,
-/// the density recorded, its reverse pass run as the last over its steps
-/// (`grad_and_clear`, as `value_and_grad` does), the value read (`measure`
-/// waits for the queue, so the gradient kernels count).
-fn per_call(f: impl Fn() -> Result<Var>) -> impl FnMut() -> Result<()> {
+/// One call as a sampler makes it: the parameters' adjoints zeroed, the
+/// density recorded, its reverse pass run as the last over its steps, the
+/// value and the checks' verdicts read in one wait; the gradients stay in
+/// the parameters' adjoints (`value_and_grad_in_adjoints`; `measure` waits
+/// for the queue, so any gradient kernel counts).
+fn per_call<'a>(
+    params: &'a [&'a Var],
+    f: impl Fn() -> Result<Var> + 'a,
+) -> impl FnMut() -> Result<()> + 'a {
     move || {
-        rev::set_zero_all_adjoints()?;
-        let lp = f()?;
-        lp.grad_and_clear()?;
-        std::hint::black_box(lp.value().to_vec()?);
+        std::hint::black_box(rev::value_and_grad_in_adjoints(params, &f)?);
         Ok(())
     }
 }
@@ -54,12 +55,12 @@ pub fn scalar_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
     let w = "normal_lpdf value+grad, scalar mu, sigma";
     let t = measure(
         ctx.reps,
-        per_call(|| dist::normal_lpdf(&y, &mu, &sigma).eval()),
+        per_call(&[&mu, &sigma], || dist::normal_lpdf(&y, &mu, &sigma).eval()),
     )?;
     ctx.push(w, "clfuse::dist", n, bytes, 0.0, t);
     ctx.profile(
         format!("{w}, n = {n}"),
-        per_call(|| dist::normal_lpdf(&y, &mu, &sigma).eval()),
+        per_call(&[&mu, &sigma], || dist::normal_lpdf(&y, &mu, &sigma).eval()),
     )?;
     // What any call costs at least, per call as well: one launch and one
     // read-back; and one pass over `y` (a sum) with its read-back, the
@@ -78,13 +79,17 @@ pub fn scalar_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
     let w = "student_t_lpdf value+grad, scalar nu, mu, sigma";
     let t = measure(
         ctx.reps,
-        per_call(|| dist::student_t_lpdf(&y, &nu, &mu, &sigma).eval()),
+        per_call(&[&nu, &mu, &sigma], || {
+            dist::student_t_lpdf(&y, &nu, &mu, &sigma).eval()
+        }),
     )?;
     ctx.push(w, "clfuse::dist", n, bytes, 0.0, t);
     let w = "gamma_lpdf value+grad, scalar alpha, beta";
     let t = measure(
         ctx.reps,
-        per_call(|| dist::gamma_lpdf(&positive, &alpha, &beta).eval()),
+        per_call(&[&alpha, &beta], || {
+            dist::gamma_lpdf(&positive, &alpha, &beta).eval()
+        }),
     )?;
     ctx.push(w, "clfuse::dist", n, bytes, 0.0, t);
     Ok(())
@@ -102,7 +107,7 @@ pub fn regression(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     let bytes = 8.0 * (n * p) as f64; // x read once
     let t = measure(
         ctx.reps,
-        per_call(|| {
+        per_call(&[&alpha, &beta, &sigma], || {
             let location = matrix_vector_multiply(&x, &beta) + optional_broadcast(&alpha, n, 1);
             dist::normal_lpdf(&y, location, &sigma).eval()
         }),
@@ -117,12 +122,16 @@ pub fn regression(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
     );
     let t = measure(
         ctx.reps,
-        per_call(|| rev::normal_id_glm(&y, &x, &alpha, &beta, &sigma)),
+        per_call(&[&alpha, &beta, &sigma], || {
+            rev::normal_id_glm(&y, &x, &alpha, &beta, &sigma)
+        }),
     )?;
     ctx.push(&w, "normal GLM leaf (rev::normal_id_glm)", n, bytes, 0.0, t);
     let t = measure(
         ctx.reps,
-        per_call(|| rev::composed::normal_id_glm(&y, &x, &alpha, &beta, &sigma)),
+        per_call(&[&alpha, &beta, &sigma], || {
+            rev::composed::normal_id_glm(&y, &x, &alpha, &beta, &sigma)
+        }),
     )?;
     ctx.push(
         &w,
@@ -145,12 +154,12 @@ pub fn vector_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
     let bytes = 40.0 * n as f64;
     let t = measure(
         ctx.reps,
-        per_call(|| dist::normal_lpdf(&y, &mu, &sigma).eval()),
+        per_call(&[&mu, &sigma], || dist::normal_lpdf(&y, &mu, &sigma).eval()),
     )?;
     ctx.push(w, "clfuse::dist", n, bytes, 0.0, t);
     ctx.profile(
         format!("{w}, n = {n}"),
-        per_call(|| dist::normal_lpdf(&y, &mu, &sigma).eval()),
+        per_call(&[&mu, &sigma], || dist::normal_lpdf(&y, &mu, &sigma).eval()),
     )?;
     Ok(())
 }

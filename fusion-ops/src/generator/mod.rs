@@ -484,3 +484,38 @@ impl Generator {
         self.uses_fp64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_division_by_a_uniform_float_multiplies_by_its_reciprocal_once() {
+        let mut g = Generator::named("k");
+        let sigma = g.declare_uniform("double", "1.5");
+        let count = g.declare_uniform("int", "3");
+        let a = g.declare("double", &format!("y / {sigma}"));
+        let b = g.declare("double", &format!("-{a} / {sigma}"));
+        let inside = g.declare("double", &format!("(y / {sigma})"));
+        let integer = g.declare("double", &format!("i / {count}"));
+        let one = g.declare("double", &format!("1 / {sigma}"));
+        let source = g.kernel_source();
+        let reciprocal = format!("= 1 / {sigma};");
+        // Declared once before the loop, and the template's own `1 / sigma` stays.
+        assert_eq!(source.matches(&reciprocal).count(), 2, "{source}");
+        assert!(source.contains(&format!("{a} = y * var")), "{source}");
+        assert!(source.contains(&format!("{b} = -{a} * var")), "{source}");
+        assert!(
+            source.contains(&format!("{inside} = (y / {sigma});")),
+            "{source}"
+        );
+        assert!(
+            source.contains(&format!("{integer} = i / {count};")),
+            "{source}"
+        );
+        assert!(
+            source.contains(&format!("{one} = 1 / {sigma};")),
+            "{source}"
+        );
+    }
+}

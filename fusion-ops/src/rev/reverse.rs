@@ -812,12 +812,37 @@ mod tests {
     }
 
     #[test]
+    fn a_partial_in_its_adjoint_is_scaled_there_unless_the_seed_is_one() {
+        let in_place = |in_place| KernelPartial {
+            in_place,
+            ..partial(Mode::Identity, None)
+        };
+        let scaled = reverse_source(
+            "double",
+            Root::ColwiseSum,
+            &[in_place(InPlace::Scale), partial(Mode::Identity, None)],
+            Atomics::CompareAndSwap,
+        );
+        assert!(scaled.contains("adjoint0[element] *= seed;"), "{scaled}");
+        assert!(scaled.contains("if (seed != 1)"), "{scaled}");
+        assert!(!scaled.contains("partial0"), "{scaled}");
+        assert!(scaled.contains("seed * partial1[element]"), "{scaled}");
+        // Done: nothing for it, and no loop over the grid for the summed one.
+        let done = reverse_source(
+            "double",
+            Root::ColwiseSum,
+            &[in_place(InPlace::Done), partial(Mode::Summed, None)],
+            Atomics::CompareAndSwap,
+        );
+        assert!(!done.contains("adjoint0[element]"), "{done}");
+        assert!(!done.contains("element < rows * cols"), "{done}");
+    }
+
+    #[test]
     fn a_zero_adjoint_covered_whole_is_written_not_added_to() {
         let overwrite = |mode| KernelPartial {
-            mode,
-            constant: None,
             overwrite: true,
-            same_as: None,
+            ..partial(mode, None)
         };
         let source = reverse_source(
             "double",

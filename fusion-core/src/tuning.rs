@@ -101,7 +101,8 @@ pub struct Tuning {
     /// serves that many rows (`FUSION_MIXTURE_ROWS`, 1–8; default 2).
     pub mixture_rows: Option<usize>,
     /// Whether a step with a `1 x 1` result stores the partial of a
-    /// variable it reads at each element in that variable's zero adjoint,
+    /// variable (of 65536 elements or more) it reads at each element in
+    /// that variable's zero adjoint,
     /// so that its reverse pass has nothing to move at seed one
     /// (`FUSION_LEND_ADJOINTS`, 0 or 1; default 1).
     pub lend_adjoints: Option<bool>,

@@ -267,7 +267,9 @@ impl Generator {
     /// before the loop: an FP64 division costs a GPU many instructions, and
     /// two per element made a density's kernel compute-bound (76 µs instead
     /// of 55 at 1e7 elements on an H200). `*` and `/` bind alike, so the
-    /// expression keeps its structure; the result may differ in the last bit.
+    /// expression keeps its structure; the result may differ in the last
+    /// bit, and a subnormal denominator (below 2⁻¹⁰²², whose reciprocal
+    /// overflows) gives infinities where the quotient was finite.
     pub fn declare(&mut self, cl_type: &'static str, value: &str) -> String {
         self.note_type(cl_type);
         let rewritten = match cl_type {

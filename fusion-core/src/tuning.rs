@@ -50,7 +50,9 @@ pub enum GemmEpilogue {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tuning {
     /// Work-groups per compute unit of column-wise and full reductions
-    /// (`FUSION_REDUCTION_GROUPS_PER_CU`, 1–1024; default 32).
+    /// (`FUSION_REDUCTION_GROUPS_PER_CU`, 1–1024; default 32, and 8 for a
+    /// kernel summing several scalars, such as a log density with the
+    /// gradients of its scalar parameters).
     pub reduction_groups_per_cu: Option<usize>,
     /// Elements of a staged row one work item holds in a row-block kernel
     /// (`FUSION_STAGED_PER_WORK_ITEM`, 1–64; default 16 for `xᵀ·v` alone,

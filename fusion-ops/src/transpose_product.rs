@@ -409,7 +409,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             reduces: true,
             row_block: Some(if staged.is_some() { self.x_cols() } else { 0 }),
             row_work: self.v_reads_x(),
-            max_row_groups: usize::MAX,
+            ..Schedule::NONE
         }
     }
 

@@ -58,6 +58,10 @@ pub struct Schedule {
     /// At most this many work-groups along rows (a reduction's last step
     /// asks for one, so that it writes its target directly).
     pub max_row_groups: usize,
+    /// Scalars summed through one tree per work-group, whose last group to
+    /// finish adds up every group's partial sums (`ScalarSums`): with
+    /// several, fewer groups pay off (see `LaunchShape::choose`).
+    pub scalar_sums: usize,
 }
 
 impl Schedule {
@@ -67,6 +71,7 @@ impl Schedule {
         row_block: None,
         row_work: false,
         max_row_groups: usize::MAX,
+        scalar_sums: 0,
     };
 
     /// An element-wise output: one work item per element, work per row.
@@ -85,6 +90,7 @@ impl Schedule {
             },
             row_work: self.row_work || other.row_work,
             max_row_groups: self.max_row_groups.min(other.max_row_groups),
+            scalar_sums: self.scalar_sums + other.scalar_sums,
         }
     }
 }

@@ -84,6 +84,7 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
     fn schedule(&self) -> Schedule {
         Schedule {
             reduces: true,
+            scalar_sums: 1 + self.sums.len(),
             ..Schedule::ELEMENTWISE
         }
     }

@@ -24,27 +24,14 @@ use clfuse_core::{Error, MatrixCl, Result};
 /// ```
 pub fn value_and_grad(
     inputs: &[&Var<f64>],
-    mut f: impl FnMut() -> Result<Var<f64>>,
+    f: impl FnMut() -> Result<Var<f64>>,
 ) -> Result<(f64, Vec<MatrixCl<f64>>)> {
-    let mut out = None;
-    with_deferred_checks("value_and_grad", || {
-        differentiate("value_and_grad", inputs, &mut f, |result| {
-            let Some(value) = read_with_verdicts(result, None)? else {
-                return Ok(false);
-            };
-            let grads = inputs
-                .iter()
-                .map(|input| input.adjoint().try_clone())
-                .collect::<Result<Vec<_>>>()?;
-            out = Some((value.first().copied().unwrap_or(f64::NAN), grads));
-            Ok(true)
-        })
-    })?;
-    out.ok_or_else(|| Error::InvalidArgument {
-        function: "value_and_grad",
-        argument: "f",
-        reason: "internal: no result was read".into(),
-    })
+    let value = value_in_adjoints("value_and_grad", inputs, f)?;
+    let grads = inputs
+        .iter()
+        .map(|input| input.adjoint().try_clone())
+        .collect::<Result<Vec<_>>>()?;
+    Ok((value, grads))
 }
 
 /// [`value_and_grad`] with each gradient left in its input's
@@ -66,12 +53,21 @@ pub fn value_and_grad(
 /// ```
 pub fn value_and_grad_in_adjoints(
     inputs: &[&Var<f64>],
+    f: impl FnMut() -> Result<Var<f64>>,
+) -> Result<f64> {
+    value_in_adjoints("value_and_grad_in_adjoints", inputs, f)
+}
+
+/// The value of `f()`, its gradients left in the inputs' adjoints; errors
+/// name `function`.
+fn value_in_adjoints(
+    function: &'static str,
+    inputs: &[&Var<f64>],
     mut f: impl FnMut() -> Result<Var<f64>>,
 ) -> Result<f64> {
-    const F: &str = "value_and_grad_in_adjoints";
     let mut value = f64::NAN;
-    with_deferred_checks(F, || {
-        differentiate(F, inputs, &mut f, |result| {
+    with_deferred_checks(function, || {
+        differentiate(function, inputs, &mut f, |result| {
             let Some(host) = read_with_verdicts(result, None)? else {
                 return Ok(false);
             };

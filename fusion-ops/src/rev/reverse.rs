@@ -608,8 +608,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 }
             })
             .collect();
-        // The grid's elements, or only the summed variables' when nothing
-        // else is left to do.
+        // The most elements of a variable summed by the forward kernel.
         let summed = self
             .specs
             .iter()
@@ -617,9 +616,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             .map(|s| s.var.shape().0 * s.var.shape().1)
             .max()
             .unwrap_or(0);
-        if elements.max(summed) == 0 {
-            return Ok(Planned::Nothing);
-        }
         // A partial its forward kernel stored in its variable's adjoint is
         // that adjoint at seed one (`LentAdjoint`): taken as it is, scaled
         // by the seed unless that is known to be one. A pass that may run
@@ -654,6 +650,14 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 _ => None,
             });
         }
+        // The grid's elements, or only the summed variables' when nothing
+        // else is left to do; decided before any adjoint is marked written.
+        let walks =
+            (0..self.specs.len()).any(|k| modes[k] != Mode::Summed && in_place[k] != InPlace::Done);
+        let work = if walks { elements.max(summed) } else { summed };
+        if work == 0 && !in_place.contains(&InPlace::Done) {
+            return Ok(Planned::Nothing);
+        }
         // Identity and 1 x 1 partials reach every element of their
         // variable: a zero adjoint is written, not read and added to.
         // Settled in the order the kernel writes them (the summed adds come
@@ -687,16 +691,11 @@ impl<T: ClType> Step for ElementwiseStep<T> {
                 in_place,
             });
         }
-        if partials.iter().all(|p| p.in_place == InPlace::Done) {
+        if work == 0 {
             return Ok(Planned::Nothing); // every partial is its adjoint already
         }
         let Some(result_adjoint) = self.result.nonzero_adjoint()? else {
             return Ok(Planned::Nothing);
-        };
-        let work = if partials.iter().any(walks_grid) {
-            elements.max(summed)
-        } else {
-            summed
         };
         let atomics = Atomics::for_device(rt, T::CL_NAME);
         let mut pattern = vec![self.root.code(), atomics.code()];

@@ -18,12 +18,10 @@ pub struct VarData<T: ClType> {
     /// adding (no fill, no read), and a step whose result's adjoint is
     /// still zero contributes nothing and is skipped.
     written: Cell<bool>,
-    /// Whether the adjoint is exactly one everywhere (a reverse pass's
-    /// seed, set on the host and not added to since).
-    unit: Cell<bool>,
-    /// A seed not filled into the buffer yet: filled when a kernel or the
-    /// host first reads the adjoint, never when no step needs it.
-    unfilled: Cell<bool>,
+    /// The adjoint is a reverse pass's seed, one everywhere, not filled
+    /// into the buffer yet: filled when a kernel or the host first reads
+    /// the adjoint, never when no step needs it.
+    pending_seed: Cell<bool>,
     /// The step whose partial the adjoint's buffer holds while the adjoint
     /// is zero ([`LentAdjoint`]); dead when none.
     lent: RefCell<Weak<LentAdjoint<T>>>,
@@ -86,8 +84,7 @@ impl<T: ClType> Var<T> {
             value,
             adjoint,
             written: Cell::new(false),
-            unit: Cell::new(false),
-            unfilled: Cell::new(false),
+            pending_seed: Cell::new(false),
             lent: RefCell::new(Weak::new()),
             failure: RefCell::new(failure),
             step: Cell::new(step),
@@ -127,13 +124,12 @@ impl<T: ClType> Var<T> {
     /// (added, as every adjoint is) and each recorded step that led to it,
     /// newest first, adds its operands' adjoints with one kernel.
     pub fn grad(&self) -> Result<()> {
-        self.grad_checked("Var::grad")?;
-        self.0.seed()?;
-        tape::reverse_range(0, self.0.step.get(), false)
+        self.reverse_pass("Var::grad", false)
     }
 
-    /// Fails unless this is a usable `1 x 1` result.
-    fn grad_checked(&self, function: &'static str) -> Result<()> {
+    /// Seeds this `1 x 1` result and runs the steps that led to it, newest
+    /// first; `last` when they are dropped right after.
+    fn reverse_pass(&self, function: &'static str, last: bool) -> Result<()> {
         if (self.rows(), self.cols()) != (1, 1) {
             return Err(Error::InvalidArgument {
                 function,
@@ -145,7 +141,9 @@ impl<T: ClType> Var<T> {
                 ),
             });
         }
-        self.usable(function)
+        self.usable(function)?;
+        self.0.seed()?;
+        tape::reverse_range(0, self.0.step.get(), last)
     }
 
     /// [`grad`](Self::grad), then [`rev::clear`](crate::rev::clear): the
@@ -166,10 +164,7 @@ impl<T: ClType> Var<T> {
     /// # Ok::<(), clfuse_ops::Error>(())
     /// ```
     pub fn grad_and_clear(&self) -> Result<()> {
-        let outcome = self.grad_checked("Var::grad_and_clear").and_then(|()| {
-            self.0.seed()?;
-            tape::reverse_range(0, self.0.step.get(), true)
-        });
+        let outcome = self.reverse_pass("Var::grad_and_clear", true);
         tape::clear()?;
         outcome
     }
@@ -257,9 +252,9 @@ impl<T: ClType> VarData<T> {
 
     /// Fills a seed set by [`seed`](Self::seed) into the buffer.
     fn fill_seed(&self) -> Result<()> {
-        if self.unfilled.get() {
+        if self.pending_seed.get() {
             self.adjoint.fill(T::one())?;
-            self.unfilled.set(false);
+            self.pending_seed.set(false);
         }
         Ok(())
     }
@@ -272,7 +267,6 @@ impl<T: ClType> VarData<T> {
         if !self.written.get() {
             self.adjoint.fill(T::default())?;
             self.written.set(true);
-            self.unit.set(false);
         }
         Ok(&self.adjoint)
     }
@@ -281,8 +275,7 @@ impl<T: ClType> VarData<T> {
     pub(crate) fn clear_adjoint(&self) -> Result<()> {
         self.reclaim()?;
         self.written.set(false);
-        self.unit.set(false);
-        self.unfilled.set(false);
+        self.pending_seed.set(false);
         Ok(())
     }
 
@@ -292,14 +285,14 @@ impl<T: ClType> VarData<T> {
     pub(crate) fn seed(&self) -> Result<()> {
         self.reclaim()?;
         self.written.set(true);
-        self.unit.set(true);
-        self.unfilled.set(true);
+        self.pending_seed.set(true);
         Ok(())
     }
 
-    /// Whether the adjoint is known on the host to be one everywhere.
+    /// Whether the adjoint is known on the host to be one everywhere: a
+    /// seed that nothing has read or added to yet.
     pub(crate) fn is_unit(&self) -> bool {
-        self.written.get() && self.unit.get()
+        self.pending_seed.get()
     }
 
     /// Adds `contribution` (same shape) into the adjoint with one fused
@@ -307,7 +300,6 @@ impl<T: ClType> VarData<T> {
     pub(crate) fn add_to_adjoint(&self, contribution: &MatrixCl<T>) -> Result<()> {
         self.reclaim()?;
         self.fill_seed()?;
-        self.unit.set(false);
         if self.written.get() {
             self.adjoint.add_assign(contribution)
         } else {
@@ -359,7 +351,6 @@ impl<T: ClType> VarHandle for VarData<T> {
     fn adjoint_arg(&self, covers_all: bool) -> Result<(KernelArg<'_>, bool)> {
         self.reclaim()?;
         self.fill_seed()?;
-        self.unit.set(false);
         let overwrite = covers_all && !self.written.get();
         if overwrite {
             self.written.set(true);
@@ -391,7 +382,6 @@ impl<T: ClType> VarHandle for VarData<T> {
         }
         *self.lent.borrow_mut() = Weak::new();
         self.written.set(true);
-        self.unit.set(false);
         Ok(KernelArg::buffer(&self.adjoint, Access::ReadWrite))
     }
     fn zero_adjoint(&self) -> Result<()> {

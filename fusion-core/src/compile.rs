@@ -133,7 +133,17 @@ pub fn compile_kernel(
     options: &str,
     dump_name: &str,
 ) -> Result<CompiledKernel> {
-    let rt = Runtime::get()?;
+    compile_kernel_for(Runtime::get()?, name, source, options, dump_name)
+}
+
+/// [`compile_kernel`] for the device of `rt`, whichever thread asks.
+pub(crate) fn compile_kernel_for(
+    rt: &'static Runtime,
+    name: &str,
+    source: &str,
+    options: &str,
+    dump_name: &str,
+) -> Result<CompiledKernel> {
     let diagnostics = rt.diagnostics();
     let options = match &diagnostics.cl_options {
         Some(extra) => format!("{options} {extra}"),

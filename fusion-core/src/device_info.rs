@@ -35,6 +35,8 @@ pub struct DeviceInfo {
     pub local_mem_bytes: u64,
     /// Largest work-group size.
     pub max_work_group_size: usize,
+    /// Bytes of arguments one kernel may take (`CL_DEVICE_MAX_PARAMETER_SIZE`).
+    pub max_parameter_bytes: usize,
     /// Whether host queues may execute out of order.
     pub out_of_order: bool,
     /// NVIDIA's compute capability (major, minor), from the
@@ -100,6 +102,8 @@ pub(crate) fn discover() -> Result<Vec<Found>> {
                 global_mem_bytes: device.global_mem_size().unwrap_or(0),
                 local_mem_bytes: device.local_mem_size().unwrap_or(0),
                 max_work_group_size: device.max_work_group_size().unwrap_or(1),
+                // OpenCL's least value when the driver does not say.
+                max_parameter_bytes: device.max_parameter_size().unwrap_or(1024),
                 out_of_order: device.queue_on_host_properties().unwrap_or(0)
                     & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
                     != 0,

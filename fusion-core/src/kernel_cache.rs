@@ -96,12 +96,25 @@ impl CompiledKernel {
 pub struct FusedKernel {
     compiled: CompiledKernel,
     source: String,
+    /// Process-unique, never reused: names the kernel in a sweep's key.
+    id: u64,
 }
 
 impl FusedKernel {
     /// Pairs a compiled kernel with the source it was built from.
     pub fn new(compiled: CompiledKernel, source: String) -> Self {
-        FusedKernel { compiled, source }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        FusedKernel {
+            compiled,
+            source,
+            id,
+        }
+    }
+
+    /// Its process-unique identity.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The compiled kernel.

@@ -10,6 +10,21 @@ use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
 
+/// What owns a buffer argument: its event lists, and a way to keep the
+/// buffer alive past the borrow (a launch that waits in a sweep holds it).
+pub trait BufferOwner: Send + Sync {
+    /// The buffer's pending read and write events.
+    fn events(&self) -> &EventLists;
+    /// A handle that keeps the buffer (and its event lists) alive.
+    fn retain(&self) -> std::sync::Arc<dyn BufferOwner>;
+}
+
+impl std::fmt::Debug for dyn BufferOwner + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BufferOwner")
+    }
+}
+
 /// One argument of a kernel launch.
 #[derive(Debug, Clone, Copy)]
 pub enum KernelArg<'a> {
@@ -24,8 +39,8 @@ pub enum KernelArg<'a> {
         id: u64,
         /// The device the buffer belongs to (`None`: any).
         home: Option<&'static Runtime>,
-        /// Its event lists.
-        events: &'a EventLists,
+        /// What owns it: its event lists.
+        owner: &'a dyn BufferOwner,
         /// How the kernel uses it.
         access: Access,
     },
@@ -57,7 +72,7 @@ impl<'a> KernelArg<'a> {
             mem: matrix.raw_mem(),
             id: matrix.buffer_id(),
             home: matrix.device().map(|d| d.runtime()),
-            events: matrix.events(),
+            owner: matrix.owner(),
             access,
         }
     }
@@ -110,6 +125,14 @@ impl NdRange {
         l[..local.len().min(3)].copy_from_slice(&local[..local.len().min(3)]);
         self.local = Some(l);
         self
+    }
+
+    /// The size of its one work-group, when it is exactly one work-group
+    /// of work items along its first dimension.
+    pub fn one_group(&self) -> Option<usize> {
+        let local = self.local?;
+        let one = self.global == local && self.global[1] == 1 && self.global[2] == 1;
+        (one && self.global[0] > 0).then_some(self.global[0])
     }
 
     /// Whether any dimension is empty.
@@ -189,49 +212,78 @@ pub fn enqueue(
         return Ok(None);
     }
     let rt = kernel.runtime();
+    check_buffers(kernel.name(), rt, args)?;
+    // Held until the event is recorded on every buffer (see `events`), and
+    // without tracking until the launch is queued, so that a read-back on
+    // the transfer queue is either queued behind it or seen in the lists.
+    // Taking it launches a pending sweep first (see `sweep`).
+    let _ordering = rt.ordered()?;
+    enqueue_ordered(kernel, args, range)
+}
+
+/// Checks that every buffer argument lives on `rt`'s device and is not
+/// empty, before anything is queued or held.
+pub(crate) fn check_buffers(name: &str, rt: &Runtime, args: &[KernelArg<'_>]) -> Result<()> {
+    for arg in args {
+        if let KernelArg::Buffer { mem, home, .. } = arg {
+            if let Some(home) = home
+                && home.slot() != rt.slot()
+            {
+                return Err(Device::mismatch(&format!("kernel `{name}`"), rt, home));
+            }
+            if mem.is_null() {
+                return Err(Error::InvalidArgument {
+                    function: "enqueue",
+                    argument: "args",
+                    reason: format!("kernel `{name}` got an empty matrix as a buffer"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Notes a launch's writes on buffers whose queue does not track events
+/// (see [`EventLists::note_write`]).
+pub(crate) fn note_writes(args: &[KernelArg<'_>]) {
+    for arg in args {
+        if let KernelArg::Buffer {
+            owner,
+            access: Access::Write | Access::ReadWrite,
+            ..
+        } = arg
+        {
+            owner.events().note_write();
+        }
+    }
+}
+
+/// [`enqueue`] with the arguments checked and the device's ordering lock
+/// held by the caller.
+pub(crate) fn enqueue_ordered(
+    kernel: &CompiledKernel,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+) -> Result<Option<ClEvent>> {
+    let rt = kernel.runtime();
     // An in-order queue already runs commands in submission order, so event
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
     // matrices settle their commands when dropped). Without it, a kernel
     // still waits where queues meet: for read-backs of a buffer it writes
     // that run on the transfer queue.
     let track = rt.tracks_events();
-    // Held until the event is recorded on every buffer (see `events`), and
-    // without tracking until the launch is queued, so that a read-back on
-    // the transfer queue is either queued behind it or seen in the lists.
-    let _ordering = rt.ordered();
     let mut wait = Vec::new();
     for arg in args {
-        if let KernelArg::Buffer {
-            events,
-            access,
-            mem,
-            home,
-            ..
-        } = arg
-        {
-            if let Some(home) = home
-                && home.slot() != rt.slot()
-            {
-                return Err(Device::mismatch(
-                    &format!("kernel `{}`", kernel.name()),
-                    rt,
-                    home,
-                ));
-            }
-            if mem.is_null() {
-                return Err(Error::InvalidArgument {
-                    function: "enqueue",
-                    argument: "args",
-                    reason: format!("kernel `{}` got an empty matrix as a buffer", kernel.name()),
-                });
-            }
+        if let KernelArg::Buffer { owner, access, .. } = arg {
             match access {
-                Access::Read if track => events.wait_list_for_read(&mut wait),
+                Access::Read if track => owner.events().wait_list_for_read(&mut wait),
                 Access::Read => {}
                 Access::Write | Access::ReadWrite => {
-                    events.wait_list_for_write(&mut wait);
+                    // Without tracking, still behind reads of it on the
+                    // transfer queue.
+                    owner.events().wait_list_for_write(&mut wait);
                     if !track {
-                        events.note_write();
+                        owner.events().note_write();
                     }
                 }
             }
@@ -303,22 +355,22 @@ pub fn enqueue(
     }
     for arg in args {
         if let KernelArg::Buffer {
-            events,
+            owner,
             access: Access::Read,
             ..
         } = arg
         {
-            events.add_read(event.clone());
+            owner.events().add_read(event.clone());
         }
     }
     for arg in args {
         if let KernelArg::Buffer {
-            events,
+            owner,
             access: Access::Write | Access::ReadWrite,
             ..
         } = arg
         {
-            events.add_write(event.clone());
+            owner.events().add_write(event.clone());
         }
     }
     Ok(Some(event))

@@ -69,6 +69,7 @@ mod profile;
 mod program_cache;
 mod read_batch;
 mod runtime;
+mod sweep;
 mod tuning;
 mod typed_kernel;
 mod view;
@@ -88,7 +89,7 @@ pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
-pub use launch::{KernelArg, NdRange, enqueue};
+pub use launch::{BufferOwner, KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
 pub use profile::{
@@ -99,6 +100,7 @@ pub use program_cache::{
 };
 pub use read_batch::ReadBatch;
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
+pub use sweep::{LaunchSweeps, enqueue_joined, set_launch_sweeps, sweep_group, sweeps_on};
 pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};
 pub use view::View;

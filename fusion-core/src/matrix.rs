@@ -302,7 +302,10 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(());
         };
         let rt = self.runtime()?;
-        let _ordering = rt.ordered();
+        if crate::sweep::fill_joined(self, value, rt)? {
+            return Ok(());
+        }
+        let _ordering = rt.ordered()?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         let pattern = [value];
@@ -408,7 +411,7 @@ impl<T: ClType> MatrixCl<T> {
     ) -> Result<()> {
         let rt = self.runtime()?;
         let event = {
-            let _ordering = rt.ordered();
+            let _ordering = rt.ordered()?;
             let mut wait = Vec::new();
             match access {
                 Access::Read => self.storage.events.wait_list_for_read(&mut wait),
@@ -465,7 +468,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(PendingRead::new(data, None, None));
         };
         let rt = self.runtime()?;
-        let _ordering = rt.ordered();
+        let _ordering = rt.ordered()?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_read(&mut wait);
         let batch = batch.filter(|b| b.serves(rt));
@@ -610,6 +613,11 @@ impl<T: ClType> MatrixCl<T> {
         &self.storage.events
     }
 
+    /// What owns the buffer, for a launch's argument.
+    pub(crate) fn owner(&self) -> &dyn crate::launch::BufferOwner {
+        &self.storage
+    }
+
     /// A process-unique identity of the underlying buffer (used to detect aliasing).
     pub fn buffer_id(&self) -> u64 {
         self.storage.id
@@ -640,7 +648,7 @@ impl<T: ClType> MatrixCl<T> {
         if rt.slot() != source.slot() {
             return Err(Device::mismatch("MatrixCl::copy_from", rt, source));
         }
-        let _ordering = rt.ordered();
+        let _ordering = rt.ordered()?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         other.storage.events.wait_list_for_read(&mut wait);
@@ -693,6 +701,16 @@ impl<T: ClType> MatrixCl<T> {
         let m = device.run(|| Self::uninitialized(self.rows, self.cols))?;
         m.copy_from(self)?;
         Ok(m)
+    }
+}
+
+impl<T: ClType> crate::launch::BufferOwner for Arc<Storage<T>> {
+    fn events(&self) -> &EventLists {
+        &self.events
+    }
+
+    fn retain(&self) -> Arc<dyn crate::launch::BufferOwner> {
+        Arc::new(Arc::clone(self))
     }
 }
 

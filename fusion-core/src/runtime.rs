@@ -152,7 +152,8 @@ pub struct Runtime {
     placeholder: OnceLock<crate::MatrixCl<i32>>,
     /// Held while a command's wait list is gathered, the command enqueued
     /// and its event recorded (see [`ordered`](Self::ordered)).
-    ordering: Mutex<()>,
+    /// The launches waiting to run as one sweep (see [`crate::sweep`]).
+    ordering: Mutex<crate::sweep::Pending>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -389,7 +390,7 @@ impl Runtime {
             kernels: KernelCache::new(slot),
             program_cache: ProgramCache::open(&cfg.program_cache),
             placeholder: OnceLock::new(),
-            ordering: Mutex::new(()),
+            ordering: Mutex::new(crate::sweep::Pending::default()),
             info: found.info,
         })
     }
@@ -532,13 +533,24 @@ impl Runtime {
     /// Nothing that blocks on the device may run while it is held: enqueue
     /// non-blocking, release, then wait. Each device has its own, so that
     /// threads driving different devices never queue behind one another.
-    pub(crate) fn ordered(&self) -> std::sync::MutexGuard<'_, ()> {
-        // The guarded data is `()`: a panic elsewhere cannot leave it invalid.
+    pub(crate) fn ordered(&self) -> Result<std::sync::MutexGuard<'_, crate::sweep::Pending>> {
+        let mut pending = self.ordering_only();
+        // Whatever comes next runs after the launches waiting in a sweep.
+        crate::sweep::launch_pending(&mut pending)?;
+        Ok(pending)
+    }
+
+    /// The ordering lock without launching a pending sweep: for joining one.
+    pub(crate) fn ordering_only(&self) -> std::sync::MutexGuard<'_, crate::sweep::Pending> {
+        // A panic elsewhere leaves at worst launches that never run; the
+        // lists stay valid.
         self.ordering.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until every enqueued command has finished.
+    /// Waits until every enqueued command has finished (a pending sweep
+    /// launched first).
     pub fn finish(&self) -> Result<()> {
+        drop(self.ordered()?);
         self.queue.finish().call("clFinish")
     }
 

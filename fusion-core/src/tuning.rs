@@ -108,10 +108,14 @@ pub struct Tuning {
     /// so that its reverse pass has nothing to move at seed one
     /// (`FUSION_LEND_ADJOINTS`, 0 or 1; default 1).
     pub lend_adjoints: Option<bool>,
+    /// Whether launches of one work-group wait to run together as one
+    /// kernel (`FUSION_SWEEPS`, 0 or 1; default 1 on GPUs, 0 elsewhere;
+    /// a thread's [`set_launch_sweeps`](crate::set_launch_sweeps) overrides it).
+    pub sweeps: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 16] = [
+pub const TUNING_VARIABLES: [&str; 17] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -128,6 +132,7 @@ pub const TUNING_VARIABLES: [&str; 16] = [
     "FUSION_NATIVE_ATOMICS",
     "FUSION_MIXTURE_ROWS",
     "FUSION_LEND_ADJOINTS",
+    "FUSION_SWEEPS",
 ];
 
 impl Tuning {
@@ -198,6 +203,9 @@ impl Tuning {
             mixture_rows: count("FUSION_MIXTURE_ROWS", 1..=8)?,
             lend_adjoints: lookup("FUSION_LEND_ADJOINTS")
                 .map(|text| parse_flag("FUSION_LEND_ADJOINTS", &text))
+                .transpose()?,
+            sweeps: lookup("FUSION_SWEEPS")
+                .map(|text| parse_flag("FUSION_SWEEPS", &text))
                 .transpose()?,
         };
         tuning.validate()?;

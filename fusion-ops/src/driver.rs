@@ -19,7 +19,7 @@ use crate::operation::Operation;
 use crate::outputs::{Assignment, OutputList};
 use clfuse_core::{
     ClType, Error, FusedKernel, FusedKey, FusedPlan, MatrixCl, Result, Runtime, compile_kernel,
-    enqueue,
+    enqueue_joined,
 };
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
@@ -160,7 +160,9 @@ fn launch<L: OutputList>(list: &L, then: Then<'_>) -> Result<Launched> {
     match plan {
         FusedPlan::Direct(kernel) => {
             if rows > 0 && cols > 0 {
-                enqueue(kernel.compiled(), &args, launch.range())?;
+                // One work-group may wait to run in a sweep with its
+                // neighbours (see `clfuse_core::enqueue_joined`).
+                enqueue_joined(&kernel, &args, launch.range(), false)?;
                 if schedule.reduces {
                     // The device starts on the kernel while the host queues
                     // the second steps and read-backs.

@@ -38,7 +38,15 @@ impl LaunchShape {
             };
             return Self::row_blocks(rows, cols, staged_columns, kind, rt);
         }
-        let l0 = rows.max(1).next_power_of_two().min(group);
+        // A grid of one column that one work-group covers takes the sweep
+        // group when this thread's launches sweep, so that it joins the
+        // small kernels around it (see `clfuse_core::enqueue_joined`).
+        let sweep = clfuse_core::sweep_group(rt);
+        let l0 = if cols == 1 && rows <= sweep && clfuse_core::sweeps_on(rt) {
+            sweep
+        } else {
+            rows.max(1).next_power_of_two().min(group)
+        };
         if !schedule.reduces {
             let l1 = cols.max(1).next_power_of_two().min(group / l0).max(1);
             return LaunchShape {

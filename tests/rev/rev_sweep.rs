@@ -1,11 +1,13 @@
-//! Small reverse kernels swept into one launch (`rev::ReverseSweeps`): a
-//! model of steps of a few elements each (a parameter block, a transform,
-//! a density, a `1 x 1` sum, as real models have) gives the same value and
-//! gradient with its reverse kernels swept together as launched one by one,
-//! and the gradient matches central finite differences.
+//! Small forward and reverse kernels swept into one launch
+//! (`clfuse_core::LaunchSweeps`): a model of steps of a few elements each (a
+//! parameter block, a transform, a density, a `1 x 1` sum, as real models
+//! have) gives the same value and gradient with its kernels swept together
+//! as launched one by one, in fewer launches, and the gradient matches
+//! central finite differences.
 
+use clfuse::clfuse_core::{LaunchSweeps, set_launch_sweeps};
 use clfuse::prelude::*;
-use clfuse::rev::{self, ReverseSweeps, Var, set_reverse_sweeps};
+use clfuse::rev::{self, Var};
 use clfuse::{Result, dist};
 
 /// A log density of `theta` (2 values) in four small steps, so that the
@@ -20,15 +22,15 @@ fn model(theta: &Var, y: &MatrixCl<f64>) -> Result<Var> {
 }
 
 /// Value and gradient at `at` with the given sweep setting.
-fn evaluate(at: &[f64], y: &MatrixCl<f64>, sweeps: ReverseSweeps) -> Result<(f64, Vec<f64>)> {
-    let before = set_reverse_sweeps(sweeps);
+fn evaluate(at: &[f64], y: &MatrixCl<f64>, sweeps: LaunchSweeps) -> Result<(f64, Vec<f64>)> {
+    let before = set_launch_sweeps(sweeps);
     let outcome = (|| {
         let theta = Var::new(MatrixCl::from_slice(at.len(), 1, at)?);
         let mut gradient = vec![0.0; at.len()];
         let value = rev::value_and_grad_to_host(&theta, || model(&theta, y), &mut gradient)?;
         Ok((value, gradient))
     })();
-    set_reverse_sweeps(before);
+    set_launch_sweeps(before);
     outcome
 }
 
@@ -36,8 +38,8 @@ fn evaluate(at: &[f64], y: &MatrixCl<f64>, sweeps: ReverseSweeps) -> Result<(f64
 fn swept_reverse_kernels_match_one_by_one_and_finite_differences() -> Result<()> {
     let y = MatrixCl::from_slice(3, 1, &[0.4, -1.2, 2.0])?;
     let at = [0.3, -0.4];
-    let (value, swept) = evaluate(&at, &y, ReverseSweeps::Always)?;
-    let (value_alone, alone) = evaluate(&at, &y, ReverseSweeps::Never)?;
+    let (value, swept) = evaluate(&at, &y, LaunchSweeps::Always)?;
+    let (value_alone, alone) = evaluate(&at, &y, LaunchSweeps::Never)?;
     assert!((value - value_alone).abs() <= 1e-12 * value.abs().max(1.0));
     for (k, (s, a)) in swept.iter().zip(&alone).enumerate() {
         assert!(
@@ -51,8 +53,8 @@ fn swept_reverse_kernels_match_one_by_one_and_finite_differences() -> Result<()>
         let mut down = at;
         up[k] += h;
         down[k] -= h;
-        let fd = (evaluate(&up, &y, ReverseSweeps::Never)?.0
-            - evaluate(&down, &y, ReverseSweeps::Never)?.0)
+        let fd = (evaluate(&up, &y, LaunchSweeps::Never)?.0
+            - evaluate(&down, &y, LaunchSweeps::Never)?.0)
             / (2.0 * h);
         assert!(
             (swept[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
@@ -61,6 +63,17 @@ fn swept_reverse_kernels_match_one_by_one_and_finite_differences() -> Result<()>
         );
     }
     // Several evaluations reuse the swept kernel and stay equal.
-    assert_eq!(evaluate(&at, &y, ReverseSweeps::Always)?.1, swept);
+    assert_eq!(evaluate(&at, &y, LaunchSweeps::Always)?.1, swept);
+    // ... in fewer launches.
+    let launches = |sweeps| -> Result<u64> {
+        let before = thread_kernel_stats().launched;
+        evaluate(&at, &y, sweeps)?;
+        Ok(thread_kernel_stats().launched - before)
+    };
+    let (swept, alone) = (
+        launches(LaunchSweeps::Always)?,
+        launches(LaunchSweeps::Never)?,
+    );
+    assert!(swept < alone, "swept {swept} launches, one by one {alone}");
     Ok(())
 }

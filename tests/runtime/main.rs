@@ -27,3 +27,4 @@ mod profiling;
 mod program_cache;
 mod soundness_targets;
 mod soundness_threads;
+mod sweeps;

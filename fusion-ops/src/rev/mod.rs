@@ -86,7 +86,6 @@ pub use inline::ProductReads;
 pub use kept::Kept;
 pub use leaf::{leaf, scalar_leaf};
 pub use operators::VarScalar;
-pub use sweep::{ReverseSweeps, set_reverse_sweeps};
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
 pub use var::{Var, VarData};
 pub use var_load::{OwnedVarLoad, VarLoad};

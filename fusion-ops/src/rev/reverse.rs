@@ -728,7 +728,7 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         // the rows fit in half the local memory.
         let reduces = self.specs.iter().filter(|s| s.mode == Mode::Reduce).count();
         let scratch_budget = info.local_mem_bytes as usize / 2;
-        let mut group = work_group_size(info.max_work_group_size);
+        let mut group = clfuse_core::sweep_group(rt);
         while group > 1 && reduces.max(1) * group * std::mem::size_of::<T>() > scratch_budget {
             group /= 2;
         }
@@ -736,7 +736,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
         Ok(Planned::Kernel(ReversePlan {
             structure: TypeId::of::<ReverseKernel<T>>(),
             pattern,
-            cl_type: T::CL_NAME,
             element_bytes: std::mem::size_of::<T>(),
             // Made only when the cache has not built the kernel yet.
             kernel: Box::new(move || {
@@ -766,15 +765,6 @@ impl<T: ClType> Step for ElementwiseStep<T> {
             work,
         }))
     }
-}
-
-/// A power of two up to 256 that the device accepts.
-fn work_group_size(max: usize) -> usize {
-    let mut size = 256;
-    while size > max.max(1) {
-        size /= 2;
-    }
-    size
 }
 
 #[cfg(test)]

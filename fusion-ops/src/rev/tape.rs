@@ -145,32 +145,18 @@ fn reverse_steps(after: StepId, upto: Option<StepId>) -> Result<()> {
                 kept.unchanged("Var::grad")?;
             }
         }
-        // Consecutive kernels that fit one work-group each run together.
-        let sweeping = sweep::enabled()?;
-        let mut small: Vec<ReversePlan<'_>> = Vec::new();
+        // Kernels that fit one work-group join the device's sweep.
         for (id, step) in t.steps[..=last].iter().rev() {
             if *id <= after {
                 break;
             }
             match step.plan()? {
-                Planned::Kernel(plan) if sweeping && plan.fits_one_group() => {
-                    if !sweep::joins(&small, &plan)? {
-                        sweep::launch(std::mem::take(&mut small))?;
-                    }
-                    small.push(plan);
-                }
-                Planned::Kernel(plan) => {
-                    sweep::launch(std::mem::take(&mut small))?;
-                    sweep::launch_one(plan)?;
-                }
+                Planned::Kernel(plan) => sweep::launch_one(plan)?,
                 Planned::Nothing => {}
-                Planned::Own => {
-                    sweep::launch(std::mem::take(&mut small))?;
-                    step.reverse()?;
-                }
+                Planned::Own => step.reverse()?,
             }
         }
-        sweep::launch(small)
+        Ok(())
     })
 }
 

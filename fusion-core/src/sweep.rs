@@ -1,0 +1,596 @@
+//! Sweeps: consecutive small launches run as one kernel.
+//!
+//! A model's gradient is mostly steps of a few elements (parameter
+//! transforms, scalar priors, `1 x 1` sums and their adjoints), and on a GPU
+//! queuing a launch costs the host more than such a kernel costs the device.
+//! A launch of exactly one work-group may therefore wait, as a member of the
+//! device's pending sweep, instead of being queued ([`enqueue_joined`]).
+//! The next command of any kind on the device, a wait for it, or a member
+//! that does not fit launches the sweep first: every member becomes a
+//! function of one kernel, called in order with a barrier between calls, so
+//! a later member sees what an earlier one wrote, as it would have seen it
+//! across two launches. Commands therefore run in the order they were
+//! issued. A member holds its buffers until the sweep is queued.
+//!
+//! A sweep's kernel is built once per sequence of member kernels; one the
+//! driver cannot build launches its members one by one from then on.
+
+use crate::cl_type::ClType;
+use crate::compile::compile_kernel_for;
+use crate::error::{Error, Result};
+use crate::events::Access;
+use crate::kernel_cache::{CompiledKernel, FusedKernel, FusedPlan};
+use crate::launch::{BufferOwner, KernelArg, NdRange, check_buffers, enqueue_ordered, note_writes};
+use crate::matrix::MatrixCl;
+use crate::runtime::Runtime;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// When launches of one work-group wait to run together as one kernel.
+///
+/// ```
+/// use clfuse_core::{LaunchSweeps, set_launch_sweeps};
+/// let before = set_launch_sweeps(LaunchSweeps::Always);
+/// // ... small launches from this thread now sweep on any device ...
+/// set_launch_sweeps(before);
+/// assert_eq!(LaunchSweeps::default(), LaunchSweeps::OnGpus);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaunchSweeps {
+    /// As the device's tuning says (`FUSION_SWEEPS`); by default on GPUs,
+    /// where a launch costs the host more than a small kernel costs the
+    /// device, and not on CPUs (PoCL), where launches are cheap and
+    /// compiling a kernel of many functions is slow.
+    #[default]
+    OnGpus,
+    /// On every device.
+    Always,
+    /// Never: every launch is queued at once.
+    Never,
+}
+
+thread_local! {
+    static SWEEPS: Cell<LaunchSweeps> = const { Cell::new(LaunchSweeps::OnGpus) };
+}
+
+/// Sets when this thread's small launches join sweeps, and returns the
+/// previous setting (see [`LaunchSweeps`]).
+///
+/// ```
+/// use clfuse_core::{LaunchSweeps, set_launch_sweeps};
+/// let before = set_launch_sweeps(LaunchSweeps::Never);
+/// assert_eq!(set_launch_sweeps(before), LaunchSweeps::Never);
+/// ```
+pub fn set_launch_sweeps(sweeps: LaunchSweeps) -> LaunchSweeps {
+    SWEEPS.with(|s| s.replace(sweeps))
+}
+
+/// Whether this thread's launches of one work-group on `rt` join sweeps.
+///
+/// ```
+/// let rt = clfuse_core::Runtime::get()?;
+/// let on = clfuse_core::sweeps_on(rt);
+/// assert_eq!(on, rt.tuning().sweeps.unwrap_or(rt.device_info().is_gpu));
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn sweeps_on(rt: &Runtime) -> bool {
+    match SWEEPS.with(Cell::get) {
+        LaunchSweeps::Always => true,
+        LaunchSweeps::Never => false,
+        LaunchSweeps::OnGpus => rt.tuning().sweeps.unwrap_or(rt.device_info().is_gpu),
+    }
+}
+
+/// The work-group size of launches that join sweeps on `rt`: the largest
+/// power of two within the device's limit, at most 256. Members share it,
+/// so that each one's local memory is sized for the group it runs in.
+///
+/// ```
+/// let rt = clfuse_core::Runtime::get()?;
+/// assert!(clfuse_core::sweep_group(rt).is_power_of_two());
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn sweep_group(rt: &Runtime) -> usize {
+    let max = rt.device_info().max_work_group_size.max(1);
+    let mut size = 256;
+    while size > max {
+        size /= 2;
+    }
+    size
+}
+
+/// Most members of one sweep: its compile time grows with them.
+const MAX_MEMBERS: usize = 16;
+
+/// Queues `kernel` over `range`, or, when `range` is one work-group of
+/// [`sweep_group`] work items and sweeps are on for this thread (or
+/// `force`), adds it to the device's pending sweep (see the module's
+/// documentation). Errors about the arguments come back here either way.
+///
+/// ```
+/// use clfuse_core::*;
+/// let source = "__kernel void inc(__global int* x, int n) {
+///   if (get_global_id(0) < n) x[get_global_id(0)] += 1;
+/// }";
+/// let k = std::sync::Arc::new(FusedKernel::new(
+///     compile_kernel("inc", source, "", "inc")?,
+///     source.into(),
+/// ));
+/// let m = MatrixCl::from_slice(3, 1, &[1, 2, 3])?;
+/// let group = sweep_group(Runtime::get()?);
+/// let range = NdRange::d1(group).with_local(&[group]);
+/// let before = set_launch_sweeps(LaunchSweeps::Always);
+/// // Two launches, one kernel: the second sees the first's writes.
+/// for _ in 0..2 {
+///     let args = [KernelArg::buffer(&m, Access::ReadWrite), KernelArg::Int(3)];
+///     enqueue_joined(&k, &args, range, false)?;
+/// }
+/// set_launch_sweeps(before);
+/// assert_eq!(m.to_vec()?, vec![3, 4, 5]);
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+pub fn enqueue_joined(
+    kernel: &Arc<FusedKernel>,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+    force: bool,
+) -> Result<()> {
+    if range.is_empty() {
+        return Ok(());
+    }
+    let rt = kernel.compiled().runtime();
+    let joins = range.one_group() == Some(sweep_group(rt)) && (force || sweeps_on(rt));
+    if !joins {
+        crate::launch::enqueue(kernel.compiled(), args, range)?;
+        return Ok(());
+    }
+    check_buffers(kernel.compiled().name(), rt, args)?;
+    let member = Member::hold(kernel, args);
+    let mut pending = rt.ordering_only();
+    if !pending.admits(&member, rt) {
+        launch_pending(&mut pending)?;
+    }
+    // Counted now: a reader comparing counts (a kept constant) must see
+    // the write before the sweep is queued.
+    note_writes(args);
+    pending.bytes += member.bytes;
+    pending.local += member.local;
+    pending.members.push(member);
+    Ok(())
+}
+
+/// Most elements a fill takes as a sweep's member: one work-group loops
+/// over them.
+const MAX_FILL_IN_SWEEP: usize = 1 << 14;
+
+/// Marks the fill kernels' entries in the kernel cache.
+struct FillKernel<T>(std::marker::PhantomData<T>);
+
+/// Fills `matrix` with `value` by a kernel that joins the device's sweep,
+/// when this thread's launches sweep and the matrix is small: a fill
+/// between small steps (an adjoint zeroed) then costs no launch of its
+/// own. `false` when it did not (the caller fills as usual).
+pub(crate) fn fill_joined<T: ClType>(
+    matrix: &MatrixCl<T>,
+    value: T,
+    rt: &'static Runtime,
+) -> Result<bool> {
+    let n = matrix.len();
+    if n == 0 || n > MAX_FILL_IN_SWEEP || !sweeps_on(rt) {
+        return Ok(false);
+    }
+    let value = match T::CL_NAME {
+        "double" => KernelArg::Double(value.to_f64()),
+        "float" => KernelArg::Float(value.to_f64() as f32),
+        "int" => KernelArg::Int(value.to_f64() as i32),
+        _ => return Ok(false),
+    };
+    let built = rt.kernels().fused(
+        std::any::TypeId::of::<FillKernel<T>>(),
+        Vec::new(),
+        |_key| {
+            let ty = T::CL_NAME;
+            let pragma = if ty == "double" {
+                "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n"
+            } else {
+                ""
+            };
+            let source = format!(
+                "{pragma}__kernel void fill(__global {ty}* restrict x, {ty} value, int n) {{\n  \
+                 for (int i = get_local_id(0); i < n; i += get_local_size(0)) {{\n    \
+                 x[i] = value;\n  }}\n}}\n"
+            );
+            let compiled = compile_kernel_for(rt, "fill", &source, "", &format!("fill_{ty}"))?;
+            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+                compiled, source,
+            ))))
+        },
+    );
+    let kernel = match built {
+        Ok(FusedPlan::Direct(kernel)) => kernel,
+        Ok(FusedPlan::ViaTemporaries) | Err(Error::Build { .. } | Error::Unsupported { .. }) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(e),
+    };
+    let group = sweep_group(rt);
+    let args = [
+        KernelArg::buffer(matrix, Access::Write),
+        value,
+        KernelArg::Int(n as i32),
+    ];
+    enqueue_joined(
+        &kernel,
+        &args,
+        NdRange::d1(group).with_local(&[group]),
+        false,
+    )?;
+    Ok(true)
+}
+
+/// A launch's argument, held until its sweep is queued.
+enum HeldArg {
+    Buffer {
+        /// The `cl_mem`, valid while `owner` lives.
+        mem: usize,
+        id: u64,
+        home: Option<&'static Runtime>,
+        owner: Arc<dyn BufferOwner>,
+        access: Access,
+    },
+    Int(i32),
+    Float(f32),
+    Double(f64),
+    Local(usize),
+}
+
+impl HeldArg {
+    fn hold(arg: &KernelArg<'_>) -> Self {
+        match *arg {
+            KernelArg::Buffer {
+                mem,
+                id,
+                home,
+                owner,
+                access,
+            } => HeldArg::Buffer {
+                mem: mem as usize,
+                id,
+                home,
+                owner: owner.retain(),
+                access,
+            },
+            KernelArg::Int(v) => HeldArg::Int(v),
+            KernelArg::Float(v) => HeldArg::Float(v),
+            KernelArg::Double(v) => HeldArg::Double(v),
+            KernelArg::Local(bytes) => HeldArg::Local(bytes),
+        }
+    }
+
+    fn arg(&self) -> KernelArg<'_> {
+        match self {
+            HeldArg::Buffer {
+                mem,
+                id,
+                home,
+                owner,
+                access,
+            } => KernelArg::Buffer {
+                mem: *mem as opencl3::types::cl_mem,
+                id: *id,
+                home: *home,
+                owner: &**owner,
+                access: *access,
+            },
+            HeldArg::Int(v) => KernelArg::Int(*v),
+            HeldArg::Float(v) => KernelArg::Float(*v),
+            HeldArg::Double(v) => KernelArg::Double(*v),
+            HeldArg::Local(bytes) => KernelArg::Local(*bytes),
+        }
+    }
+}
+
+/// One launch waiting in a sweep.
+struct Member {
+    kernel: Arc<FusedKernel>,
+    args: Vec<HeldArg>,
+    /// Bytes its arguments take (each counted as 8: a pointer or a double).
+    bytes: usize,
+    /// Bytes of local memory it takes.
+    local: usize,
+}
+
+impl Member {
+    fn hold(kernel: &Arc<FusedKernel>, args: &[KernelArg<'_>]) -> Self {
+        let local = args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Local(bytes) => *bytes,
+                _ => 0,
+            })
+            .sum();
+        Member {
+            kernel: Arc::clone(kernel),
+            args: args.iter().map(HeldArg::hold).collect(),
+            bytes: 8 * args.len(),
+            local,
+        }
+    }
+
+    fn args(&self) -> Vec<KernelArg<'_>> {
+        self.args.iter().map(HeldArg::arg).collect()
+    }
+}
+
+/// A device's pending sweep and the sweep kernels it has built, kept under
+/// the device's ordering lock.
+#[derive(Default)]
+pub(crate) struct Pending {
+    members: Vec<Member>,
+    bytes: usize,
+    local: usize,
+    /// Built sweep kernels by their members' kernel ids; `None`: the driver
+    /// could not build that sequence.
+    built: HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
+}
+
+impl Pending {
+    /// Whether `member` may join: at most [`MAX_MEMBERS`], their arguments
+    /// within the device's parameter bytes, their local memory within half
+    /// the device's.
+    fn admits(&self, member: &Member, rt: &Runtime) -> bool {
+        let info = rt.device_info();
+        self.members.len() < MAX_MEMBERS
+            && self.bytes + member.bytes <= info.max_parameter_bytes
+            && self.local + member.local <= info.local_mem_bytes as usize / 2
+    }
+}
+
+/// Launches the pending sweep, if any: its kernel (built on first use), or
+/// its members one by one when there is one member or the sweep's kernel
+/// does not build. Called with the ordering lock held.
+pub(crate) fn launch_pending(pending: &mut Pending) -> Result<()> {
+    let members = std::mem::take(&mut pending.members);
+    pending.bytes = 0;
+    pending.local = 0;
+    let Some(first) = members.first() else {
+        return Ok(());
+    };
+    let rt = first.kernel.compiled().runtime();
+    let group = sweep_group(rt);
+    let range = NdRange::d1(group).with_local(&[group]);
+    let sweep = if members.len() > 1 {
+        let key: Vec<u64> = members.iter().map(|m| m.kernel.id()).collect();
+        match pending.built.get(&key) {
+            Some(built) => built.clone(),
+            None => {
+                let built = build(rt, &members)?;
+                pending.built.insert(key, built.clone());
+                built
+            }
+        }
+    } else {
+        None
+    };
+    match sweep {
+        Some(kernel) => {
+            let args: Vec<KernelArg<'_>> = members.iter().flat_map(Member::args).collect();
+            enqueue_ordered(&kernel, &args, range)?;
+        }
+        None => {
+            for member in &members {
+                enqueue_ordered(member.kernel.compiled(), &member.args(), range)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds the sweep kernel of `members`; `None` when the driver cannot.
+fn build(rt: &'static Runtime, members: &[Member]) -> Result<Option<Arc<CompiledKernel>>> {
+    let sources: Vec<&str> = members.iter().map(|m| m.kernel.source()).collect();
+    let Ok(source) = compose(&sources) else {
+        return Ok(None);
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&source, &mut hasher);
+    let dump = format!("sweep_{:016x}", std::hash::Hasher::finish(&hasher));
+    match compile_kernel_for(rt, SWEEP, &source, "", &dump) {
+        Ok(kernel) => Ok(Some(Arc::new(kernel))),
+        Err(Error::Build { .. } | Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The sweep kernel's name.
+const SWEEP: &str = "sweep";
+
+/// One kernel's source taken apart: its pragmas and helpers, its
+/// parameters and its body.
+struct KernelParts<'a> {
+    preamble: &'a str,
+    params: Vec<&'a str>,
+    body: &'a str,
+}
+
+/// Splits a kernel's source (`__kernel void name(...) {` ... `}`, the
+/// kernel last).
+fn parts(source: &str) -> Result<KernelParts<'_>> {
+    let malformed = || Error::Unsupported {
+        what: "sweep: a kernel's source is not in the form a sweep composes".into(),
+    };
+    let header = "__kernel void ";
+    let start = source.find(header).ok_or_else(malformed)?;
+    let rest = &source[start + header.len()..];
+    let open = rest.find('(').ok_or_else(malformed)?;
+    let rest = &rest[open + 1..];
+    let close = rest.find(") {").ok_or_else(malformed)?;
+    let body = rest[close + 3..].trim_end();
+    let body = body.strip_suffix('}').ok_or_else(malformed)?;
+    if body.contains("__kernel") {
+        return Err(malformed());
+    }
+    Ok(KernelParts {
+        preamble: &source[..start],
+        params: rest[..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect(),
+        body,
+    })
+}
+
+/// A parameter's name: its last word.
+fn param_name(param: &str) -> &str {
+    param
+        .rsplit(|c: char| c.is_whitespace() || c == '*')
+        .next()
+        .unwrap_or(param)
+}
+
+/// The sweep kernel: each kernel as a function `step_k` (pragmas and
+/// helpers once), called in order by one kernel whose parameters are
+/// theirs, renamed `_k`, with a barrier between calls. `restrict` is
+/// dropped: a later step reads what an earlier one wrote.
+fn compose(sources: &[&str]) -> Result<String> {
+    let parts: Vec<KernelParts<'_>> = sources.iter().map(|s| parts(s)).collect::<Result<_>>()?;
+    let mut pragmas: Vec<&str> = Vec::new();
+    let mut helpers: Vec<&str> = Vec::new();
+    for p in &parts {
+        for line in p.preamble.lines().filter(|l| l.starts_with("#pragma")) {
+            if !pragmas.contains(&line) {
+                pragmas.push(line);
+            }
+        }
+        let rest: Vec<&str> = p
+            .preamble
+            .lines()
+            .filter(|l| !l.starts_with("#pragma"))
+            .collect();
+        let rest = rest.join("\n");
+        for block in rest.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
+            if !helpers.contains(&block) {
+                // A block borrowed from `rest` would not outlive it: keep
+                // the one inside the source instead.
+                if let Some(at) = p.preamble.find(block) {
+                    helpers.push(&p.preamble[at..at + block.len()]);
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    for pragma in &pragmas {
+        out.push_str(pragma);
+        out.push('\n');
+    }
+    out.push('\n');
+    for helper in &helpers {
+        out.push_str(helper);
+        out.push_str("\n\n");
+    }
+    let unrestricted = |p: &str| p.replace(" restrict ", " ");
+    for (k, p) in parts.iter().enumerate() {
+        let params: Vec<String> = p.params.iter().map(|q| unrestricted(q)).collect();
+        out.push_str(&format!(
+            "// Step {k} of the sweep.\nvoid step_{k}(\n    {}) {{{}}}\n\n",
+            params.join(",\n    "),
+            p.body.replace(" restrict ", " ")
+        ));
+    }
+    let mut params = Vec::new();
+    let mut calls = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        let names: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| format!("{}_{k}", param_name(q)))
+            .collect();
+        for (q, name) in p.params.iter().zip(&names) {
+            let declared = unrestricted(q);
+            let old = param_name(q);
+            let cut = declared.len() - old.len();
+            params.push(format!("{}{name}", &declared[..cut]));
+        }
+        calls.push(format!("  step_{k}({});", names.join(", ")));
+    }
+    out.push_str(&format!(
+        "__kernel void {SWEEP}(\n    {}) {{\n{}\n}}\n",
+        params.join(",\n    "),
+        calls.join("\n  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n")
+    ));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+__kernel void adjoint(
+    __global const double* restrict result_adjoint,
+    __global double* adjoint0,
+    int rows,
+    int cols) {
+  adjoint0[0] += result_adjoint[0];
+}
+";
+
+    const B: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+// Adds `value` to `*address`.
+inline void add(__global double* address, double value) {
+  *address += value;
+}
+
+__kernel void calculate(
+    __global const double* restrict result_adjoint,
+    __global double* adjoint0,
+    __local double* scratch) {
+  add(adjoint0, result_adjoint[0]);
+}
+";
+
+    #[test]
+    fn kernels_become_functions_called_in_order_with_a_barrier_between() -> Result<()> {
+        let source = compose(&[A, B, A])?;
+        assert_eq!(
+            source
+                .matches("#pragma OPENCL EXTENSION cl_khr_fp64")
+                .count(),
+            1
+        );
+        assert_eq!(source.matches("inline void add(").count(), 1);
+        assert!(!source.contains("restrict"));
+        for k in 0..3 {
+            assert!(source.contains(&format!("void step_{k}(")));
+        }
+        assert!(source.contains("__local double* scratch_1"));
+        assert!(source.contains("  step_0(result_adjoint_0, adjoint0_0, rows_0, cols_0);"));
+        assert_eq!(source.matches("barrier(").count(), 2);
+        assert!(source.find("step_0(result").unwrap() < source.find("step_2(result").unwrap());
+        assert!(source.contains("__kernel void sweep("));
+        Ok(())
+    }
+
+    #[test]
+    fn a_source_in_another_form_is_an_error_not_a_panic() {
+        assert!(compose(&["void helper() {}"]).is_err());
+        assert!(compose(&["__kernel void a() {}\n__kernel void b() {}"]).is_err());
+    }
+
+    #[test]
+    fn one_group_ranges_are_recognised() {
+        assert_eq!(NdRange::d1(256).with_local(&[256]).one_group(), Some(256));
+        assert_eq!(NdRange::d1(512).with_local(&[256]).one_group(), None);
+        assert_eq!(NdRange::d1(256).one_group(), None);
+        assert_eq!(NdRange::d2([64, 2]).with_local(&[64, 2]).one_group(), None);
+        assert_eq!(
+            NdRange::d2([64, 1]).with_local(&[64, 1]).one_group(),
+            Some(64)
+        );
+    }
+}

@@ -46,6 +46,10 @@ test: opencl
 	# shared by work items, blocks prefetched) or never; rows split finer.
 	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
 	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
+	# Sweeps (small launches run as one kernel), on by default only on GPUs:
+	# the launch-count and reverse-pass tests with them on. (Not every test:
+	# PoCL compiles a sweep of large kernels slowly.)
+	FUSION_SWEEPS=1 $(TESTS) --test runtime --test rev -- sweeps:: kernel_cache:: rev_sweep:: rev_inline_products:: rev_nested:: rev_lent_adjoints::
 	# Cross-thread ordering on an in-order queue too (the default run above is out of order).
 	FUSION_QUEUE=in-order $(TESTS) --test runtime --test rev -- soundness_threads:: rev_structure:: rev_nested::
 	cargo run --example user_function

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static COMPILED: AtomicU64 = AtomicU64::new(0);
 static LOADED: AtomicU64 = AtomicU64::new(0);
 static LAUNCHED: AtomicU64 = AtomicU64::new(0);
+static QUEUED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts of kernels compiled and launched since the process started.
 ///
@@ -26,15 +27,18 @@ pub struct KernelStats {
     /// Programs loaded from the disk cache's device binaries instead
     /// (see [`ProgramCache`](crate::ProgramCache)).
     pub loaded: u64,
-    /// Kernel launches enqueued.
+    /// Kernel launches asked for (each member of a sweep counts).
     pub launched: u64,
+    /// Kernels queued on a device: a sweep of several launches is one
+    /// (see [`enqueue_joined`](crate::enqueue_joined)).
+    pub queued: u64,
 }
 
 impl KernelStats {
     /// Programs made ready in memory either way: compiled or loaded.
     ///
     /// ```
-    /// let s = clfuse_core::KernelStats { compiled: 2, loaded: 3, launched: 9 };
+    /// let s = clfuse_core::KernelStats { compiled: 2, loaded: 3, launched: 9, queued: 4 };
     /// assert_eq!(s.built(), 5);
     /// ```
     pub fn built(&self) -> u64 {
@@ -49,12 +53,13 @@ impl std::ops::Sub for KernelStats {
             compiled: self.compiled - rhs.compiled,
             loaded: self.loaded - rhs.loaded,
             launched: self.launched - rhs.launched,
+            queued: self.queued - rhs.queued,
         }
     }
 }
 
 thread_local! {
-    static THIS_THREAD: std::cell::Cell<KernelStats> = const { std::cell::Cell::new(KernelStats { compiled: 0, loaded: 0, launched: 0 }) };
+    static THIS_THREAD: std::cell::Cell<KernelStats> = const { std::cell::Cell::new(KernelStats { compiled: 0, loaded: 0, launched: 0, queued: 0 }) };
 }
 
 /// The process-wide counters.
@@ -63,6 +68,7 @@ pub fn kernel_stats() -> KernelStats {
         compiled: COMPILED.load(Ordering::Relaxed),
         loaded: LOADED.load(Ordering::Relaxed),
         launched: LAUNCHED.load(Ordering::Relaxed),
+        queued: QUEUED.load(Ordering::Relaxed),
     }
 }
 
@@ -80,11 +86,22 @@ pub fn thread_kernel_stats() -> KernelStats {
     THIS_THREAD.with(|s| s.get())
 }
 
+/// Counts a launch asked for on this thread.
 pub(crate) fn count_launch() {
     LAUNCHED.fetch_add(1, Ordering::Relaxed);
     THIS_THREAD.with(|s| {
         let mut v = s.get();
         v.launched += 1;
+        s.set(v);
+    });
+}
+
+/// Counts a kernel queued on a device by this thread.
+pub(crate) fn count_queued() {
+    QUEUED.fetch_add(1, Ordering::Relaxed);
+    THIS_THREAD.with(|s| {
+        let mut v = s.get();
+        v.queued += 1;
         s.set(v);
     });
 }

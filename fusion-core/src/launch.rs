@@ -1,7 +1,7 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
 use crate::cl_type::ClType;
-use crate::compile::count_launch;
+use crate::compile::{count_launch, count_queued};
 use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{Access, ClEvent, EventLists, raw_handles};
@@ -217,8 +217,20 @@ pub fn enqueue(
     // without tracking until the launch is queued, so that a read-back on
     // the transfer queue is either queued behind it or seen in the lists.
     // Taking it launches a pending sweep first (see `sweep`).
-    let _ordering = rt.ordered()?;
-    enqueue_ordered(kernel, args, range)
+    let _ordering = rt.ordered(&touches(args))?;
+    let event = enqueue_ordered(kernel, args, range)?;
+    count_launch();
+    Ok(event)
+}
+
+/// The buffers `args` use and how.
+pub(crate) fn touches(args: &[KernelArg<'_>]) -> Vec<(u64, Access)> {
+    args.iter()
+        .filter_map(|a| match a {
+            KernelArg::Buffer { id, access, .. } => Some((*id, *access)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Checks that every buffer argument lives on `rt`'s device and is not
@@ -259,7 +271,7 @@ pub(crate) fn note_writes(args: &[KernelArg<'_>]) {
 }
 
 /// [`enqueue`] with the arguments checked and the device's ordering lock
-/// held by the caller.
+/// held by the caller (counted as queued, not as a launch asked for).
 pub(crate) fn enqueue_ordered(
     kernel: &CompiledKernel,
     args: &[KernelArg<'_>],
@@ -327,7 +339,7 @@ pub(crate) fn enqueue_ordered(
             // Nothing will wait for or time this launch: no event at all
             // (creating and releasing one is driver work on every launch).
             enqueue_without_event(rt, state.kernel.get(), &range, &raw_handles(&wait))?;
-            count_launch();
+            count_queued();
             return Ok(None);
         }
         // SAFETY: the kernel's arguments are all set (now or, unchanged, by
@@ -345,7 +357,7 @@ pub(crate) fn enqueue_ordered(
         }
         .call("clEnqueueNDRangeKernel")?
     };
-    count_launch();
+    count_queued();
     let event = ClEvent::new(event);
     if rt.profiling() {
         crate::profile::record(kernel.name(), &event);

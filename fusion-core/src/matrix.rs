@@ -305,7 +305,7 @@ impl<T: ClType> MatrixCl<T> {
         if crate::sweep::fill_joined(self, value, rt)? {
             return Ok(());
         }
-        let _ordering = rt.ordered()?;
+        let _ordering = rt.ordered(&[(self.storage.id, Access::Write)])?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         let pattern = [value];
@@ -411,7 +411,7 @@ impl<T: ClType> MatrixCl<T> {
     ) -> Result<()> {
         let rt = self.runtime()?;
         let event = {
-            let _ordering = rt.ordered()?;
+            let _ordering = rt.ordered(&[(self.storage.id, access)])?;
             let mut wait = Vec::new();
             match access {
                 Access::Read => self.storage.events.wait_list_for_read(&mut wait),
@@ -468,7 +468,7 @@ impl<T: ClType> MatrixCl<T> {
             return Ok(PendingRead::new(data, None, None));
         };
         let rt = self.runtime()?;
-        let _ordering = rt.ordered()?;
+        let _ordering = rt.ordered(&[(self.storage.id, Access::Read)])?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_read(&mut wait);
         let batch = batch.filter(|b| b.serves(rt));
@@ -648,7 +648,10 @@ impl<T: ClType> MatrixCl<T> {
         if rt.slot() != source.slot() {
             return Err(Device::mismatch("MatrixCl::copy_from", rt, source));
         }
-        let _ordering = rt.ordered()?;
+        let _ordering = rt.ordered(&[
+            (self.storage.id, Access::Write),
+            (other.storage.id, Access::Read),
+        ])?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
         other.storage.events.wait_list_for_read(&mut wait);

@@ -153,7 +153,7 @@ pub struct Runtime {
     /// Held while a command's wait list is gathered, the command enqueued
     /// and its event recorded (see [`ordered`](Self::ordered)).
     /// The launches waiting to run as one sweep (see [`crate::sweep`]).
-    ordering: Mutex<crate::sweep::Pending>,
+    ordering: Mutex<crate::sweep::Sweeps>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -390,7 +390,7 @@ impl Runtime {
             kernels: KernelCache::new(slot),
             program_cache: ProgramCache::open(&cfg.program_cache),
             placeholder: OnceLock::new(),
-            ordering: Mutex::new(crate::sweep::Pending::default()),
+            ordering: Mutex::new(crate::sweep::Sweeps::default()),
             info: found.info,
         })
     }
@@ -533,24 +533,30 @@ impl Runtime {
     /// Nothing that blocks on the device may run while it is held: enqueue
     /// non-blocking, release, then wait. Each device has its own, so that
     /// threads driving different devices never queue behind one another.
-    pub(crate) fn ordered(&self) -> Result<std::sync::MutexGuard<'_, crate::sweep::Pending>> {
-        let mut pending = self.ordering_only();
-        // Whatever comes next runs after the launches waiting in a sweep.
-        crate::sweep::launch_pending(&mut pending)?;
-        Ok(pending)
+    /// `touches` are the buffers the command uses and how: the calling
+    /// thread's pending sweep is launched first, and another thread's when
+    /// it uses one of them (one side writing), so that commands run in the
+    /// order their dependences require (see [`crate::sweep`]).
+    pub(crate) fn ordered(
+        &self,
+        touches: &[(u64, crate::Access)],
+    ) -> Result<std::sync::MutexGuard<'_, crate::sweep::Sweeps>> {
+        let mut sweeps = self.ordering_only();
+        sweeps.launch_before(touches)?;
+        Ok(sweeps)
     }
 
-    /// The ordering lock without launching a pending sweep: for joining one.
-    pub(crate) fn ordering_only(&self) -> std::sync::MutexGuard<'_, crate::sweep::Pending> {
+    /// The ordering lock without launching pending sweeps: for joining one.
+    pub(crate) fn ordering_only(&self) -> std::sync::MutexGuard<'_, crate::sweep::Sweeps> {
         // A panic elsewhere leaves at worst launches that never run; the
         // lists stay valid.
         self.ordering.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until every enqueued command has finished (a pending sweep
+    /// Waits until every enqueued command has finished (pending sweeps
     /// launched first).
     pub fn finish(&self) -> Result<()> {
-        drop(self.ordered()?);
+        self.ordering_only().launch_all()?;
         self.queue.finish().call("clFinish")
     }
 

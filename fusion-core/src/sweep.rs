@@ -4,19 +4,23 @@
 //! transforms, scalar priors, `1 x 1` sums and their adjoints), and on a GPU
 //! queuing a launch costs the host more than such a kernel costs the device.
 //! A launch of exactly one work-group may therefore wait, as a member of the
-//! device's pending sweep, instead of being queued ([`enqueue_joined`]).
-//! The next command of any kind on the device, a wait for it, or a member
-//! that does not fit launches the sweep first: every member becomes a
-//! function of one kernel, called in order with a barrier between calls, so
-//! a later member sees what an earlier one wrote, as it would have seen it
-//! across two launches. Commands therefore run in the order they were
-//! issued. A member holds its buffers until the sweep is queued.
+//! calling thread's pending sweep on the device, instead of being queued
+//! ([`enqueue_joined`]). The thread's next other command, another thread's
+//! command on a buffer the sweep uses (one side writing), a wait for the
+//! device, or a member that does not fit launches the sweep first: every
+//! member becomes a function of one kernel, called in order with a barrier
+//! between calls, so a later member sees what an earlier one wrote, as it
+//! would have seen it across two launches. Commands that depend on one
+//! another therefore run in the order they were issued. A member holds its
+//! buffers until the sweep is queued.
 //!
 //! A sweep's kernel is built once per sequence of member kernels; one the
-//! driver cannot build launches its members one by one from then on.
+//! driver cannot build launches its members one by one from then on, as do
+//! sequences past the first [`MAX_BUILT`] of a device.
 
 use crate::cl_type::ClType;
 use crate::compile::compile_kernel_for;
+use crate::compile::count_launch;
 use crate::error::{Error, Result};
 use crate::events::Access;
 use crate::kernel_cache::{CompiledKernel, FusedKernel, FusedPlan};
@@ -103,6 +107,10 @@ pub fn sweep_group(rt: &Runtime) -> usize {
 /// Most members of one sweep: its compile time grows with them.
 const MAX_MEMBERS: usize = 16;
 
+/// Most sweep kernels one device builds: a program whose launches come in
+/// ever new sequences would otherwise compile without end.
+const MAX_BUILT: usize = 256;
+
 /// Queues `kernel` over `range`, or, when `range` is one work-group of
 /// [`sweep_group`] work items and sweeps are on for this thread (or
 /// `force`), adds it to the device's pending sweep (see the module's
@@ -136,6 +144,18 @@ pub fn enqueue_joined(
     range: NdRange,
     force: bool,
 ) -> Result<()> {
+    join_or_enqueue(kernel, args, range, force, true)
+}
+
+/// [`enqueue_joined`]; `counted`: whether a member counts as a launch
+/// asked for (a fill does not, as a fill command would not).
+fn join_or_enqueue(
+    kernel: &Arc<FusedKernel>,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+    force: bool,
+    counted: bool,
+) -> Result<()> {
     if range.is_empty() {
         return Ok(());
     }
@@ -147,16 +167,14 @@ pub fn enqueue_joined(
     }
     check_buffers(kernel.compiled().name(), rt, args)?;
     let member = Member::hold(kernel, args);
-    let mut pending = rt.ordering_only();
-    if !pending.admits(&member, rt) {
-        launch_pending(&mut pending)?;
-    }
+    let mut sweeps = rt.ordering_only();
+    sweeps.join(member, rt)?;
     // Counted now: a reader comparing counts (a kept constant) must see
     // the write before the sweep is queued.
     note_writes(args);
-    pending.bytes += member.bytes;
-    pending.local += member.local;
-    pending.members.push(member);
+    if counted {
+        count_launch();
+    }
     Ok(())
 }
 
@@ -220,12 +238,8 @@ pub(crate) fn fill_joined<T: ClType>(
         value,
         KernelArg::Int(n as i32),
     ];
-    enqueue_joined(
-        &kernel,
-        &args,
-        NdRange::d1(group).with_local(&[group]),
-        false,
-    )?;
+    let range = NdRange::d1(group).with_local(&[group]);
+    join_or_enqueue(&kernel, &args, range, false, false)?;
     Ok(true)
 }
 
@@ -321,21 +335,39 @@ impl Member {
     fn args(&self) -> Vec<KernelArg<'_>> {
         self.args.iter().map(HeldArg::arg).collect()
     }
+
+    /// The buffers it uses and how.
+    fn touches(&self) -> Vec<(u64, Access)> {
+        self.args
+            .iter()
+            .filter_map(|a| match a {
+                HeldArg::Buffer { id, access, .. } => Some((*id, *access)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
-/// A device's pending sweep and the sweep kernels it has built, kept under
-/// the device's ordering lock.
-#[derive(Default)]
-pub(crate) struct Pending {
+/// One thread's launches waiting to run as one sweep, and the buffers
+/// they read and write.
+struct Pending {
+    thread: std::thread::ThreadId,
     members: Vec<Member>,
     bytes: usize,
     local: usize,
-    /// Built sweep kernels by their members' kernel ids; `None`: the driver
-    /// could not build that sequence.
-    built: HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
+    reads: Vec<u64>,
+    writes: Vec<u64>,
 }
 
 impl Pending {
+    /// Whether a command using `touches` depends on these launches or they
+    /// on it: a buffer both use, one of them writing it.
+    fn conflicts(&self, touches: &[(u64, Access)]) -> bool {
+        touches.iter().any(|(id, access)| {
+            self.writes.contains(id) || (*access != Access::Read && self.reads.contains(id))
+        })
+    }
+
     /// Whether `member` may join: at most [`MAX_MEMBERS`], their arguments
     /// within the device's parameter bytes, their local memory within half
     /// the device's.
@@ -345,15 +377,105 @@ impl Pending {
             && self.bytes + member.bytes <= info.max_parameter_bytes
             && self.local + member.local <= info.local_mem_bytes as usize / 2
     }
+
+    fn push(&mut self, member: Member) {
+        for (id, access) in member.touches() {
+            let list = if access == Access::Read {
+                &mut self.reads
+            } else {
+                &mut self.writes
+            };
+            if !list.contains(&id) {
+                list.push(id);
+            }
+        }
+        self.bytes += member.bytes;
+        self.local += member.local;
+        self.members.push(member);
+    }
 }
 
-/// Launches the pending sweep, if any: its kernel (built on first use), or
-/// its members one by one when there is one member or the sweep's kernel
-/// does not build. Called with the ordering lock held.
-pub(crate) fn launch_pending(pending: &mut Pending) -> Result<()> {
-    let members = std::mem::take(&mut pending.members);
-    pending.bytes = 0;
-    pending.local = 0;
+/// A device's pending sweeps (one per thread with launches waiting) and
+/// the sweep kernels it has built, kept under the device's ordering lock.
+/// Each thread has its own so that threads driving one device (chains)
+/// do not interleave their launches into ever new sequences to build.
+#[derive(Default)]
+pub(crate) struct Sweeps {
+    pending: Vec<Pending>,
+    /// Built sweep kernels by their members' kernel ids; `None`: the driver
+    /// could not build that sequence.
+    built: HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
+}
+
+impl Sweeps {
+    /// Adds `member` to the calling thread's sweep, launching first that
+    /// sweep when `member` does not fit, and any other thread's that it
+    /// depends on.
+    fn join(&mut self, member: Member, rt: &Runtime) -> Result<()> {
+        let thread = std::thread::current().id();
+        let touches = member.touches();
+        self.launch_where(|p| p.thread != thread && p.conflicts(&touches))?;
+        let full = self
+            .pending
+            .iter()
+            .any(|p| p.thread == thread && !p.admits(&member, rt));
+        if full {
+            self.launch_where(|p| p.thread == thread)?;
+        }
+        match self.pending.iter_mut().find(|p| p.thread == thread) {
+            Some(pending) => pending.push(member),
+            None => {
+                let mut pending = Pending {
+                    thread,
+                    members: Vec::new(),
+                    bytes: 0,
+                    local: 0,
+                    reads: Vec::new(),
+                    writes: Vec::new(),
+                };
+                pending.push(member);
+                self.pending.push(pending);
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches what must run before a command using `touches`: the
+    /// calling thread's sweep, and others' that share a buffer with it.
+    pub(crate) fn launch_before(&mut self, touches: &[(u64, Access)]) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let thread = std::thread::current().id();
+        self.launch_where(|p| p.thread == thread || p.conflicts(touches))
+    }
+
+    /// Launches every pending sweep.
+    pub(crate) fn launch_all(&mut self) -> Result<()> {
+        self.launch_where(|_| true)
+    }
+
+    fn launch_where(&mut self, due: impl Fn(&Pending) -> bool) -> Result<()> {
+        let mut k = 0;
+        while k < self.pending.len() {
+            if due(&self.pending[k]) {
+                let pending = self.pending.swap_remove(k);
+                launch(pending.members, &mut self.built)?;
+            } else {
+                k += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Launches one sweep: its kernel (built on first use), or its members one
+/// by one when there is one member or the sweep's kernel does not build.
+/// Called with the ordering lock held.
+fn launch(
+    members: Vec<Member>,
+    built: &mut HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
+) -> Result<()> {
     let Some(first) = members.first() else {
         return Ok(());
     };
@@ -362,12 +484,13 @@ pub(crate) fn launch_pending(pending: &mut Pending) -> Result<()> {
     let range = NdRange::d1(group).with_local(&[group]);
     let sweep = if members.len() > 1 {
         let key: Vec<u64> = members.iter().map(|m| m.kernel.id()).collect();
-        match pending.built.get(&key) {
-            Some(built) => built.clone(),
+        match built.get(&key) {
+            Some(kernel) => kernel.clone(),
+            None if built.len() >= MAX_BUILT => None,
             None => {
-                let built = build(rt, &members)?;
-                pending.built.insert(key, built.clone());
-                built
+                let kernel = build(rt, &members)?;
+                built.insert(key, kernel.clone());
+                kernel
             }
         }
     } else {

@@ -12,6 +12,9 @@ fn cache_behaviour() -> Result<()> {
     if common::process::run_alone("kernel_cache::cache_behaviour") {
         return Ok(());
     }
+    // Every launch queued on its own: a sweep (on GPUs) builds a kernel of
+    // its own, counted here (`tests/runtime/sweeps.rs` covers sweeps).
+    clfuse::clfuse_core::set_launch_sweeps(clfuse::clfuse_core::LaunchSweeps::Never);
     // d = c * (a + b): one kernel, one launch; other sizes and scalars reuse it.
     let a = MatrixCl::from_slice(3, 1, &[1.0, 2.0, 3.0])?;
     let b = MatrixCl::from_slice(3, 1, &[4.0, 5.0, 6.0])?;

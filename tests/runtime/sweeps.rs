@@ -79,14 +79,17 @@ fn a_swept_chain_takes_fewer_launches() -> Result<()> {
     with_sweeps(LaunchSweeps::Always, || chain(&a))?;
     with_sweeps(LaunchSweeps::Never, || chain(&a))?;
     let launches = |sweeps| -> Result<u64> {
-        let before = thread_kernel_stats().launched;
+        let before = thread_kernel_stats().queued;
         with_sweeps(sweeps, || chain(&a))?;
-        Ok(thread_kernel_stats().launched - before)
+        Ok(thread_kernel_stats().queued - before)
     };
     let swept = launches(LaunchSweeps::Always)?;
     let alone = launches(LaunchSweeps::Never)?;
-    assert!(alone >= 4, "four steps, {alone} launches");
-    assert!(swept < alone, "swept {swept} launches, one by one {alone}");
+    assert!(alone >= 4, "four steps, {alone} kernels queued");
+    assert!(
+        swept < alone,
+        "swept: {swept} kernels queued, one by one {alone}"
+    );
     Ok(())
 }
 
@@ -187,6 +190,53 @@ fn fills_join_sweeps_for_every_element_type_and_size() -> Result<()> {
             let floats = MatrixCl::<f32>::zeros(n, 2)?;
             floats.fill(0.5)?;
             assert!(floats.to_vec()?.iter().all(|&v| v == 0.5), "n = {n}");
+        }
+        Ok(())
+    })
+}
+
+#[test]
+fn threads_sweep_apart_and_meet_where_they_share_a_matrix() -> Result<()> {
+    with_sweeps(LaunchSweeps::Always, || {
+        let n = 21;
+        let host = column(n, 0.25);
+        let a = MatrixCl::from_slice(n, 1, &host)?;
+        // This thread's step waits in its sweep ...
+        let b = (&a * 4.0).eval()?;
+        // ... while chains on other threads sweep their own work, and one
+        // of them reads `b`, which launches this thread's sweep first.
+        let (want_d, want_total) = chain_on_host(&host);
+        let outcomes: Vec<Result<(Vec<f64>, f64, Vec<f64>)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        with_sweeps(LaunchSweeps::Always, || {
+                            let mut last = (Vec::new(), 0.0);
+                            for _ in 0..10 {
+                                last = chain(&a)?;
+                            }
+                            let c: MatrixCl<f64> = (&b + 1.0).eval()?;
+                            Ok((last.0, last.1, c.to_vec()?))
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().map_err(|_| clfuse::Error::Unsupported {
+                        what: "a chain thread panicked".into(),
+                    })?
+                })
+                .collect()
+        });
+        for outcome in outcomes {
+            let (d, total, c) = outcome?;
+            for i in 0..n {
+                assert!(close(d[i], want_d[i]));
+                assert!(close(c[i], 4.0 * host[i] + 1.0), "c[{i}] = {}", c[i]);
+            }
+            assert!(close(total, want_total));
         }
         Ok(())
     })

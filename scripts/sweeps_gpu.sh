@@ -6,8 +6,8 @@
 # regression with sweeps off and on; then the test binaries copied into
 # .gpu/ (or packed in .gpu/bins.tgz; sweeps are on by default on the GPU, so they soak them). The rows
 # that matter land in the summary, the reports in $OUT. There (device tool,
-# carry .gpu), in two calls (each within the tool's 10 minutes):
-#   bash scripts/sweeps_gpu.sh bench; bash scripts/sweeps_gpu.sh tests
+# carry .gpu), in calls within the tool's 10 minutes each:
+#   bash scripts/sweeps_gpu.sh bench; ... runs; ... tests
 source "$(dirname "$0")/lease.sh"
 export FUSION_DEVICE=nvidia
 # The binaries travel packed (the carry's 64 MiB): .gpu/bins.tgz.
@@ -15,7 +15,7 @@ export FUSION_DEVICE=nvidia
 rows() {
   grep -E "^## |^\| 10000000 \| clfuse|^\| 5000 |^\| 1000000 \| clfuse::dist::normal|^\| 10000000 \| clEnqueueCopyBuffer" "$1"
 }
-if [ "$1" != tests ]; then
+if [ "$1" = bench ]; then
 {
   for round in 1 2; do
     for sweeps in 0 1; do
@@ -35,6 +35,10 @@ if [ "$1" != tests ]; then
     > /tmp/dist-profile.log 2>&1
   echo "rc=$?"
   cp /tmp/dist-profile/profiles.md "$OUT/profiles.md"
+} >> "$S" 2>&1
+fi
+if [ "$1" = runs ]; then
+{
   for example in eight_schools regression; do
     for sweeps in 0 1; do
       [ -x "$bin/$example" ] || continue
@@ -46,7 +50,7 @@ if [ "$1" != tests ]; then
   done
 } >> "$S" 2>&1
 fi
-if [ "$1" != bench ]; then
+if [ "$1" = tests ]; then
 W=/tmp/tests; mkdir -p $W
 run_tests "runtime_tests sweeps::" "rev_tests rev_" "dist_tests dist" "ops_tests ops_"
 cp $W/*.txt "$OUT/" 2>/dev/null

@@ -202,6 +202,12 @@ impl EventLists {
     /// read and write, so it alone now stands for all of them.
     pub fn add_write(&self, event: ClEvent) {
         self.note_write();
+        self.set_write(event);
+    }
+
+    /// [`add_write`](Self::add_write) for a write already counted (a
+    /// launch that waited in a sweep was counted when it joined).
+    pub(crate) fn set_write(&self, event: ClEvent) {
         let mut lists = self.lock();
         lists.reads.clear();
         lists.writes.clear();

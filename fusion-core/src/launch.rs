@@ -218,7 +218,7 @@ pub fn enqueue(
     // the transfer queue is either queued behind it or seen in the lists.
     // Taking it launches a pending sweep first (see `sweep`).
     let _ordering = rt.ordered(&touches(args))?;
-    let event = enqueue_ordered(kernel, args, range)?;
+    let event = enqueue_ordered(kernel, args, range, false)?;
     count_launch();
     Ok(event)
 }
@@ -272,10 +272,13 @@ pub(crate) fn note_writes(args: &[KernelArg<'_>]) {
 
 /// [`enqueue`] with the arguments checked and the device's ordering lock
 /// held by the caller (counted as queued, not as a launch asked for).
+/// `noted`: its writes were counted already (a sweep's members, when they
+/// joined), so that a reader comparing counts sees each write once.
 pub(crate) fn enqueue_ordered(
     kernel: &CompiledKernel,
     args: &[KernelArg<'_>],
     range: NdRange,
+    noted: bool,
 ) -> Result<Option<ClEvent>> {
     let rt = kernel.runtime();
     // An in-order queue already runs commands in submission order, so event
@@ -294,7 +297,7 @@ pub(crate) fn enqueue_ordered(
                     // Without tracking, still behind reads of it on the
                     // transfer queue.
                     owner.events().wait_list_for_write(&mut wait);
-                    if !track {
+                    if !track && !noted {
                         owner.events().note_write();
                     }
                 }
@@ -382,7 +385,11 @@ pub(crate) fn enqueue_ordered(
             ..
         } = arg
         {
-            owner.events().add_write(event.clone());
+            if noted {
+                owner.events().set_write(event.clone());
+            } else {
+                owner.events().add_write(event.clone());
+            }
         }
     }
     Ok(Some(event))

@@ -499,11 +499,11 @@ fn launch(
     match sweep {
         Some(kernel) => {
             let args: Vec<KernelArg<'_>> = members.iter().flat_map(Member::args).collect();
-            enqueue_ordered(&kernel, &args, range)?;
+            enqueue_ordered(&kernel, &args, range, true)?;
         }
         None => {
             for member in &members {
-                enqueue_ordered(member.kernel.compiled(), &member.args(), range)?;
+                enqueue_ordered(member.kernel.compiled(), &member.args(), range, true)?;
             }
         }
     }

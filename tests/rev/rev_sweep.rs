@@ -36,6 +36,13 @@ fn evaluate(at: &[f64], y: &MatrixCl<f64>, sweeps: LaunchSweeps) -> Result<(f64,
 
 #[test]
 fn swept_reverse_kernels_match_one_by_one_and_finite_differences() -> Result<()> {
+    // Alone in its process: another test thread's wait for the device
+    // would launch (and count) this thread's sweeps.
+    if crate::common::process::run_alone(
+        "rev_sweep::swept_reverse_kernels_match_one_by_one_and_finite_differences",
+    ) {
+        return Ok(());
+    }
     let y = MatrixCl::from_slice(3, 1, &[0.4, -1.2, 2.0])?;
     let at = [0.3, -0.4];
     let (value, swept) = evaluate(&at, &y, LaunchSweeps::Always)?;
@@ -78,5 +85,25 @@ fn swept_reverse_kernels_match_one_by_one_and_finite_differences() -> Result<()>
         swept < alone,
         "swept: {swept} kernels queued, one by one {alone}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_constant_written_by_a_waiting_launch_counts_its_write_once() -> Result<()> {
+    let before = set_launch_sweeps(LaunchSweeps::Always);
+    let outcome = (|| -> Result<Vec<f64>> {
+        rev::clear()?;
+        // Written by a launch that waits in the sweep; the step below reads
+        // it, and the reverse pass checks that it was not written since.
+        let scale: MatrixCl<f64> = (MatrixCl::from_slice(1, 1, &[2.0])? * 1.5).eval()?;
+        let theta = Var::new(MatrixCl::from_slice(2, 1, &[0.3, -0.4])?);
+        let lp = colwise_sum(elt_multiply(&theta, optional_broadcast(&scale, 2, 1))).eval()?;
+        lp.grad()?;
+        let gradient = theta.adjoint().to_vec()?;
+        rev::clear()?;
+        Ok(gradient)
+    })();
+    set_launch_sweeps(before);
+    assert_eq!(outcome?, vec![3.0, 3.0]);
     Ok(())
 }

@@ -96,9 +96,13 @@ pub fn sweeps_on(rt: &Runtime) -> bool {
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn sweep_group(rt: &Runtime) -> usize {
-    let max = rt.device_info().max_work_group_size.max(1);
+    group_within(rt.device_info().max_work_group_size)
+}
+
+/// The largest power of two within `max`, at most 256.
+fn group_within(max: usize) -> usize {
     let mut size = 256;
-    while size > max {
+    while size > max.max(1) {
         size /= 2;
     }
     size
@@ -703,6 +707,14 @@ __kernel void calculate(
     fn a_source_in_another_form_is_an_error_not_a_panic() {
         assert!(compose(&["void helper() {}"]).is_err());
         assert!(compose(&["__kernel void a() {}\n__kernel void b() {}"]).is_err());
+    }
+
+    #[test]
+    fn sweep_groups_are_powers_of_two_within_the_device_limit() {
+        assert_eq!(group_within(1024), 256);
+        assert_eq!(group_within(200), 128);
+        assert_eq!(group_within(1), 1);
+        assert_eq!(group_within(0), 1);
     }
 
     #[test]

@@ -904,14 +904,6 @@ mod tests {
     }
 
     #[test]
-    fn work_groups_are_powers_of_two_within_the_device_limit() {
-        assert_eq!(work_group_size(1024), 256);
-        assert_eq!(work_group_size(200), 128);
-        assert_eq!(work_group_size(1), 1);
-        assert_eq!(work_group_size(0), 1);
-    }
-
-    #[test]
     fn one_by_one_variables_are_summed_by_the_last_group_without_float_atomics() {
         let source = reverse_source(
             "double",

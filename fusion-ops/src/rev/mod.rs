@@ -14,10 +14,10 @@
 //!   every operand's adjoint (plain `+=` where each element has one writer,
 //!   a work-group sum for `1 x 1` variables, atomic adds for scattered
 //!   reads such as transposes, broadcasts and repeated indices). On a GPU,
-//!   consecutive steps whose adjoint fits one work-group (a model's `1 x 1`
-//!   sums, scalar priors, parameter blocks) run as one launch, their
-//!   kernels called in order with a barrier between them
-//!   ([`set_reverse_sweeps`]).
+//!   consecutive steps whose kernels fit one work-group (a model's `1 x 1`
+//!   sums, scalar priors, parameter blocks, forward or reverse) run as one
+//!   launch, their kernels called in order with a barrier between them
+//!   ([`clfuse_core::set_launch_sweeps`]).
 //!
 //! A step whose result is `1 x 1` (a log-likelihood) reads a row-wise
 //! product `x · β` of a constant matrix inline and sums `xᵀ·∂lp/∂(xβ)` in

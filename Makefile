@@ -37,11 +37,12 @@ test: opencl
 	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
 	# (All of linalg: gemm, cholesky, triangular, adjoints.)
 	FUSION_GEMM=32,8,32 $(TESTS) --test linalg
-	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default).
+	# Read-backs on their own queue, as on GPUs (CPUs keep one queue by default);
+	# a kernel's read-backs share one marker behind the in-order queue (ReadBatch).
 	# (`glm::` also matches `golden_glm::`: skipped here and below, as before.)
 	FUSION_TRANSFER_QUEUE=1 $(TESTS) --test glm --test ops --test runtime --test dist -- glm:: glm_errors:: ops_reductions:: buffer_pool:: checks:: --skip golden_glm::
-	# A kernel's read-backs share one marker behind an in-order queue (ReadBatch).
-	FUSION_QUEUE=in-order FUSION_TRANSFER_QUEUE=1 $(TESTS) --test dist --test glm -- checks:: glm_errors::
+	# The same on an out-of-order queue, where read-backs wait for their writers' events.
+	FUSION_QUEUE=out-of-order FUSION_TRANSFER_QUEUE=1 $(TESTS) --test dist --test glm -- checks:: glm_errors::
 	# The other staging layouts: the GLMs' xᵀ·d always in their kernel (rows
 	# shared by work items, blocks prefetched) or never; rows split finer.
 	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
@@ -50,8 +51,9 @@ test: opencl
 	# the launch-count and reverse-pass tests with them on. (Not every test:
 	# PoCL compiles a sweep of large kernels slowly.)
 	FUSION_SWEEPS=1 $(TESTS) --test runtime --test rev -- sweeps:: kernel_cache:: rev_sweep:: rev_inline_products:: rev_nested:: rev_lent_adjoints::
-	# Cross-thread ordering on an in-order queue too (the default run above is out of order).
-	FUSION_QUEUE=in-order $(TESTS) --test runtime --test rev -- soundness_threads:: rev_structure:: rev_nested::
+	# Cross-thread ordering on an out-of-order queue too, where only event lists
+	# order commands (PoCL's default queue is in order; see QueueMode::Auto).
+	FUSION_QUEUE=out-of-order $(TESTS) --test runtime --test rev --test ops -- soundness_threads:: soundness_targets:: rev_structure:: rev_nested:: ops_reductions::
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --example autodiff_model -- --quick --compare-glm

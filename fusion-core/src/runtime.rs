@@ -24,11 +24,15 @@ use std::sync::OnceLock;
 /// How commands are ordered on the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueMode {
-    /// In-order on NVIDIA's driver, out-of-order elsewhere where the device
-    /// supports it. On the H200 an in-order queue, whose launches need no
-    /// events, cut a cached `assign` from 12.6 µs to 5.2 µs of host time
-    /// (BENCHMARKS.md, "Host path"), and NVIDIA gains nothing measurable
-    /// from reordering our mostly dependent kernels.
+    /// In-order on NVIDIA's driver and on PoCL, out-of-order elsewhere where
+    /// the device supports it. On the H200 an in-order queue, whose launches
+    /// need no events, cut a cached `assign` from 12.6 µs to 5.2 µs of host
+    /// time (BENCHMARKS.md, "Host path"), and NVIDIA gains nothing
+    /// measurable from reordering our mostly dependent kernels. PoCL 3.x
+    /// can abort (`pocl_release_dlhandle_cache: found->ref_count > 0`) when
+    /// one kernel runs at two grid widths at once, which only an
+    /// out-of-order queue allows: its cache of loaded kernels keeps an
+    /// entry per width but releases by kernel and local size alone.
     #[default]
     Auto,
     /// Always an in-order queue.
@@ -328,9 +332,14 @@ impl Runtime {
         let found = select(cfg)?;
         let context = Context::from_device(&found.device).call("clCreateContext")?;
         let nvidia = found.info.platform_name.contains("NVIDIA");
+        let pocl = found
+            .info
+            .platform_name
+            .contains("Portable Computing Language");
         let out_of_order = found.info.out_of_order
             && match cfg.queue {
-                QueueMode::Auto => !nvidia,
+                // See `QueueMode::Auto` for why not on these two.
+                QueueMode::Auto => !nvidia && !pocl,
                 QueueMode::InOrder => false,
                 QueueMode::OutOfOrder => true,
             };
@@ -346,10 +355,7 @@ impl Runtime {
             CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
         }
         .call("clCreateCommandQueueWithProperties")?;
-        let settle_on_drop = found
-            .info
-            .platform_name
-            .contains("Portable Computing Language");
+        let settle_on_drop = pocl;
         // Its copies wait for the kernels they read from by events: the
         // writer's on an out-of-order queue, a marker behind everything
         // queued so far on an in-order one (see `MatrixCl::read_later`).

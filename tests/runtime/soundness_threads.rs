@@ -1,9 +1,9 @@
 //! One matrix shared between threads: every read-back sees one whole write
-//! (on the default queue, out of order where the device allows), and
+//! (on the default queue, and on an out-of-order one), and
 //! threads meeting one new expression at once share one compile.
 //!
 //! `FUSION_SOUNDNESS_ROUNDS` sets the rounds of the read/write test (50 by
-//! default); `make test` also runs this file under `FUSION_QUEUE=in-order`.
+//! default); `make test` also runs this file under `FUSION_QUEUE=out-of-order`.
 
 use clfuse::Result;
 use clfuse::prelude::*;

@@ -268,3 +268,18 @@ pub fn raw_handles(events: &[ClEvent]) -> Vec<cl_event> {
     handles.dedup();
     handles
 }
+
+/// What owns a buffer argument: its event lists, and a way to keep the
+/// buffer alive past the borrow (a launch that waits in a sweep holds it).
+pub trait BufferOwner: Send + Sync {
+    /// The buffer's pending read and write events.
+    fn events(&self) -> &EventLists;
+    /// A handle that keeps the buffer (and its event lists) alive.
+    fn retain(&self) -> std::sync::Arc<dyn BufferOwner>;
+}
+
+impl std::fmt::Debug for dyn BufferOwner + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BufferOwner")
+    }
+}

@@ -40,7 +40,14 @@ pub(crate) enum ArgValue {
 
 /// A compiled kernel. OpenCL kernel objects are not safe to configure from
 /// two threads at once, so argument setting and enqueueing hold its lock.
+/// Cloning gives another handle to the same kernel (a recorded launch keeps
+/// one, see [`crate::replay`]).
+#[derive(Clone)]
 pub struct CompiledKernel {
+    inner: Arc<KernelInner>,
+}
+
+struct KernelInner {
     name: String,
     /// The runtime the program was built for: the kernel runs on its queue.
     runtime: &'static Runtime,
@@ -52,7 +59,7 @@ pub struct CompiledKernel {
 impl std::fmt::Debug for CompiledKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledKernel")
-            .field("name", &self.name)
+            .field("name", &self.inner.name)
             .finish()
     }
 }
@@ -60,12 +67,12 @@ impl std::fmt::Debug for CompiledKernel {
 impl CompiledKernel {
     /// The kernel function's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.inner.name
     }
 
     /// The runtime (device context) the kernel was built for.
     pub fn runtime(&self) -> &'static Runtime {
-        self.runtime
+        self.inner.runtime
     }
 
     /// Wraps `kernel` of `program`, built for `runtime`.
@@ -76,18 +83,25 @@ impl CompiledKernel {
         program: Program,
     ) -> Self {
         CompiledKernel {
-            runtime,
-            name: name.to_string(),
-            kernel: Mutex::new(KernelState {
-                kernel,
-                set: Vec::new(),
+            inner: Arc::new(KernelInner {
+                runtime,
+                name: name.to_string(),
+                kernel: Mutex::new(KernelState {
+                    kernel,
+                    set: Vec::new(),
+                }),
+                _program: program,
             }),
-            _program: program,
         }
     }
 
+    /// Identifies the kernel object (the same for every handle to it).
+    pub(crate) fn identity(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {
-        self.kernel.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.kernel.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

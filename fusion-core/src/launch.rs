@@ -4,26 +4,12 @@ use crate::cl_type::ClType;
 use crate::compile::{count_launch, count_queued};
 use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
-use crate::events::{Access, ClEvent, EventLists, raw_handles};
+use crate::events::{Access, BufferOwner, ClEvent, raw_handles};
 use crate::kernel_cache::{ArgValue, CompiledKernel};
 use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
-
-/// What owns a buffer argument: its event lists, and a way to keep the
-/// buffer alive past the borrow (a launch that waits in a sweep holds it).
-pub trait BufferOwner: Send + Sync {
-    /// The buffer's pending read and write events.
-    fn events(&self) -> &EventLists;
-    /// A handle that keeps the buffer (and its event lists) alive.
-    fn retain(&self) -> std::sync::Arc<dyn BufferOwner>;
-}
-
-impl std::fmt::Debug for dyn BufferOwner + '_ {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("BufferOwner")
-    }
-}
+use std::sync::Arc;
 
 /// One argument of a kernel launch.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +65,7 @@ impl<'a> KernelArg<'a> {
 }
 
 /// An ND-range: global sizes and optional local sizes (1 to 3 dimensions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NdRange {
     dims: usize,
     global: [usize; 3],
@@ -138,6 +124,69 @@ impl NdRange {
     /// Whether any dimension is empty.
     pub fn is_empty(&self) -> bool {
         self.global[..self.dims].contains(&0)
+    }
+}
+
+/// A launch's argument, held past the launch: until its sweep is queued,
+/// or for as long as a [`Recording`](crate::Recording) of it lives.
+pub(crate) enum HeldArg {
+    Buffer {
+        /// The `cl_mem`, valid while `owner` lives.
+        mem: usize,
+        id: u64,
+        home: Option<&'static Runtime>,
+        owner: Arc<dyn BufferOwner>,
+        access: Access,
+    },
+    Int(i32),
+    Float(f32),
+    Double(f64),
+    Local(usize),
+}
+
+impl HeldArg {
+    pub(crate) fn hold(arg: &KernelArg<'_>) -> Self {
+        match *arg {
+            KernelArg::Buffer {
+                mem,
+                id,
+                home,
+                owner,
+                access,
+            } => HeldArg::Buffer {
+                mem: mem as usize,
+                id,
+                home,
+                owner: owner.retain(),
+                access,
+            },
+            KernelArg::Int(v) => HeldArg::Int(v),
+            KernelArg::Float(v) => HeldArg::Float(v),
+            KernelArg::Double(v) => HeldArg::Double(v),
+            KernelArg::Local(bytes) => HeldArg::Local(bytes),
+        }
+    }
+
+    pub(crate) fn arg(&self) -> KernelArg<'_> {
+        match self {
+            HeldArg::Buffer {
+                mem,
+                id,
+                home,
+                owner,
+                access,
+            } => KernelArg::Buffer {
+                mem: *mem as opencl3::types::cl_mem,
+                id: *id,
+                home: *home,
+                owner: &**owner,
+                access: *access,
+            },
+            HeldArg::Int(v) => KernelArg::Int(*v),
+            HeldArg::Float(v) => KernelArg::Float(*v),
+            HeldArg::Double(v) => KernelArg::Double(*v),
+            HeldArg::Local(bytes) => KernelArg::Local(*bytes),
+        }
     }
 }
 
@@ -211,16 +260,26 @@ pub fn enqueue(
     if range.is_empty() {
         return Ok(None);
     }
-    let rt = kernel.runtime();
-    check_buffers(kernel.name(), rt, args)?;
-    // Held until the event is recorded on every buffer (see `events`), and
-    // without tracking until the launch is queued, so that a read-back on
-    // the transfer queue is either queued behind it or seen in the lists.
-    // Taking it launches a pending sweep first (see `sweep`).
-    let _ordering = rt.ordered(&touches(args))?;
-    let event = enqueue_ordered(kernel, args, range, false)?;
-    count_launch();
-    Ok(event)
+    crate::replay::command(
+        false,
+        |notes| {
+            notes.launch(kernel.identity(), args, &range);
+            crate::replay::launch_again(kernel, args, range)
+        },
+        || {
+            let rt = kernel.runtime();
+            check_buffers(kernel.name(), rt, args)?;
+            // Held until the event is recorded on every buffer (see
+            // `events`), and without tracking until the launch is queued, so
+            // that a read-back on the transfer queue is either queued behind
+            // it or seen in the lists. Taking it launches a pending sweep
+            // first (see `sweep`).
+            let _ordering = rt.ordered(&touches(args))?;
+            let event = enqueue_ordered(kernel, args, range, false)?;
+            count_launch();
+            Ok(event)
+        },
+    )
 }
 
 /// The buffers `args` use and how.
@@ -256,7 +315,7 @@ pub(crate) fn check_buffers(name: &str, rt: &Runtime, args: &[KernelArg<'_>]) ->
 }
 
 /// Notes a launch's writes on buffers whose queue does not track events
-/// (see [`EventLists::note_write`]).
+/// (see [`crate::EventLists::note_write`]).
 pub(crate) fn note_writes(args: &[KernelArg<'_>]) {
     for arg in args {
         if let KernelArg::Buffer {

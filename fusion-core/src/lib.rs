@@ -68,6 +68,7 @@ mod pinned;
 mod profile;
 mod program_cache;
 mod read_batch;
+mod replay;
 mod runtime;
 mod sweep;
 mod tuning;
@@ -82,14 +83,14 @@ pub use device::Device;
 pub use device_info::{DeviceInfo, list_devices};
 pub use diagnostics::BuildDiagnostics;
 pub use error::{Error, Result};
-pub use events::{Access, ClEvent, EventLists, raw_handles};
+pub use events::{Access, BufferOwner, ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use gemm_config::GemmConfig;
 pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
-pub use launch::{BufferOwner, KernelArg, NdRange, enqueue};
+pub use launch::{KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
 pub use profile::{
@@ -99,6 +100,7 @@ pub use program_cache::{
     ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
 pub use read_batch::ReadBatch;
+pub use replay::{ReadBack, Recording, record};
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
 pub use sweep::{LaunchSweeps, enqueue_joined, set_launch_sweeps, sweep_group, sweeps_on};
 pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};

@@ -301,6 +301,20 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
+        crate::replay::command(
+            false,
+            |notes| {
+                notes.mix(("fill", value.to_f64().to_bits(), self.len()));
+                notes.buffer(self.storage.id, Access::Write);
+                let (again, label) = (self.share(), label.to_string());
+                Box::new(move || again.fill_labelled(value, &label).map(|()| None))
+            },
+            || self.fill_now(buffer, value, label),
+        )
+    }
+
+    /// [`fill_labelled`](Self::fill_labelled) of a matrix with a buffer, not recorded.
+    fn fill_now(&self, buffer: &Buffer<T>, value: T, label: &str) -> Result<()> {
         let rt = self.runtime()?;
         if crate::sweep::fill_joined(self, value, rt)? {
             return Ok(());
@@ -341,6 +355,23 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
+        crate::replay::command(
+            false,
+            |notes| {
+                notes.mix("write");
+                for v in data {
+                    notes.mix(v.to_f64().to_bits());
+                }
+                notes.buffer(self.storage.id, Access::Write);
+                let (again, data) = (self.share(), data.to_vec());
+                Box::new(move || again.write(&data).map(|()| None))
+            },
+            || self.write_now(buffer, data),
+        )
+    }
+
+    /// [`write`](Self::write) of a matrix with a buffer, not recorded.
+    fn write_now(&self, buffer: &Buffer<T>, data: &[T]) -> Result<()> {
         self.host_copy("write", Access::Write, |queue, wait| {
             // SAFETY: `data`, whose length matches the buffer, stays borrowed
             // until `host_copy` has seen the copy end.
@@ -377,6 +408,24 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
+        crate::replay::command(
+            true,
+            |notes| self.read_again(notes),
+            || self.read_now(buffer, out),
+        )
+    }
+
+    /// Notes a read of this matrix to a recording; the command reads it
+    /// again into a new `Vec<T>`.
+    fn read_again(&self, notes: &mut crate::replay::Notes<'_>) -> crate::replay::Command {
+        notes.mix(("read", self.len()));
+        notes.buffer(self.storage.id, Access::Read);
+        let again = self.share();
+        Box::new(move || Ok(Some(Box::new(again.to_vec()?) as crate::ReadBack)))
+    }
+
+    /// [`read_into`](Self::read_into) of a matrix with a buffer, not recorded.
+    fn read_now(&self, buffer: &Buffer<T>, out: &mut [T]) -> Result<()> {
         if std::mem::size_of_val(out) <= crate::pinned::MAX_BYTES {
             // Small: through page-locked memory, which some drivers (NVIDIA)
             // complete sooner than a read into pageable memory.
@@ -448,7 +497,11 @@ impl<T: ClType> MatrixCl<T> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
-        self.queue_read(None, false)
+        crate::replay::command(
+            true,
+            |notes| self.read_again(notes),
+            || self.queue_read(None, false),
+        )
     }
 
     /// [`read_later`](Self::read_later) as one of the reads of `batch`,
@@ -456,7 +509,11 @@ impl<T: ClType> MatrixCl<T> {
     /// (see [`ReadBatch`](crate::ReadBatch)); the read is submitted by the
     /// batch's `finish`.
     pub fn read_later_in(&self, batch: &crate::ReadBatch) -> Result<PendingRead<T>> {
-        self.queue_read(Some(batch), false)
+        crate::replay::command(
+            true,
+            |notes| self.read_again(notes),
+            || self.queue_read(Some(batch), false),
+        )
     }
 
     /// Queues the read on the transfer queue when there is one (so that it
@@ -614,7 +671,7 @@ impl<T: ClType> MatrixCl<T> {
     }
 
     /// What owns the buffer, for a launch's argument.
-    pub(crate) fn owner(&self) -> &dyn crate::launch::BufferOwner {
+    pub(crate) fn owner(&self) -> &dyn crate::events::BufferOwner {
         &self.storage
     }
 
@@ -643,6 +700,21 @@ impl<T: ClType> MatrixCl<T> {
         if self.storage.id == other.storage.id {
             return Ok(());
         }
+        crate::replay::command(
+            false,
+            |notes| {
+                notes.mix(("copy", self.len()));
+                notes.buffer(other.storage.id, Access::Read);
+                notes.buffer(self.storage.id, Access::Write);
+                let (again, from) = (self.share(), other.share());
+                Box::new(move || again.copy_from(&from).map(|()| None))
+            },
+            || self.copy_now(dst, src, other),
+        )
+    }
+
+    /// [`copy_from`](Self::copy_from) of distinct non-empty buffers, not recorded.
+    fn copy_now(&self, dst: &Buffer<T>, src: &Buffer<T>, other: &MatrixCl<T>) -> Result<()> {
         let rt = self.runtime()?;
         let source = other.runtime()?;
         if rt.slot() != source.slot() {
@@ -707,12 +779,12 @@ impl<T: ClType> MatrixCl<T> {
     }
 }
 
-impl<T: ClType> crate::launch::BufferOwner for Arc<Storage<T>> {
+impl<T: ClType> crate::events::BufferOwner for Arc<Storage<T>> {
     fn events(&self) -> &EventLists {
         &self.events
     }
 
-    fn retain(&self) -> Arc<dyn crate::launch::BufferOwner> {
+    fn retain(&self) -> Arc<dyn crate::events::BufferOwner> {
         Arc::new(Arc::clone(self))
     }
 }

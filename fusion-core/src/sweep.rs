@@ -24,7 +24,7 @@ use crate::compile::count_launch;
 use crate::error::{Error, Result};
 use crate::events::Access;
 use crate::kernel_cache::{CompiledKernel, FusedKernel, FusedPlan};
-use crate::launch::{BufferOwner, KernelArg, NdRange, check_buffers, enqueue_ordered, note_writes};
+use crate::launch::{HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_writes};
 use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use std::cell::Cell;
@@ -153,7 +153,7 @@ pub fn enqueue_joined(
 
 /// [`enqueue_joined`]; `counted`: whether a member counts as a launch
 /// asked for (a fill does not, as a fill command would not).
-fn join_or_enqueue(
+pub(crate) fn join_or_enqueue(
     kernel: &Arc<FusedKernel>,
     args: &[KernelArg<'_>],
     range: NdRange,
@@ -163,6 +163,25 @@ fn join_or_enqueue(
     if range.is_empty() {
         return Ok(());
     }
+    crate::replay::command(
+        false,
+        |notes| {
+            notes.launch(kernel.compiled().identity(), args, &range);
+            notes.mix((force, counted));
+            crate::replay::join_again(kernel, args, range, force, counted)
+        },
+        || join_now(kernel, args, range, force, counted),
+    )
+}
+
+/// [`join_or_enqueue`] of a non-empty range, not recorded.
+fn join_now(
+    kernel: &Arc<FusedKernel>,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+    force: bool,
+    counted: bool,
+) -> Result<()> {
     let rt = kernel.compiled().runtime();
     let joins = range.one_group() == Some(sweep_group(rt)) && (force || sweeps_on(rt));
     if !joins {
@@ -245,68 +264,6 @@ pub(crate) fn fill_joined<T: ClType>(
     let range = NdRange::d1(group).with_local(&[group]);
     join_or_enqueue(&kernel, &args, range, false, false)?;
     Ok(true)
-}
-
-/// A launch's argument, held until its sweep is queued.
-enum HeldArg {
-    Buffer {
-        /// The `cl_mem`, valid while `owner` lives.
-        mem: usize,
-        id: u64,
-        home: Option<&'static Runtime>,
-        owner: Arc<dyn BufferOwner>,
-        access: Access,
-    },
-    Int(i32),
-    Float(f32),
-    Double(f64),
-    Local(usize),
-}
-
-impl HeldArg {
-    fn hold(arg: &KernelArg<'_>) -> Self {
-        match *arg {
-            KernelArg::Buffer {
-                mem,
-                id,
-                home,
-                owner,
-                access,
-            } => HeldArg::Buffer {
-                mem: mem as usize,
-                id,
-                home,
-                owner: owner.retain(),
-                access,
-            },
-            KernelArg::Int(v) => HeldArg::Int(v),
-            KernelArg::Float(v) => HeldArg::Float(v),
-            KernelArg::Double(v) => HeldArg::Double(v),
-            KernelArg::Local(bytes) => HeldArg::Local(bytes),
-        }
-    }
-
-    fn arg(&self) -> KernelArg<'_> {
-        match self {
-            HeldArg::Buffer {
-                mem,
-                id,
-                home,
-                owner,
-                access,
-            } => KernelArg::Buffer {
-                mem: *mem as opencl3::types::cl_mem,
-                id: *id,
-                home: *home,
-                owner: &**owner,
-                access: *access,
-            },
-            HeldArg::Int(v) => KernelArg::Int(*v),
-            HeldArg::Float(v) => KernelArg::Float(*v),
-            HeldArg::Double(v) => KernelArg::Double(*v),
-            HeldArg::Local(bytes) => KernelArg::Local(*bytes),
-        }
-    }
 }
 
 /// One launch waiting in a sweep.

@@ -112,10 +112,14 @@ pub struct Tuning {
     /// kernel (`FUSION_SWEEPS`, 0 or 1; default 1 on GPUs, 0 elsewhere;
     /// a thread's [`set_launch_sweeps`](crate::set_launch_sweeps) overrides it).
     pub sweeps: Option<bool>,
+    /// Whether a sampler's density replays its recorded device work once
+    /// two calls recorded the same (`FUSION_REPLAY`, 0 or 1; default 1;
+    /// see `clfuse::rev::Replay`).
+    pub replay: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 17] = [
+pub const TUNING_VARIABLES: [&str; 18] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -133,6 +137,7 @@ pub const TUNING_VARIABLES: [&str; 17] = [
     "FUSION_MIXTURE_ROWS",
     "FUSION_LEND_ADJOINTS",
     "FUSION_SWEEPS",
+    "FUSION_REPLAY",
 ];
 
 impl Tuning {
@@ -206,6 +211,9 @@ impl Tuning {
                 .transpose()?,
             sweeps: lookup("FUSION_SWEEPS")
                 .map(|text| parse_flag("FUSION_SWEEPS", &text))
+                .transpose()?,
+            replay: lookup("FUSION_REPLAY")
+                .map(|text| parse_flag("FUSION_REPLAY", &text))
                 .transpose()?,
         };
         tuning.validate()?;

@@ -71,7 +71,8 @@ pub(crate) fn batch_width(
 /// alone. Written once, it is evaluated for any number of chains: `x * theta`
 /// is one GEMM that reads `x` once for all of them, and `colwise_sum`
 /// reduces each chain's column. One forward and one reverse pass serve the
-/// whole batch ([`rev::batch_value_and_grad_to_host`]).
+/// whole batch ([`rev::batch_value_and_grad_to_host`]), replayed once two
+/// evaluations of one batch width did the same device work ([`rev::Replay`]).
 ///
 /// ```
 /// use clfuse::nuts::{BatchDensity, DeviceBatchDensity};
@@ -85,8 +86,9 @@ pub(crate) fn batch_width(
 /// ```
 pub struct DeviceBatchDensity<F> {
     dim: usize,
-    /// The parameter variable per batch size (chains leave as they finish).
-    thetas: HashMap<usize, Var>,
+    /// The parameter variable per batch size (chains leave as they
+    /// finish), with the replay of its evaluations.
+    thetas: HashMap<usize, (Var, rev::Replay)>,
     model: F,
 }
 
@@ -120,16 +122,17 @@ impl<F: FnMut(&Var) -> Result<Var>> BatchDensity for DeviceBatchDensity<F> {
             positions,
             gradients,
         )?;
-        let theta = match self.thetas.entry(batch) {
+        let (theta, replay) = match self.thetas.entry(batch) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(Var::new(MatrixCl::zeros(self.dim, batch)?))
-            }
+            std::collections::hash_map::Entry::Vacant(e) => e.insert((
+                Var::new(MatrixCl::zeros(self.dim, batch)?),
+                rev::Replay::new(),
+            )),
         };
         theta.value().write(positions)?;
         let mut values = vec![0.0; batch];
         let model = &mut self.model;
-        rev::batch_value_and_grad_to_host(theta, || model(theta), &mut values, gradients)?;
+        replay.batch_value_and_grad_to_host(theta, || model(theta), &mut values, gradients)?;
         Ok(values)
     }
 }

@@ -70,16 +70,60 @@ pub struct DeviceDensity<F> {
     theta: Var,
     model: F,
     evaluations: u64,
+    replay: rev::Replay,
 }
 
 impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
-    /// A density over `dim` parameters.
+    /// A density over `dim` parameters. Once two evaluations did the same
+    /// device work, later ones replay it ([`rev::Replay`]: the model must
+    /// do the same device work at every position, as with `jax.jit`; see
+    /// [`without_replay`](Self::without_replay)).
     pub fn new(dim: usize, model: F) -> Result<Self> {
         Ok(DeviceDensity {
             theta: Var::new(MatrixCl::zeros(dim, 1)?),
             model,
             evaluations: 0,
+            replay: rev::Replay::new(),
         })
+    }
+
+    /// The same density, every evaluation run as written (never replayed):
+    /// for a model whose device work depends on more than the position.
+    ///
+    /// ```
+    /// use clfuse::nuts::DeviceDensity;
+    /// use clfuse::prelude::*;
+    /// let mut density = DeviceDensity::new(1, |theta| colwise_sum(theta).eval())?.without_replay();
+    /// let mut g = [0.0];
+    /// for x in [1.0, 2.0, 3.0] {
+    ///     assert_eq!(density.value_and_grad(&[x], &mut g)?, x);
+    /// }
+    /// assert!(!density.replays());
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn without_replay(mut self) -> Self {
+        self.replay = rev::Replay::off();
+        self
+    }
+
+    /// Whether the next evaluation replays recorded device work.
+    ///
+    /// ```
+    /// use clfuse::nuts::DeviceDensity;
+    /// use clfuse::prelude::*;
+    /// let mut density = DeviceDensity::new(2, |theta| colwise_sum(square(theta)).eval())?;
+    /// let mut g = [0.0; 2];
+    /// for x in [1.0, 2.0, 3.0] {
+    ///     assert_eq!(density.value_and_grad(&[x, 1.0], &mut g)?, x * x + 1.0);
+    ///     assert_eq!(g, [2.0 * x, 2.0]);
+    /// }
+    /// // Unless FUSION_REPLAY=0.
+    /// let on = clfuse::Runtime::get()?.tuning().replay != Some(false);
+    /// assert_eq!(density.replays(), on);
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn replays(&self) -> bool {
+        self.replay.is_replaying()
     }
 
     /// How many times the density was evaluated.
@@ -118,7 +162,8 @@ impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
         self.theta.value().write(position)?;
         self.evaluations += 1;
         let (theta, model) = (&self.theta, &mut self.model);
-        rev::value_and_grad_to_host(theta, || model(theta), gradient)
+        self.replay
+            .value_and_grad_to_host(theta, || model(theta), gradient)
     }
 }
 

@@ -21,6 +21,7 @@ mod rev_memory;
 mod rev_nested;
 mod rev_params;
 mod rev_proptest;
+mod rev_replay;
 mod rev_scalar_variables;
 mod rev_structure;
 mod rev_sweep;

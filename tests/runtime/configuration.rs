@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 17] = [
+    let cases: [(&'static str, &'static str); 18] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -37,6 +37,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_MIXTURE_ROWS", "3"),
         ("FUSION_LEND_ADJOINTS", "0"),
         ("FUSION_SWEEPS", "1"),
+        ("FUSION_REPLAY", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -67,6 +68,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         mixture_rows: Some(3),
         lend_adjoints: Some(false),
         sweeps: Some(true),
+        replay: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())
@@ -74,7 +76,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
 
 #[test]
 fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
-    let bad: [(&'static str, &'static str, &str); 16] = [
+    let bad: [(&'static str, &'static str, &str); 17] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "0", "1–1024"),
         ("FUSION_REDUCTION_GROUPS_PER_CU", "lots", "1–1024"),
         ("FUSION_STAGED_PER_WORK_ITEM", "65", "1–64"),
@@ -91,6 +93,7 @@ fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
         ("FUSION_GLM_ONE_PASS", "3", "0, 1 or 2"),
         ("FUSION_MIXTURE_ROWS", "9", "1–8"),
         ("FUSION_SWEEPS", "2", "0 or 1"),
+        ("FUSION_REPLAY", "yes", "0 or 1"),
     ];
     for (name, value, accepted) in bad {
         let error = only(name, value).expect_err(name).to_string();

@@ -68,7 +68,7 @@ fn value_in_adjoints(
     let mut value = f64::NAN;
     with_deferred_checks(function, || {
         differentiate(function, inputs, &mut f, |result| {
-            let Some(host) = read_with_verdicts(result, None)? else {
+            let Some(host) = read_with_verdicts(result, None, &mut 0)? else {
                 return Ok(false);
             };
             value = host.first().copied().unwrap_or(f64::NAN);
@@ -112,23 +112,66 @@ pub fn value_and_grad_to_host(
             ),
         });
     }
-    let mut value = f64::NAN;
-    with_deferred_checks(F, || {
-        differentiate(F, &[theta], &mut f, |result| {
-            let Some(host) = read_with_verdicts(result, Some(theta))? else {
+    let host = columns(F, theta, 1, &mut f, &mut ReadLayout::default())?;
+    split_value(F, &host, gradient)
+}
+
+/// The value (returned) and gradient (written) of one evaluation's column
+/// `[value; gradient]`.
+pub(crate) fn split_value(
+    function: &'static str,
+    host: &[f64],
+    gradient: &mut [f64],
+) -> Result<f64> {
+    let (first, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
+        function,
+        argument: "f",
+        reason: "returned an empty result".into(),
+    })?;
+    if rest.len() != gradient.len() {
+        return Err(Error::SizeMismatch {
+            function,
+            argument: "gradient",
+            expected: rest.len(),
+            actual: gradient.len(),
+        });
+    }
+    gradient.copy_from_slice(rest);
+    Ok(*first)
+}
+
+/// How one evaluation's read was laid out, for a replay of it to read the
+/// same way: how many times `f` ran (a failed deferred check runs it
+/// again), and how many check verdicts came with the columns.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ReadLayout {
+    pub(crate) evaluations: usize,
+    pub(crate) verdicts: usize,
+}
+
+/// The columns `[value; gradient]` of `f`'s `batch` entries with respect
+/// to the matching columns of `theta`, read back in one transfer (with the
+/// verdicts of the deferred checks, see [`value_and_grad`]).
+pub(crate) fn columns(
+    function: &'static str,
+    theta: &Var<f64>,
+    batch: usize,
+    f: &mut impl FnMut() -> Result<Var<f64>>,
+    layout: &mut ReadLayout,
+) -> Result<Vec<f64>> {
+    let mut columns = Vec::new();
+    with_deferred_checks(function, || {
+        layout.evaluations += 1;
+        differentiate_batch(function, &[theta], batch, &mut *f, |result| {
+            let read = read_with_verdicts(result, Some(theta), &mut layout.verdicts)?;
+            let Some(host) = read else {
                 return Ok(false);
             };
-            let (first, rest) = host.split_first().ok_or_else(|| Error::InvalidArgument {
-                function: F,
-                argument: "f",
-                reason: "returned an empty result".into(),
-            })?;
-            gradient.copy_from_slice(rest);
-            value = *first;
+            columns = host;
             Ok(true)
         })
     })?;
-    Ok(value)
+    Ok(columns)
 }
 
 /// Runs `evaluate` with the checks of its steps deferred to its final
@@ -160,9 +203,15 @@ fn with_deferred_checks(
 /// column (value first), read back in one transfer together with the
 /// verdicts of the deferred checks (appended as more rows): `None` when
 /// one of those failed.
-fn read_with_verdicts(result: &Var<f64>, theta: Option<&Var<f64>>) -> Result<Option<Vec<f64>>> {
+/// `verdicts` is set to how many came with it.
+fn read_with_verdicts(
+    result: &Var<f64>,
+    theta: Option<&Var<f64>>,
+    verdicts: &mut usize,
+) -> Result<Option<Vec<f64>>> {
     use crate::structural::{append_row, block};
     let claimed = crate::deferred_checks::claimed();
+    *verdicts = claimed.as_ref().map_or(0, |c| c.used);
     match (theta, claimed) {
         // Nothing deferred and only the value: read it as it is.
         (None, None) => result.value().to_vec().map(Some),
@@ -187,7 +236,16 @@ where
     let verdicts = crate::logic::cast::<f64, _>(block(&claimed.flags, 0, 0, claimed.used, 1));
     let all = append_row(e, optional_broadcast(verdicts, claimed.used, cols));
     let host = crate::driver::eval_direct(all.0)?.to_vec()?;
-    let column = rows + claimed.used;
+    Ok(split_verdicts(&host, rows, claimed.used))
+}
+
+/// The columns of `rows` values each of a read whose columns carry
+/// `verdicts` more rows: `None` when a verdict says a check failed.
+pub(crate) fn split_verdicts(host: &[f64], rows: usize, verdicts: usize) -> Option<Vec<f64>> {
+    if verdicts == 0 {
+        return Some(host.to_vec());
+    }
+    let column = rows + verdicts;
     let slots: Vec<i32> = host
         .get(rows..column)
         .unwrap_or_default()
@@ -195,13 +253,13 @@ where
         .map(|&v| v as i32)
         .collect();
     if !crate::deferred_checks::verdict(&slots) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(
+    Some(
         host.chunks_exact(column)
             .flat_map(|c| c[..rows].iter().copied())
             .collect(),
-    ))
+    )
 }
 
 /// [`value_and_grad_to_host`] for a batch of independent evaluations,
@@ -249,18 +307,18 @@ pub fn batch_value_and_grad_to_host(
             ),
         });
     }
-    with_deferred_checks(F, || {
-        differentiate_batch(F, &[theta], batch, &mut f, |result| {
-            let Some(host) = read_with_verdicts(result, Some(theta))? else {
-                return Ok(false);
-            };
-            for (k, column) in host.chunks_exact(dim + 1).enumerate() {
-                values[k] = column[0];
-                gradients[k * dim..(k + 1) * dim].copy_from_slice(&column[1..]);
-            }
-            Ok(true)
-        })
-    })
+    let host = columns(F, theta, batch, &mut f, &mut ReadLayout::default())?;
+    split_batch(&host, dim, values, gradients);
+    Ok(())
+}
+
+/// Splits a batch's columns `[value; gradient]` into `values` and
+/// `gradients` (lengths checked by the caller).
+pub(crate) fn split_batch(host: &[f64], dim: usize, values: &mut [f64], gradients: &mut [f64]) {
+    for (k, column) in host.chunks_exact(dim + 1).enumerate() {
+        values[k] = column[0];
+        gradients[k * dim..(k + 1) * dim].copy_from_slice(&column[1..]);
+    }
 }
 
 /// Zeroes the inputs' adjoints, records `f`, runs the reverse pass of the

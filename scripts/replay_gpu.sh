@@ -43,7 +43,7 @@ if [ "$1" = runs ]; then
 fi
 if [ "$1" = tests ]; then
 W=/tmp/tests; mkdir -p $W
-run_tests "rev_tests rev_replay::" "rev_tests rev_params::" "runtime_tests sweeps::" "nuts_tests chains"
+run_tests "rev_tests rev_replay::" "rev_tests rev_params::" "runtime_tests sweeps::" "runtime_tests small_writes::"
 cp $W/*.txt "$OUT/" 2>/dev/null
 fi
 cat "$S"

@@ -41,7 +41,7 @@ pub(crate) enum ArgValue {
 /// A compiled kernel. OpenCL kernel objects are not safe to configure from
 /// two threads at once, so argument setting and enqueueing hold its lock.
 /// Cloning gives another handle to the same kernel (a recorded launch keeps
-/// one, see [`crate::replay`]).
+/// one, see [`record`](crate::record)).
 #[derive(Clone)]
 pub struct CompiledKernel {
     inner: Arc<KernelInner>,

@@ -70,6 +70,7 @@ mod program_cache;
 mod read_batch;
 mod replay;
 mod runtime;
+mod small_writes;
 mod sweep;
 mod tuning;
 mod typed_kernel;

@@ -316,7 +316,7 @@ impl<T: ClType> MatrixCl<T> {
     /// [`fill_labelled`](Self::fill_labelled) of a matrix with a buffer, not recorded.
     fn fill_now(&self, buffer: &Buffer<T>, value: T, label: &str) -> Result<()> {
         let rt = self.runtime()?;
-        if crate::sweep::fill_joined(self, value, rt)? {
+        if crate::small_writes::fill_joined(self, value, rt)? {
             return Ok(());
         }
         let _ordering = rt.ordered(&[(self.storage.id, Access::Write)])?;
@@ -386,6 +386,37 @@ impl<T: ClType> MatrixCl<T> {
             }
             .call("clEnqueueWriteBuffer")
         })
+    }
+
+    /// Overwrites the contents with a column-major host slice without
+    /// waiting for the device where it can: up to 1024 elements travel as
+    /// the arguments of small kernels, copied when they are queued (and on
+    /// GPUs joining the thread's sweep of small launches), so the call
+    /// returns at once. A sampler writing its position each call thus saves
+    /// a round trip. A longer slice is written as by [`write`](Self::write).
+    ///
+    /// ```
+    /// let m = clfuse_core::MatrixCl::<f64>::zeros(3, 1)?;
+    /// m.write_queued(&[1.0, 2.0, 3.0])?;
+    /// assert_eq!(m.to_vec()?, vec![1.0, 2.0, 3.0]);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn write_queued(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len() {
+            return Err(Error::SizeMismatch {
+                function: "MatrixCl::write_queued",
+                argument: "data",
+                expected: self.len(),
+                actual: data.len(),
+            });
+        }
+        if self.buffer().is_none() {
+            return Ok(());
+        }
+        if crate::small_writes::write_as_arguments(self, data, self.runtime()?)? {
+            return Ok(());
+        }
+        self.write(data)
     }
 
     /// Copies the matrix to the host, column-major (waits for pending writes).

@@ -18,14 +18,12 @@
 //! driver cannot build launches its members one by one from then on, as do
 //! sequences past the first [`MAX_BUILT`] of a device.
 
-use crate::cl_type::ClType;
 use crate::compile::compile_kernel_for;
 use crate::compile::count_launch;
 use crate::error::{Error, Result};
 use crate::events::Access;
-use crate::kernel_cache::{CompiledKernel, FusedKernel, FusedPlan};
+use crate::kernel_cache::{CompiledKernel, FusedKernel};
 use crate::launch::{HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_writes};
-use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -199,71 +197,6 @@ fn join_now(
         count_launch();
     }
     Ok(())
-}
-
-/// Most elements a fill takes as a sweep's member: one work-group loops
-/// over them.
-const MAX_FILL_IN_SWEEP: usize = 1 << 14;
-
-/// Marks the fill kernels' entries in the kernel cache.
-struct FillKernel<T>(std::marker::PhantomData<T>);
-
-/// Fills `matrix` with `value` by a kernel that joins the device's sweep,
-/// when this thread's launches sweep and the matrix is small: a fill
-/// between small steps (an adjoint zeroed) then costs no launch of its
-/// own. `false` when it did not (the caller fills as usual).
-pub(crate) fn fill_joined<T: ClType>(
-    matrix: &MatrixCl<T>,
-    value: T,
-    rt: &'static Runtime,
-) -> Result<bool> {
-    let n = matrix.len();
-    if n == 0 || n > MAX_FILL_IN_SWEEP || !sweeps_on(rt) {
-        return Ok(false);
-    }
-    let value = match T::CL_NAME {
-        "double" => KernelArg::Double(value.to_f64()),
-        "float" => KernelArg::Float(value.to_f64() as f32),
-        "int" => KernelArg::Int(value.to_f64() as i32),
-        _ => return Ok(false),
-    };
-    let built = rt.kernels().fused(
-        std::any::TypeId::of::<FillKernel<T>>(),
-        Vec::new(),
-        |_key| {
-            let ty = T::CL_NAME;
-            let pragma = if ty == "double" {
-                "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n"
-            } else {
-                ""
-            };
-            let source = format!(
-                "{pragma}__kernel void fill(__global {ty}* restrict x, {ty} value, int n) {{\n  \
-                 for (int i = get_local_id(0); i < n; i += get_local_size(0)) {{\n    \
-                 x[i] = value;\n  }}\n}}\n"
-            );
-            let compiled = compile_kernel_for(rt, "fill", &source, "", &format!("fill_{ty}"))?;
-            Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
-                compiled, source,
-            ))))
-        },
-    );
-    let kernel = match built {
-        Ok(FusedPlan::Direct(kernel)) => kernel,
-        Ok(FusedPlan::ViaTemporaries) | Err(Error::Build { .. } | Error::Unsupported { .. }) => {
-            return Ok(false);
-        }
-        Err(e) => return Err(e),
-    };
-    let group = sweep_group(rt);
-    let args = [
-        KernelArg::buffer(matrix, Access::Write),
-        value,
-        KernelArg::Int(n as i32),
-    ];
-    let range = NdRange::d1(group).with_local(&[group]);
-    join_or_enqueue(&kernel, &args, range, false, false)?;
-    Ok(true)
 }
 
 /// One launch waiting in a sweep.

@@ -129,7 +129,7 @@ impl<F: FnMut(&Var) -> Result<Var>> BatchDensity for DeviceBatchDensity<F> {
                 rev::Replay::new(),
             )),
         };
-        theta.value().write(positions)?;
+        theta.value().write_queued(positions)?;
         let mut values = vec![0.0; batch];
         let model = &mut self.model;
         replay.batch_value_and_grad_to_host(theta, || model(theta), &mut values, gradients)?;

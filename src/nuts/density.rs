@@ -159,7 +159,8 @@ impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
                 reason: format!("has {} values for {dim} parameters", position.len()),
             });
         }
-        self.theta.value().write(position)?;
+        // Not waited for: the position travels as kernel arguments.
+        self.theta.value().write_queued(position)?;
         self.evaluations += 1;
         let (theta, model) = (&self.theta, &mut self.model);
         self.replay

@@ -1,0 +1,176 @@
+//! Small fills and writes as kernels: a fill of a few thousand elements and
+//! a write of a few hundred values (a sampler's position) queue a kernel of
+//! one work-group, whose arguments carry the values, instead of a transfer.
+//! The host then need not wait for a write (its data is copied when the
+//! launch is queued), and on GPUs the kernel joins the thread's sweep
+//! ([`crate::sweep`]) instead of costing a command of its own.
+
+use crate::cl_type::ClType;
+use crate::compile::compile_kernel_for;
+use crate::error::{Error, Result};
+use crate::events::Access;
+use crate::kernel_cache::{FusedKernel, FusedPlan};
+use crate::launch::{KernelArg, NdRange};
+use crate::matrix::MatrixCl;
+use crate::runtime::Runtime;
+use crate::sweep::{join_or_enqueue, sweep_group, sweeps_on};
+use std::any::TypeId;
+use std::sync::Arc;
+
+/// Most elements a fill takes as a sweep's member: one work-group loops
+/// over them.
+const MAX_FILL_IN_SWEEP: usize = 1 << 14;
+
+/// Values one write kernel carries as arguments (8 bytes each: well within
+/// the 1 KiB of arguments OpenCL guarantees).
+const VALUES_PER_KERNEL: usize = 64;
+
+/// Most values a write sends as kernel arguments (16 kernels, a full sweep).
+pub(crate) const MAX_VALUES_AS_ARGUMENTS: usize = 16 * VALUES_PER_KERNEL;
+
+/// Marks the fill kernels' entries in the kernel cache.
+struct FillKernel<T>(std::marker::PhantomData<T>);
+
+/// Marks the write kernels' entries in the kernel cache.
+struct WriteKernel<T>(std::marker::PhantomData<T>);
+
+/// The OpenCL C prelude a kernel over `T` needs.
+fn pragma<T: ClType>() -> &'static str {
+    if T::NEEDS_FP64 {
+        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n"
+    } else {
+        ""
+    }
+}
+
+/// `value` as a kernel argument of `T`'s OpenCL type (`None`: a type the
+/// kernels here do not take).
+fn scalar<'a, T: ClType>(value: T) -> Option<KernelArg<'a>> {
+    match T::CL_NAME {
+        "double" => Some(KernelArg::Double(value.to_f64())),
+        "float" => Some(KernelArg::Float(value.to_f64() as f32)),
+        "int" => Some(KernelArg::Int(value.to_f64() as i32)),
+        _ => None,
+    }
+}
+
+/// The kernel cached under `marker` for `rt`'s device, built from `source`
+/// on a miss; `None` when the driver cannot build it (the caller does
+/// without).
+fn kernel(
+    rt: &'static Runtime,
+    marker: TypeId,
+    name: &str,
+    dump_name: &str,
+    source: impl FnOnce() -> String,
+) -> Result<Option<Arc<FusedKernel>>> {
+    let built = rt.kernels().fused(marker, Vec::new(), |_key| {
+        let source = source();
+        let compiled = compile_kernel_for(rt, name, &source, "", dump_name)?;
+        Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
+            compiled, source,
+        ))))
+    });
+    match built {
+        Ok(FusedPlan::Direct(kernel)) => Ok(Some(kernel)),
+        Ok(FusedPlan::ViaTemporaries) | Err(Error::Build { .. } | Error::Unsupported { .. }) => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One work-group of the sweep's size.
+fn one_group(rt: &Runtime) -> NdRange {
+    let group = sweep_group(rt);
+    NdRange::d1(group).with_local(&[group])
+}
+
+/// Fills `matrix` with `value` by a kernel that joins the device's sweep,
+/// when this thread's launches sweep and the matrix is small: a fill
+/// between small steps (an adjoint zeroed) then costs no launch of its
+/// own. `false` when it did not (the caller fills as usual).
+pub(crate) fn fill_joined<T: ClType>(
+    matrix: &MatrixCl<T>,
+    value: T,
+    rt: &'static Runtime,
+) -> Result<bool> {
+    let n = matrix.len();
+    if n == 0 || n > MAX_FILL_IN_SWEEP || !sweeps_on(rt) {
+        return Ok(false);
+    }
+    let Some(value) = scalar(value) else {
+        return Ok(false);
+    };
+    let ty = T::CL_NAME;
+    let source = || {
+        format!(
+            "{}__kernel void fill(__global {ty}* restrict x, {ty} value, int n) {{\n  \
+             for (int i = get_local_id(0); i < n; i += get_local_size(0)) {{\n    \
+             x[i] = value;\n  }}\n}}\n",
+            pragma::<T>()
+        )
+    };
+    let marker = TypeId::of::<FillKernel<T>>();
+    let Some(kernel) = kernel(rt, marker, "fill", &format!("fill_{ty}"), source)? else {
+        return Ok(false);
+    };
+    let args = [
+        KernelArg::buffer(matrix, Access::Write),
+        value,
+        KernelArg::Int(n as i32),
+    ];
+    join_or_enqueue(&kernel, &args, one_group(rt), false, false)?;
+    Ok(true)
+}
+
+/// Writes `data` (as long as `matrix`, at most [`MAX_VALUES_AS_ARGUMENTS`])
+/// into `matrix` by kernels whose arguments carry the values, without
+/// waiting. `false` when it did not (an element type or a device the
+/// kernels do not serve; the caller writes as usual).
+pub(crate) fn write_as_arguments<T: ClType>(
+    matrix: &MatrixCl<T>,
+    data: &[T],
+    rt: &'static Runtime,
+) -> Result<bool> {
+    if data.is_empty() || data.len() > MAX_VALUES_AS_ARGUMENTS || scalar(T::default()).is_none() {
+        return Ok(false);
+    }
+    let ty = T::CL_NAME;
+    let source = || {
+        let values: Vec<String> = (0..VALUES_PER_KERNEL)
+            .map(|i| format!("{ty} v{i}"))
+            .collect();
+        let stores: String = (0..VALUES_PER_KERNEL)
+            .map(|i| format!("    if ({i} < count) x[offset + {i}] = v{i};\n"))
+            .collect();
+        format!(
+            "{}// Stores up to {VALUES_PER_KERNEL} values passed as arguments at x[offset..].\n\
+             __kernel void write_values(__global {ty}* restrict x, int offset, int count,\n    \
+             {}) {{\n  if (get_local_id(0) == 0) {{\n{stores}  }}\n}}\n",
+            pragma::<T>(),
+            values.join(", ")
+        )
+    };
+    let marker = TypeId::of::<WriteKernel<T>>();
+    let Some(kernel) = kernel(
+        rt,
+        marker,
+        "write_values",
+        &format!("write_values_{ty}"),
+        source,
+    )?
+    else {
+        return Ok(false);
+    };
+    for (chunk, values) in data.chunks(VALUES_PER_KERNEL).enumerate() {
+        let mut args = Vec::with_capacity(3 + VALUES_PER_KERNEL);
+        args.push(KernelArg::buffer(matrix, Access::Write));
+        args.push(KernelArg::Int((chunk * VALUES_PER_KERNEL) as i32));
+        args.push(KernelArg::Int(values.len() as i32));
+        let padding = std::iter::repeat_n(T::default(), VALUES_PER_KERNEL - values.len());
+        args.extend(values.iter().copied().chain(padding).filter_map(scalar));
+        join_or_enqueue(&kernel, &args, one_group(rt), false, false)?;
+    }
+    Ok(true)
+}

@@ -93,7 +93,7 @@ fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
         ("FUSION_GLM_ONE_PASS", "3", "0, 1 or 2"),
         ("FUSION_MIXTURE_ROWS", "9", "1–8"),
         ("FUSION_SWEEPS", "2", "0 or 1"),
-        ("FUSION_REPLAY", "yes", "0 or 1"),
+        ("FUSION_REPLAY", "2", "0 or 1"),
     ];
     for (name, value, accepted) in bad {
         let error = only(name, value).expect_err(name).to_string();

@@ -100,7 +100,7 @@ impl Recording {
     /// })?;
     /// assert_eq!(first, vec![2, 4, 6]);
     /// x.write(&[5, 6, 7])?;
-    /// let again = recording.map_err(|why| Error::Unsupported { operation: why.into() })?.replay()?;
+    /// let again = recording.map_err(|why| Error::Unsupported { what: why.into() })?.replay()?;
     /// assert_eq!(again[0].downcast_ref::<Vec<i32>>(), Some(&vec![10, 12, 14]));
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```

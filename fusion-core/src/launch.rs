@@ -1,12 +1,11 @@
 //! Enqueueing a kernel with the event rules of paper §2.3 applied to its buffers.
 
-use crate::cl_type::ClType;
 use crate::compile::{count_launch, count_queued};
 use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{Access, BufferOwner, ClEvent, raw_handles};
 use crate::kernel_cache::{ArgValue, CompiledKernel};
-use crate::matrix::MatrixCl;
+use crate::replay::{Command, Notes};
 use crate::runtime::Runtime;
 use opencl3::types::cl_mem;
 use std::sync::Arc;
@@ -49,17 +48,6 @@ impl<'a> KernelArg<'a> {
             KernelArg::Float(v) => ArgValue::Float(v.to_bits()),
             KernelArg::Double(v) => ArgValue::Double(v.to_bits()),
             KernelArg::Local(bytes) => ArgValue::Local(bytes),
-        }
-    }
-
-    /// A buffer argument for `matrix`.
-    pub fn buffer<T: ClType>(matrix: &'a MatrixCl<T>, access: Access) -> Self {
-        KernelArg::Buffer {
-            mem: matrix.raw_mem(),
-            id: matrix.buffer_id(),
-            home: matrix.device().map(|d| d.runtime()),
-            owner: matrix.owner(),
-            access,
         }
     }
 }
@@ -263,8 +251,8 @@ pub fn enqueue(
     crate::replay::command(
         false,
         |notes| {
-            notes.launch(kernel.identity(), args, &range);
-            crate::replay::launch_again(kernel, args, range)
+            note_launch(notes, kernel.identity(), args, &range);
+            launch_again(kernel, args, range)
         },
         || {
             let rt = kernel.runtime();
@@ -280,6 +268,38 @@ pub fn enqueue(
             Ok(event)
         },
     )
+}
+
+/// Tells a recording (see [`crate::record`]) about a launch of the kernel
+/// `kernel` (its identity): its range and arguments, a buffer named by its
+/// place among the recording's buffers.
+pub(crate) fn note_launch(
+    notes: &mut Notes<'_>,
+    kernel: usize,
+    args: &[KernelArg<'_>],
+    range: &NdRange,
+) {
+    notes.mix((kernel, range));
+    for arg in args {
+        match arg {
+            KernelArg::Buffer { id, access, .. } => notes.buffer(*id, *access),
+            KernelArg::Int(v) => notes.mix((1u8, *v)),
+            KernelArg::Float(v) => notes.mix((2u8, v.to_bits())),
+            KernelArg::Double(v) => notes.mix((3u8, v.to_bits())),
+            KernelArg::Local(bytes) => notes.mix((4u8, *bytes)),
+        }
+    }
+}
+
+/// The recorded command that launches `kernel` again with `args` over `range`.
+fn launch_again(kernel: &CompiledKernel, args: &[KernelArg<'_>], range: NdRange) -> Command {
+    let kernel = kernel.clone();
+    let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
+    Box::new(move || {
+        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
+        enqueue(&kernel, &args, range)?;
+        Ok(None)
+    })
 }
 
 /// The buffers `args` use and how.

@@ -6,6 +6,7 @@ use crate::cl_type::ClType;
 use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{Access, ClEvent, EventLists, raw_handles};
+use crate::launch::KernelArg;
 use crate::pending_read::PendingRead;
 use crate::runtime::Runtime;
 use crate::view::View;
@@ -316,7 +317,12 @@ impl<T: ClType> MatrixCl<T> {
     /// [`fill_labelled`](Self::fill_labelled) of a matrix with a buffer, not recorded.
     fn fill_now(&self, buffer: &Buffer<T>, value: T, label: &str) -> Result<()> {
         let rt = self.runtime()?;
-        if crate::small_writes::fill_joined(self, value, rt)? {
+        if crate::small_writes::fill_joined(
+            KernelArg::buffer(self, Access::Write),
+            self.len(),
+            value,
+            rt,
+        )? {
             return Ok(());
         }
         let _ordering = rt.ordered(&[(self.storage.id, Access::Write)])?;
@@ -413,7 +419,11 @@ impl<T: ClType> MatrixCl<T> {
         if self.buffer().is_none() {
             return Ok(());
         }
-        if crate::small_writes::write_as_arguments(self, data, self.runtime()?)? {
+        if crate::small_writes::write_as_arguments(
+            KernelArg::buffer(self, Access::Write),
+            data,
+            self.runtime()?,
+        )? {
             return Ok(());
         }
         self.write(data)
@@ -807,6 +817,26 @@ impl<T: ClType> MatrixCl<T> {
         let m = device.run(|| Self::uninitialized(self.rows, self.cols))?;
         m.copy_from(self)?;
         Ok(m)
+    }
+}
+
+impl<'a> KernelArg<'a> {
+    /// A buffer argument for `matrix`.
+    ///
+    /// ```
+    /// use clfuse_core::{Access, KernelArg, MatrixCl};
+    /// let m = MatrixCl::from_slice(2, 1, &[1.0, 2.0])?;
+    /// assert!(matches!(KernelArg::buffer(&m, Access::Read), KernelArg::Buffer { .. }));
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn buffer<T: ClType>(matrix: &'a MatrixCl<T>, access: Access) -> Self {
+        KernelArg::Buffer {
+            mem: matrix.raw_mem(),
+            id: matrix.buffer_id(),
+            home: matrix.device().map(|d| d.runtime()),
+            owner: matrix.owner(),
+            access,
+        }
     }
 }
 

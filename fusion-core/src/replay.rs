@@ -19,13 +19,10 @@
 
 use crate::error::Result;
 use crate::events::Access;
-use crate::kernel_cache::{CompiledKernel, FusedKernel};
-use crate::launch::{HeldArg, KernelArg, NdRange};
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
 
 /// What a replayed read gives back: the `Vec<T>` it read.
 pub type ReadBack = Box<dyn Any + Send>;
@@ -175,20 +172,6 @@ impl Notes<'_> {
         let place = *self.recorder.buffers.entry(id).or_insert(next);
         self.mix((place, access as u8));
     }
-
-    /// Adds a launch's kernel, range and arguments.
-    pub(crate) fn launch(&mut self, kernel: usize, args: &[KernelArg<'_>], range: &NdRange) {
-        self.mix((kernel, range));
-        for arg in args {
-            match arg {
-                KernelArg::Buffer { id, access, .. } => self.buffer(*id, *access),
-                KernelArg::Int(v) => self.mix((1u8, *v)),
-                KernelArg::Float(v) => self.mix((2u8, v.to_bits())),
-                KernelArg::Double(v) => self.mix((3u8, v.to_bits())),
-                KernelArg::Local(bytes) => self.mix((4u8, *bytes)),
-            }
-        }
-    }
 }
 
 /// Runs `run`, a command (or a few that make one); when this thread is
@@ -230,37 +213,4 @@ impl Recorder {
     fn mix_kind(&mut self, read: bool) {
         (self.commands.len(), read).hash(&mut self.signature);
     }
-}
-
-/// The command that launches `kernel` again with `args` over `range`.
-pub(crate) fn launch_again(
-    kernel: &CompiledKernel,
-    args: &[KernelArg<'_>],
-    range: NdRange,
-) -> Command {
-    let kernel = kernel.clone();
-    let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
-    Box::new(move || {
-        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
-        crate::launch::enqueue(&kernel, &args, range)?;
-        Ok(None)
-    })
-}
-
-/// The command that joins `kernel` with `args` to this thread's sweep again
-/// (see [`crate::enqueue_joined`]).
-pub(crate) fn join_again(
-    kernel: &Arc<FusedKernel>,
-    args: &[KernelArg<'_>],
-    range: NdRange,
-    force: bool,
-    counted: bool,
-) -> Command {
-    let kernel = Arc::clone(kernel);
-    let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
-    Box::new(move || {
-        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
-        crate::sweep::join_or_enqueue(&kernel, &args, range, force, counted)?;
-        Ok(None)
-    })
 }

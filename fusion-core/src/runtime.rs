@@ -21,6 +21,17 @@ use opencl3::context::Context;
 use std::sync::Mutex;
 use std::sync::OnceLock;
 
+/// Launches a higher layer holds back to run later (the sweeps of
+/// [`crate::sweep`]), kept under the device's ordering lock: the runtime
+/// launches them before a command that must follow them, and at
+/// [`Runtime::finish`].
+pub(crate) trait HeldLaunches: Send + std::any::Any {
+    /// Launches what must run before a command using `touches`.
+    fn launch_before(&mut self, touches: &[(u64, crate::Access)]) -> Result<()>;
+    /// Launches everything held.
+    fn launch_all(&mut self) -> Result<()>;
+}
+
 /// How commands are ordered on the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueMode {
@@ -156,8 +167,9 @@ pub struct Runtime {
     placeholder: OnceLock<crate::MatrixCl<i32>>,
     /// Held while a command's wait list is gathered, the command enqueued
     /// and its event recorded (see [`ordered`](Self::ordered)).
-    /// The launches waiting to run as one sweep (see [`crate::sweep`]).
-    ordering: Mutex<crate::sweep::Sweeps>,
+    /// The launches held back to run later (the sweeps of [`crate::sweep`],
+    /// set up there at the first one).
+    ordering: Mutex<Option<Box<dyn HeldLaunches>>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -396,7 +408,7 @@ impl Runtime {
             kernels: KernelCache::new(slot),
             program_cache: ProgramCache::open(&cfg.program_cache),
             placeholder: OnceLock::new(),
-            ordering: Mutex::new(crate::sweep::Sweeps::default()),
+            ordering: Mutex::new(None),
             info: found.info,
         })
     }
@@ -546,14 +558,16 @@ impl Runtime {
     pub(crate) fn ordered(
         &self,
         touches: &[(u64, crate::Access)],
-    ) -> Result<std::sync::MutexGuard<'_, crate::sweep::Sweeps>> {
-        let mut sweeps = self.ordering_only();
-        sweeps.launch_before(touches)?;
-        Ok(sweeps)
+    ) -> Result<std::sync::MutexGuard<'_, Option<Box<dyn HeldLaunches>>>> {
+        let mut held = self.ordering_only();
+        if let Some(held) = held.as_mut() {
+            held.launch_before(touches)?;
+        }
+        Ok(held)
     }
 
-    /// The ordering lock without launching pending sweeps: for joining one.
-    pub(crate) fn ordering_only(&self) -> std::sync::MutexGuard<'_, crate::sweep::Sweeps> {
+    /// The ordering lock without launching held launches: for holding one.
+    pub(crate) fn ordering_only(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn HeldLaunches>>> {
         // A panic elsewhere leaves at worst launches that never run; the
         // lists stay valid.
         self.ordering.lock().unwrap_or_else(|p| p.into_inner())
@@ -562,7 +576,9 @@ impl Runtime {
     /// Waits until every enqueued command has finished (pending sweeps
     /// launched first).
     pub fn finish(&self) -> Result<()> {
-        self.ordering_only().launch_all()?;
+        if let Some(held) = self.ordering_only().as_mut() {
+            held.launch_all()?;
+        }
         self.queue.finish().call("clFinish")
     }
 

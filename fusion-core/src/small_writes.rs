@@ -8,10 +8,8 @@
 use crate::cl_type::ClType;
 use crate::compile::compile_kernel_for;
 use crate::error::{Error, Result};
-use crate::events::Access;
 use crate::kernel_cache::{FusedKernel, FusedPlan};
 use crate::launch::{KernelArg, NdRange};
-use crate::matrix::MatrixCl;
 use crate::runtime::Runtime;
 use crate::sweep::{join_or_enqueue, sweep_group, sweeps_on};
 use std::any::TypeId;
@@ -86,16 +84,16 @@ fn one_group(rt: &Runtime) -> NdRange {
     NdRange::d1(group).with_local(&[group])
 }
 
-/// Fills `matrix` with `value` by a kernel that joins the device's sweep,
+/// Fills `target` (a buffer argument of `n` elements of `T`, written) with `value` by a kernel that joins the device's sweep,
 /// when this thread's launches sweep and the matrix is small: a fill
 /// between small steps (an adjoint zeroed) then costs no launch of its
 /// own. `false` when it did not (the caller fills as usual).
 pub(crate) fn fill_joined<T: ClType>(
-    matrix: &MatrixCl<T>,
+    target: KernelArg<'_>,
+    n: usize,
     value: T,
     rt: &'static Runtime,
 ) -> Result<bool> {
-    let n = matrix.len();
     if n == 0 || n > MAX_FILL_IN_SWEEP || !sweeps_on(rt) {
         return Ok(false);
     }
@@ -115,21 +113,17 @@ pub(crate) fn fill_joined<T: ClType>(
     let Some(kernel) = kernel(rt, marker, "fill", &format!("fill_{ty}"), source)? else {
         return Ok(false);
     };
-    let args = [
-        KernelArg::buffer(matrix, Access::Write),
-        value,
-        KernelArg::Int(n as i32),
-    ];
+    let args = [target, value, KernelArg::Int(n as i32)];
     join_or_enqueue(&kernel, &args, one_group(rt), false, false)?;
     Ok(true)
 }
 
-/// Writes `data` (as long as `matrix`, at most [`MAX_VALUES_AS_ARGUMENTS`])
-/// into `matrix` by kernels whose arguments carry the values, without
+/// Writes `data` (at most [`MAX_VALUES_AS_ARGUMENTS`] values) into
+/// `target` (a buffer argument as long, written) by kernels whose arguments carry the values, without
 /// waiting. `false` when it did not (an element type or a device the
 /// kernels do not serve; the caller writes as usual).
 pub(crate) fn write_as_arguments<T: ClType>(
-    matrix: &MatrixCl<T>,
+    target: KernelArg<'_>,
     data: &[T],
     rt: &'static Runtime,
 ) -> Result<bool> {
@@ -165,7 +159,7 @@ pub(crate) fn write_as_arguments<T: ClType>(
     };
     for (chunk, values) in data.chunks(VALUES_PER_KERNEL).enumerate() {
         let mut args = Vec::with_capacity(3 + VALUES_PER_KERNEL);
-        args.push(KernelArg::buffer(matrix, Access::Write));
+        args.push(target);
         args.push(KernelArg::Int((chunk * VALUES_PER_KERNEL) as i32));
         args.push(KernelArg::Int(values.len() as i32));
         let padding = std::iter::repeat_n(T::default(), VALUES_PER_KERNEL - values.len());

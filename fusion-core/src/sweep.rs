@@ -23,8 +23,11 @@ use crate::compile::count_launch;
 use crate::error::{Error, Result};
 use crate::events::Access;
 use crate::kernel_cache::{CompiledKernel, FusedKernel};
-use crate::launch::{HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_writes};
-use crate::runtime::Runtime;
+use crate::launch::{
+    HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_launch, note_writes,
+};
+use crate::replay::Command;
+use crate::runtime::{HeldLaunches, Runtime};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -164,12 +167,30 @@ pub(crate) fn join_or_enqueue(
     crate::replay::command(
         false,
         |notes| {
-            notes.launch(kernel.compiled().identity(), args, &range);
+            note_launch(notes, kernel.compiled().identity(), args, &range);
             notes.mix((force, counted));
-            crate::replay::join_again(kernel, args, range, force, counted)
+            join_again(kernel, args, range, force, counted)
         },
         || join_now(kernel, args, range, force, counted),
     )
+}
+
+/// The recorded command that joins `kernel` with `args` to this thread's
+/// sweep again.
+fn join_again(
+    kernel: &Arc<FusedKernel>,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+    force: bool,
+    counted: bool,
+) -> Command {
+    let kernel = Arc::clone(kernel);
+    let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
+    Box::new(move || {
+        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
+        join_or_enqueue(&kernel, &args, range, force, counted)?;
+        Ok(None)
+    })
 }
 
 /// [`join_or_enqueue`] of a non-empty range, not recorded.
@@ -188,7 +209,16 @@ fn join_now(
     }
     check_buffers(kernel.compiled().name(), rt, args)?;
     let member = Member::hold(kernel, args);
-    let mut sweeps = rt.ordering_only();
+    let mut held = rt.ordering_only();
+    let held: &mut dyn std::any::Any =
+        &mut **held.get_or_insert_with(|| Box::new(Sweeps::default()));
+    let sweeps = held
+        .downcast_mut::<Sweeps>()
+        .ok_or_else(|| Error::InvalidArgument {
+            function: "enqueue_joined",
+            argument: "runtime",
+            reason: "the device's held launches are not sweeps".into(),
+        })?;
     sweeps.join(member, rt)?;
     // Counted now: a reader comparing counts (a kept constant) must see
     // the write before the sweep is queued.
@@ -294,11 +324,27 @@ impl Pending {
 /// Each thread has its own so that threads driving one device (chains)
 /// do not interleave their launches into ever new sequences to build.
 #[derive(Default)]
-pub(crate) struct Sweeps {
+struct Sweeps {
     pending: Vec<Pending>,
     /// Built sweep kernels by their members' kernel ids; `None`: the driver
     /// could not build that sequence.
     built: HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
+}
+
+impl HeldLaunches for Sweeps {
+    /// The calling thread's sweep, and others' that share a buffer with
+    /// the command.
+    fn launch_before(&mut self, touches: &[(u64, Access)]) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let thread = std::thread::current().id();
+        self.launch_where(|p| p.thread == thread || p.conflicts(touches))
+    }
+
+    fn launch_all(&mut self) -> Result<()> {
+        self.launch_where(|_| true)
+    }
 }
 
 impl Sweeps {
@@ -332,21 +378,6 @@ impl Sweeps {
             }
         }
         Ok(())
-    }
-
-    /// Launches what must run before a command using `touches`: the
-    /// calling thread's sweep, and others' that share a buffer with it.
-    pub(crate) fn launch_before(&mut self, touches: &[(u64, Access)]) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let thread = std::thread::current().id();
-        self.launch_where(|p| p.thread == thread || p.conflicts(touches))
-    }
-
-    /// Launches every pending sweep.
-    pub(crate) fn launch_all(&mut self) -> Result<()> {
-        self.launch_where(|_| true)
     }
 
     fn launch_where(&mut self, due: impl Fn(&Pending) -> bool) -> Result<()> {

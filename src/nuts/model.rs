@@ -77,6 +77,8 @@ pub trait Model: Sync {
 pub struct UnconstrainedModel<F> {
     dim: usize,
     model: F,
+    /// Whether its densities replay recorded calls ([`DeviceDensity::new`]).
+    replay: bool,
 }
 
 impl<F: Fn(&Var) -> Result<Var> + Sync> UnconstrainedModel<F> {
@@ -90,7 +92,30 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> UnconstrainedModel<F> {
     /// assert_eq!(model.column_names(), ["theta[1]", "theta[2]"]);
     /// ```
     pub fn new(dim: usize, model: F) -> Self {
-        UnconstrainedModel { dim, model }
+        UnconstrainedModel {
+            dim,
+            model,
+            replay: true,
+        }
+    }
+
+    /// The same model, its densities never replaying recorded calls, so
+    /// that `model` runs at every evaluation: for a model whose host code
+    /// does more than build device work (counts its calls, fails after
+    /// some, reads the device). `FUSION_REPLAY=0` does the same for every
+    /// model.
+    ///
+    /// ```
+    /// use clfuse::nuts::{Model, UnconstrainedModel};
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::Var;
+    /// let model = UnconstrainedModel::new(1, |t: &Var| colwise_sum(t).eval()).without_replay();
+    /// assert!(!model.density()?.replays());
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn without_replay(mut self) -> Self {
+        self.replay = false;
+        self
     }
 }
 
@@ -109,7 +134,12 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
     }
 
     fn density(&self) -> Result<Self::Density<'_>> {
-        DeviceDensity::new(self.dim, &self.model)
+        let density = DeviceDensity::new(self.dim, &self.model)?;
+        Ok(if self.replay {
+            density
+        } else {
+            density.without_replay()
+        })
     }
 
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {

@@ -100,9 +100,20 @@ pub fn value_and_grad_to_host(
     gradient: &mut [f64],
 ) -> Result<f64> {
     const F: &str = "value_and_grad_to_host";
+    check_column(F, theta, gradient)?;
+    let host = columns(F, theta, 1, &mut f, &mut ReadLayout::default())?;
+    split_value(F, &host, gradient)
+}
+
+/// Checks that `theta` is a column and `gradient` as long.
+pub(crate) fn check_column(
+    function: &'static str,
+    theta: &Var<f64>,
+    gradient: &[f64],
+) -> Result<()> {
     if theta.cols() != 1 || theta.rows() != gradient.len() {
         return Err(Error::InvalidArgument {
-            function: F,
+            function,
             argument: "gradient",
             reason: format!(
                 "theta must be a column and gradient as long: theta is {} x {}, gradient has {}",
@@ -112,8 +123,31 @@ pub fn value_and_grad_to_host(
             ),
         });
     }
-    let host = columns(F, theta, 1, &mut f, &mut ReadLayout::default())?;
-    split_value(F, &host, gradient)
+    Ok(())
+}
+
+/// Checks a batch's output lengths against `theta` (`dim x batch`);
+/// returns `(dim, batch)`.
+pub(crate) fn check_batch(
+    function: &'static str,
+    theta: &Var<f64>,
+    values: &[f64],
+    gradients: &[f64],
+) -> Result<(usize, usize)> {
+    let (dim, batch) = (theta.rows(), theta.cols());
+    if values.len() != batch || gradients.len() != dim * batch {
+        return Err(Error::InvalidArgument {
+            function,
+            argument: "values",
+            reason: format!(
+                "theta is {dim} x {batch}: values needs {batch} entries and gradients {}, got {} and {}",
+                dim * batch,
+                values.len(),
+                gradients.len()
+            ),
+        });
+    }
+    Ok((dim, batch))
 }
 
 /// The value (returned) and gradient (written) of one evaluation's column
@@ -294,19 +328,7 @@ pub fn batch_value_and_grad_to_host(
     gradients: &mut [f64],
 ) -> Result<()> {
     const F: &str = "batch_value_and_grad_to_host";
-    let (dim, batch) = (theta.rows(), theta.cols());
-    if values.len() != batch || gradients.len() != dim * batch {
-        return Err(Error::InvalidArgument {
-            function: F,
-            argument: "values",
-            reason: format!(
-                "theta is {dim} x {batch}: values needs {batch} entries and gradients {}, got {} and {}",
-                dim * batch,
-                values.len(),
-                gradients.len()
-            ),
-        });
-    }
+    let (dim, batch) = check_batch(F, theta, values, gradients)?;
     let host = columns(F, theta, batch, &mut f, &mut ReadLayout::default())?;
     split_batch(&host, dim, values, gradients);
     Ok(())

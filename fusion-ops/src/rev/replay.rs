@@ -3,7 +3,9 @@
 //! building it again (see [`clfuse_core::record`]).
 
 use crate::rev::Var;
-use crate::rev::gradient::{ReadLayout, columns, split_batch, split_value, split_verdicts};
+use crate::rev::gradient::{
+    ReadLayout, check_batch, check_column, columns, split_batch, split_value, split_verdicts,
+};
 use clfuse_core::{Error, Recording, Result, record};
 
 /// After this many recordings that did not match the one before, a
@@ -149,18 +151,7 @@ impl Replay {
         gradient: &mut [f64],
     ) -> Result<f64> {
         const F: &str = "Replay::value_and_grad_to_host";
-        if theta.cols() != 1 || theta.rows() != gradient.len() {
-            return Err(Error::InvalidArgument {
-                function: F,
-                argument: "gradient",
-                reason: format!(
-                    "theta must be a column and gradient as long: theta is {} x {}, gradient has {}",
-                    theta.rows(),
-                    theta.cols(),
-                    gradient.len()
-                ),
-            });
-        }
+        check_column(F, theta, gradient)?;
         let host = self.columns(F, theta, &mut f)?;
         split_value(F, &host, gradient)
     }
@@ -175,19 +166,7 @@ impl Replay {
         gradients: &mut [f64],
     ) -> Result<()> {
         const F: &str = "Replay::batch_value_and_grad_to_host";
-        let (dim, batch) = (theta.rows(), theta.cols());
-        if values.len() != batch || gradients.len() != dim * batch {
-            return Err(Error::InvalidArgument {
-                function: F,
-                argument: "values",
-                reason: format!(
-                    "theta is {dim} x {batch}: values needs {batch} entries and gradients {}, got {} and {}",
-                    dim * batch,
-                    values.len(),
-                    gradients.len()
-                ),
-            });
-        }
+        let (dim, _) = check_batch(F, theta, values, gradients)?;
         let host = self.columns(F, theta, &mut f)?;
         split_batch(&host, dim, values, gradients);
         Ok(())

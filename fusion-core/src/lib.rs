@@ -57,6 +57,7 @@ pub mod expr;
 mod faer_conv;
 mod gemm_config;
 mod kernel_cache;
+mod lanes;
 mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]
@@ -91,6 +92,7 @@ pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
+pub use lanes::{Lane, MAX_LANES};
 pub use launch::{KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;

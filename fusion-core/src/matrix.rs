@@ -342,6 +342,7 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueFillBuffer")?;
+        rt.submitted(rt.queue())?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer(label, &event);
         self.storage.events.add_write(event);
@@ -625,6 +626,7 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueReadBuffer")?;
+        rt.submitted(queue)?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("read", &event);
         if rt.transfer_queue().is_some() && !main {
@@ -780,6 +782,7 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueCopyBuffer")?;
+        rt.submitted(rt.queue())?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("copy", &event);
         other.storage.events.add_read(event.clone());

@@ -66,7 +66,11 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
         constrain: &constrain,
     };
     run_chains(sampler, names, &|chain, bar, stop| {
-        devices[sampler.device_of(chain, devices.len())].run(|| {
+        let device = devices[sampler.device_of(chain, devices.len())];
+        device.run(|| {
+            // Chains of one device run side by side, each on its own
+            // queue (on GPUs; see `Runtime::enter_lane`).
+            let _lane = device.runtime().enter_lane()?;
             let density = model.density()?;
             run_chain(density, &chain_model, sampler, chain, bar, stop)
         })

@@ -55,10 +55,6 @@ test: opencl
 	# Cross-thread ordering on an out-of-order queue too, where only event lists
 	# order commands (PoCL's default queue is in order; see QueueMode::Auto).
 	FUSION_QUEUE=out-of-order $(TESTS) --test runtime --test rev --test ops -- soundness_threads:: soundness_targets:: rev_structure:: rev_nested:: ops_reductions::
-	# Lanes (a queue per thread that asks, as the sampler's chains do), on by
-	# default only on GPUs: their tests and the sampler's front end with them
-	# on (one test at a time: PoCL 3.x must not run one kernel at two widths at once).
-	FUSION_LANES=1 $(TESTS) --test runtime -- lanes::
 	cargo run --example user_function
 	cargo run --example glm_composition
 	cargo run --example autodiff_model -- --quick --compare-glm
@@ -66,7 +62,6 @@ test: opencl
 	cargo test --features nuts --doc nuts
 	# The multi-chain front end: diagnostics against ArviZ, known posteriors.
 	cargo test --features nuts --test nuts
-	FUSION_LANES=1 cargo test --features nuts --test nuts -- --test-threads=1 front_end::
 	cargo run --features nuts --example logistic_nuts -- --quick
 	cargo run --features nuts --example gp_nuts -- --quick --cpu-run 0
 	cargo run --features nuts --example eight_schools -- --quick

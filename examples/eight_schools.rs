@@ -20,7 +20,7 @@
 //! every sd within 4 MCSE of its own (which widens with tau's heavy right
 //! tail), R̂ < 1.01 and at most 0.5% divergent draws.
 //!
-//! `cargo run --release --features nuts --example eight_schools -- [--warmup W] [--draws D] [--seed S] [--quick]`
+//! `cargo run --release --features nuts --example eight_schools -- [--warmup W] [--draws D] [--seed S] [--quick] [--threaded]`
 
 mod support;
 
@@ -77,6 +77,8 @@ fn main() -> Result<()> {
         warmup: flag(&args, "--warmup", if quick { 300 } else { 1000 }) as u64,
         draws: flag(&args, "--draws", if quick { 500 } else { 1000 }) as u64,
         seed: flag(&args, "--seed", 8) as u64,
+        // Chains on threads of their own instead of interleaved from one.
+        interleave: !args.iter().any(|a| a == "--threaded"),
         ..Sampler::default()
     };
     println!(

@@ -28,7 +28,7 @@
 //! likelihood's precision n/sigma² it moves the intercept's mean by under
 //! 1% of its sd. Every mean and sd must lie within 4 MCSE, R̂ < 1.01.
 //!
-//! `cargo run --release --features nuts --example regression -- [--n N] [--warmup W] [--draws D] [--seed S] [--quick]`
+//! `cargo run --release --features nuts --example regression -- [--n N] [--warmup W] [--draws D] [--seed S] [--quick] [--threaded]`
 
 mod support;
 
@@ -84,6 +84,8 @@ fn main() -> Result<()> {
         warmup: flag(&args, "--warmup", if quick { 300 } else { 1000 }) as u64,
         draws: flag(&args, "--draws", if quick { 500 } else { 1000 }) as u64,
         seed: flag(&args, "--seed", 24) as u64,
+        // Chains on threads of their own instead of interleaved from one.
+        interleave: !args.iter().any(|a| a == "--threaded"),
         ..Sampler::default()
     };
     if n <= K + 2 {

@@ -1,37 +1,49 @@
 #!/bin/bash
-# Issue #36's benchmark, one lease on a two-GPU machine (nvidia-h100-x2 or
-# nvidia-h200-x2): `bench_report --suite chains` (8 chains unbatched,
-# batched on one GPU and over two; whole NUTS runs) with its JAX peer
-# (scripts/chains_reference.py), then the data-parallel bernoulli GLM
-# (`--suite host --devices 0,1`). Here: release bench_report in .gpu/.
-# There (device tool, carry .gpu): bash scripts/chains_gpu.sh
-# Everything lands in $OUT/chains.tar.gz and $OUT/summary.txt.
+# Chains (#35): a device's chains interleaved from one thread
+# (`Sampler::interleave`) or on threads of their own. One lease: whole
+# 4-chain runs of eight_schools and regression in each mode; NumPyro's runs
+# of the same models on the GPU and the CPU; the interleave, front-end,
+# sweep and replay tests. There (device tool, carry .gpu):
+#   bash scripts/chains_gpu.sh runs; ... peers; ... tests
 source "$(dirname "$0")/lease.sh"
-W=$(mktemp -d)
-export FUSION_PLATFORM=nvidia FUSION_DEVICE=0
-echo "== chains" >> $S
-timeout 260 "$bin/bench_report" --suite chains --devices 0,1 --out "$W/chains" > "$W/chains.log" 2>&1
-echo "rc=$?" >> $S
-grep "^|" "$W/chains/report.md" >> $S
-echo "== JAX" >> $S
-timeout 100 python3 "$here/chains_reference.py" "$W/chains-jax.json" >> $S 2>&1
-echo "rc=$?" >> $S
-echo "== data parallel" >> $S
-timeout 200 "$bin/bench_report" --suite host --first-call-runs 1 --devices 0,1 \
-  --out "$W/host" > "$W/host.log" 2>&1
-echo "rc=$?" >> $S
-grep -A12 "split across" "$W/host/report.md" >> $S
-tail -3 "$W/host.log" >> $S
-cp "$W"/*.log "$OUT/" 2>/dev/null
-tar czf "$OUT/chains.tar.gz" -C "$W" .
-# Where a call's time goes: kernel timelines (FUSION_PROFILING=1).
-echo "== profiles" >> $S
-FUSION_PROFILING=1 timeout 120 "$bin/bench_report" --suite chains --devices 0 --reps 3 \
-  --glm-shapes 1e4x10,1e6x100 --out "$W/chains-profile" > "$W/chains-profile.log" 2>&1
-echo "rc=$?" >> $S
-FUSION_PROFILING=1 timeout 120 "$bin/bench_report" --suite host --first-call-runs 1 --reps 3 \
-  --devices 0,1 --out "$W/host-profile" > "$W/host-profile.log" 2>&1
-echo "rc=$?" >> $S
-cp "$W/chains-profile/profiles.md" "$OUT/chains-profiles.md" 2>/dev/null
-cp "$W/host-profile/profiles.md" "$OUT/host-profiles.md" 2>/dev/null
-tar czf "$OUT/chains.tar.gz" -C "$W" .
+export FUSION_DEVICE=nvidia
+[ -f "$bin/bins.tgz" ] && tar xzf "$bin/bins.tgz" -C "$bin"
+if [ "$1" = runs ]; then
+{
+  # ROUNDS (default 1), EXAMPLES and MODES widen or narrow it. Modes:
+  # chains interleaved from one thread (the default) or on threads of
+  # their own (--threaded).
+  for round in $(seq ${ROUNDS:-1}); do
+    for example in ${EXAMPLES:-eight_schools regression}; do
+      for mode in ${MODES:-interleaved threaded}; do
+        [ -x "$bin/$example" ] || continue
+        log="$OUT/$example-$mode-$round.log"
+        echo "== $example, $mode, round $round"
+        case $mode in
+          interleaved) timeout 140 "$bin/$example" > "$log" 2>&1 ;;
+          threaded) timeout 140 "$bin/$example" --threaded > "$log" 2>&1 ;;
+        esac
+        echo "rc=$?"
+        grep "whole run\|R-hat" "$log" | head -3
+      done
+    done
+  done
+} >> "$S" 2>&1
+fi
+if [ "$1" = peers ]; then
+{
+  for backend in gpu cpu; do
+    echo "== NumPyro, $backend"
+    timeout 200 python3 "$here/models_reference.py" $backend > "$OUT/numpyro-$backend.txt" 2>&1
+    echo "rc=$?"
+    tail -8 "$OUT/numpyro-$backend.txt"
+  done
+} >> "$S" 2>&1
+fi
+if [ "$1" = tests ]; then
+W=/tmp/tests; mkdir -p $W
+run_tests "runtime_tests sweeps::" "runtime_tests small_writes::" \
+  "runtime_tests soundness_threads::" "rev_tests rev_replay::" "nuts_tests front_end::" "nuts_tests interleave::"
+cp $W/*.txt "$OUT/" 2>/dev/null
+fi
+cat "$S"

@@ -47,7 +47,7 @@ pub use clfuse_ops::random;
 
 pub use clfuse_core::{
     BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmConfig, GemmEpilogue,
-    GlmOnePass, KernelCache, KernelStats, Lane, MatrixCl, PendingRead, Profile, ProfileScope,
+    GlmOnePass, KernelCache, KernelStats, MatrixCl, PendingRead, Profile, ProfileScope,
     ProgramCacheSetting, ProgramCacheStats, QueueMode, Result, Runtime, RuntimeConfig,
     TimelineEntry, Tuning, View, cached_buffer_bytes, configure, kernel_stats, list_devices,
     profile_mark, profile_scope, program_cache_stats, release_cached_buffers, select_device,

@@ -178,10 +178,10 @@ impl HeldArg {
     }
 }
 
-/// Enqueues `kernel` (its arguments set) over `range` on `queue`
+/// Enqueues `kernel` (its arguments set) over `range` on `rt`'s queue
 /// without asking for an event (opencl3 always asks for one).
 fn enqueue_without_event(
-    queue: &opencl3::command_queue::CommandQueue,
+    rt: &Runtime,
     kernel: opencl3::types::cl_kernel,
     range: &NdRange,
     wait: &[opencl3::types::cl_event],
@@ -199,7 +199,7 @@ fn enqueue_without_event(
     // arrays and the wait list (live events) outlive the call and have
     // `dims` and `wait.len()` entries; a null event pointer asks for no event.
     let status = library.clEnqueueNDRangeKernel(
-        queue.get(),
+        rt.queue().get(),
         kernel,
         range.dims as u32,
         std::ptr::null(),
@@ -263,7 +263,7 @@ pub fn enqueue(
             // it or seen in the lists. Taking it launches a pending sweep
             // first (see `sweep`).
             let _ordering = rt.ordered(&touches(args))?;
-            let event = enqueue_ordered(kernel, args, range, false, rt.current_lane())?;
+            let event = enqueue_ordered(kernel, args, range, false)?;
             count_launch();
             Ok(event)
         },
@@ -353,17 +353,13 @@ pub(crate) fn note_writes(args: &[KernelArg<'_>]) {
 /// held by the caller (counted as queued, not as a launch asked for).
 /// `noted`: its writes were counted already (a sweep's members, when they
 /// joined), so that a reader comparing counts sees each write once.
-/// `lane`: whose queue (see [`crate::lanes`]): the calling thread's, or the
-/// one a sweep was held for.
 pub(crate) fn enqueue_ordered(
     kernel: &CompiledKernel,
     args: &[KernelArg<'_>],
     range: NdRange,
     noted: bool,
-    lane: usize,
 ) -> Result<Option<ClEvent>> {
     let rt = kernel.runtime();
-    let queue = rt.lane_queue(lane);
     // An in-order queue already runs commands in submission order, so event
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
     // matrices settle their commands when dropped). Without it, a kernel
@@ -424,7 +420,7 @@ pub(crate) fn enqueue_ordered(
         if !track && !rt.profiling() {
             // Nothing will wait for or time this launch: no event at all
             // (creating and releasing one is driver work on every launch).
-            enqueue_without_event(queue, state.kernel.get(), &range, &raw_handles(&wait))?;
+            enqueue_without_event(rt, state.kernel.get(), &range, &raw_handles(&wait))?;
             count_queued();
             return Ok(None);
         }
@@ -432,7 +428,7 @@ pub(crate) fn enqueue_ordered(
         // an earlier launch under the same lock); the size arrays live until
         // the call returns and have `dims` valid entries.
         unsafe {
-            queue.enqueue_nd_range_kernel(
+            rt.queue().enqueue_nd_range_kernel(
                 state.kernel.get(),
                 range.dims as u32,
                 std::ptr::null(),
@@ -444,7 +440,6 @@ pub(crate) fn enqueue_ordered(
         .call("clEnqueueNDRangeKernel")?
     };
     count_queued();
-    rt.submitted(queue)?;
     let event = ClEvent::new(event);
     if rt.profiling() {
         crate::profile::record(kernel.name(), &event);
@@ -502,7 +497,7 @@ mod tests {
             // SAFETY: argument 0 is the `__global int*` buffer of 5 elements.
             unsafe { state.kernel.set_arg(0, &mem) }.call("clSetKernelArg")?;
             state.set.clear();
-            enqueue_without_event(rt.queue(), state.kernel.get(), &NdRange::d1(5), &[])?;
+            enqueue_without_event(rt, state.kernel.get(), &NdRange::d1(5), &[])?;
         }
         rt.finish()?;
         assert_eq!(x.to_vec()?, vec![2, 3, 4, 5, 6]);

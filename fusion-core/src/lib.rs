@@ -57,7 +57,6 @@ pub mod expr;
 mod faer_conv;
 mod gemm_config;
 mod kernel_cache;
-mod lanes;
 mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]
@@ -92,7 +91,6 @@ pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
-pub use lanes::{Lane, MAX_LANES};
 pub use launch::{KernelArg, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
@@ -103,7 +101,7 @@ pub use program_cache::{
     ProgramCache, ProgramCacheSetting, ProgramCacheStats, ProgramKey, program_cache_stats,
 };
 pub use read_batch::ReadBatch;
-pub use replay::{ReadBack, Recording, record};
+pub use replay::{QueuedReads, ReadBack, Recording, record};
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
 pub use sweep::{LaunchSweeps, enqueue_joined, set_launch_sweeps, sweep_group, sweeps_on};
 pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};

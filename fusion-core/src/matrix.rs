@@ -342,7 +342,6 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueFillBuffer")?;
-        rt.submitted(rt.queue())?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer(label, &event);
         self.storage.events.add_write(event);
@@ -463,7 +462,13 @@ impl<T: ClType> MatrixCl<T> {
         notes.mix(("read", self.len()));
         notes.buffer(self.storage.id, Access::Read);
         let again = self.share();
-        Box::new(move || Ok(Some(Box::new(again.to_vec()?) as crate::ReadBack)))
+        Box::new(move || {
+            // On the main queue, as a read waited for at once is (see `read_now`).
+            let pending = again.queue_read(None, true)?;
+            Ok(Some(Box::new(move || {
+                Ok(Box::new(pending.wait()?) as crate::ReadBack)
+            })))
+        })
     }
 
     /// [`read_into`](Self::read_into) of a matrix with a buffer, not recorded.
@@ -626,7 +631,6 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueReadBuffer")?;
-        rt.submitted(queue)?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("read", &event);
         if rt.transfer_queue().is_some() && !main {
@@ -782,7 +786,6 @@ impl<T: ClType> MatrixCl<T> {
             )
         }
         .call("clEnqueueCopyBuffer")?;
-        rt.submitted(rt.queue())?;
         let event = ClEvent::new(event);
         crate::profile::record_transfer("copy", &event);
         other.storage.events.add_read(event.clone());

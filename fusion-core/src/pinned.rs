@@ -45,11 +45,9 @@ impl Drop for PinnedSlot {
         // targets it any more (a slot is dropped only after its read
         // completed); the driver releases the buffer once the unmap ran.
         let _ = unsafe {
-            self.runtime.main_queue().enqueue_unmap_mem_object(
-                self.buffer.get(),
-                self.ptr.cast(),
-                &[],
-            )
+            self.runtime
+                .queue()
+                .enqueue_unmap_mem_object(self.buffer.get(), self.ptr.cast(), &[])
         };
     }
 }
@@ -120,7 +118,7 @@ fn create(rt: &'static Runtime, bytes: usize) -> Result<PinnedSlot> {
     // SAFETY: a blocking map of the whole live buffer; the pointer it
     // returns stays valid while the buffer lives (it is never unmapped).
     unsafe {
-        rt.main_queue().enqueue_map_buffer(
+        rt.queue().enqueue_map_buffer(
             &buffer,
             CL_BLOCKING,
             CL_MAP_READ | CL_MAP_WRITE,

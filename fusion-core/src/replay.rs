@@ -27,8 +27,11 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 /// What a replayed read gives back: the `Vec<T>` it read.
 pub type ReadBack = Box<dyn Any + Send>;
 
-/// One recorded command: issues it again; a read returns its data.
-pub(crate) type Command = Box<dyn Fn() -> Result<Option<ReadBack>> + Send>;
+/// A replayed read, queued: waiting for it gives its data.
+pub(crate) type QueuedRead = Box<dyn FnOnce() -> Result<ReadBack> + Send>;
+
+/// One recorded command: issues it again; a read returns its queued copy.
+pub(crate) type Command = Box<dyn Fn() -> Result<Option<QueuedRead>> + Send>;
 
 #[derive(Default)]
 struct Recorder {
@@ -102,13 +105,59 @@ impl Recording {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn replay(&self) -> Result<Vec<ReadBack>> {
+        self.replay_queued()?.wait()
+    }
+
+    /// [`replay`](Self::replay) without waiting: the commands and their
+    /// reads are queued, and [`QueuedReads::wait`] waits for the reads.
+    /// Between the two the host is free to queue other work (another
+    /// chain's call), which the device runs behind this one's.
+    ///
+    /// ```
+    /// use clfuse_core::*;
+    /// let k = compile_kernel("plus1", "__kernel void plus1(__global int* x) {
+    ///   x[get_global_id(0)] += 1;
+    /// }", "", "plus1")?;
+    /// let (x, y) = (MatrixCl::from_slice(2, 1, &[1, 2])?, MatrixCl::from_slice(1, 1, &[7])?);
+    /// let step = |m: &MatrixCl<i32>| -> Result<Recording> {
+    ///     let (_, recording) = record(|| {
+    ///         enqueue(&k, &[KernelArg::buffer(m, Access::ReadWrite)], NdRange::d1(m.len()))?;
+    ///         m.to_vec()
+    ///     })?;
+    ///     recording.map_err(|why| Error::Unsupported { what: why.into() })
+    /// };
+    /// let (for_x, for_y) = (step(&x)?, step(&y)?);
+    /// // Both queued before either is waited for.
+    /// let (queued_x, queued_y) = (for_x.replay_queued()?, for_y.replay_queued()?);
+    /// assert_eq!(queued_y.wait()?[0].downcast_ref::<Vec<i32>>(), Some(&vec![9]));
+    /// assert_eq!(queued_x.wait()?[0].downcast_ref::<Vec<i32>>(), Some(&vec![3, 4]));
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn replay_queued(&self) -> Result<QueuedReads> {
         let mut reads = Vec::new();
         for command in &self.commands {
             if let Some(read) = command()? {
                 reads.push(read);
             }
         }
-        Ok(reads)
+        Ok(QueuedReads(reads))
+    }
+}
+
+/// The reads of a replay queued by [`Recording::replay_queued`]; dropped
+/// unwaited, each still waits for its copy (the host memory it fills).
+pub struct QueuedReads(Vec<QueuedRead>);
+
+impl std::fmt::Debug for QueuedReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "QueuedReads({})", self.0.len())
+    }
+}
+
+impl QueuedReads {
+    /// Waits for the reads and returns what they read, in order.
+    pub fn wait(self) -> Result<Vec<ReadBack>> {
+        self.0.into_iter().map(|read| read()).collect()
     }
 }
 

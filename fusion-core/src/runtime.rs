@@ -12,7 +12,6 @@ use crate::diagnostics::BuildDiagnostics;
 use crate::env::{env_value, invalid, parse_flag};
 use crate::error::{ClResultExt, Error, Result};
 use crate::kernel_cache::KernelCache;
-use crate::lanes::{Lane, Lanes};
 use crate::program_cache::{ProgramCache, ProgramCacheSetting};
 use crate::tuning::Tuning;
 use opencl3::command_queue::{
@@ -84,11 +83,6 @@ pub struct RuntimeConfig {
     /// kernels queued after them: `None` does so on GPUs (when commands
     /// carry events, as on the default out-of-order queue).
     pub transfer_queue: Option<bool>,
-    /// Give threads that ask ([`Runtime::enter_lane`]) queues of their own
-    /// (see [`Lane`](crate::Lane)): `None` does so on GPUs. PoCL runs a
-    /// CPU's cores for one queue already, and its 3.x releases cached
-    /// kernel code wrongly when one kernel runs at two widths at once.
-    pub lanes: Option<bool>,
     /// Launch-shape knobs.
     pub tuning: Tuning,
     /// Kernel dumps, build logs and extra compiler options.
@@ -101,7 +95,6 @@ impl RuntimeConfig {
     /// The configuration described by the environment: `FUSION_PLATFORM`,
     /// `FUSION_DEVICE`, `FUSION_QUEUE=auto|in-order|out-of-order`, `FUSION_PROFILING=0|1`,
     /// `FUSION_NO_FP64=0|1`, `FUSION_BUFFER_CACHE=0|1`, `FUSION_TRANSFER_QUEUE=0|1`,
-    /// `FUSION_LANES=0|1`,
     /// `FUSION_CACHE_DIR` (a folder, or `off`), the [`Tuning`] knobs and the
     /// [`BuildDiagnostics`]. Unset or empty
     /// variables keep the defaults; a value a variable does not accept is an
@@ -133,7 +126,6 @@ impl RuntimeConfig {
             force_no_fp64: flag("FUSION_NO_FP64")?.unwrap_or(false),
             no_buffer_cache: !flag("FUSION_BUFFER_CACHE")?.unwrap_or(true),
             transfer_queue: flag("FUSION_TRANSFER_QUEUE")?,
-            lanes: flag("FUSION_LANES")?,
             tuning: Tuning::from_env()?,
             diagnostics: BuildDiagnostics::from_env(),
             program_cache: env_value("FUSION_CACHE_DIR")
@@ -160,13 +152,9 @@ pub struct Runtime {
     /// Position in the process's list of runtimes: unique per context.
     slot: usize,
     context: Context,
-    /// The device, for the queues of lanes made later.
-    device: opencl3::device::Device,
     queue: CommandQueue,
     /// Where `read_later` queues its copies, when not on `queue`.
     transfer_queue: Option<CommandQueue>,
-    /// Queues of threads in lanes (see [`crate::lanes`]).
-    lanes: Lanes,
     info: DeviceInfo,
     fp64: bool,
     out_of_order: bool,
@@ -240,9 +228,6 @@ extern "C" fn finish_at_exit() {
     for runtime in all.iter() {
         // Nothing is left to report an error to at exit.
         let _ = runtime.queue.finish();
-        for queue in runtime.lanes.made() {
-            let _ = queue.finish();
-        }
         if let Some(queue) = &runtime.transfer_queue {
             let _ = queue.finish();
         }
@@ -412,14 +397,12 @@ impl Runtime {
         Ok(Runtime {
             slot,
             context,
-            device: found.device,
             queue,
             fp64: found.info.fp64 && !cfg.force_no_fp64,
             out_of_order,
             profiling: cfg.profiling,
             settle_on_drop,
             transfer_queue,
-            lanes: Lanes::new(cfg.lanes.unwrap_or(found.info.is_gpu)),
             tuning: cfg.tuning.clone(),
             diagnostics: cfg.diagnostics.clone(),
             kernels: KernelCache::new(slot),
@@ -446,10 +429,9 @@ impl Runtime {
     }
 
     /// Whether commands record and wait for events: always on an
-    /// out-of-order queue, on PoCL so that drops can settle, and once a
-    /// thread entered a lane (see [`enter_lane`](Self::enter_lane)).
+    /// out-of-order queue, and on PoCL so that drops can settle.
     pub fn tracks_events(&self) -> bool {
-        self.out_of_order || self.settle_on_drop || self.lanes.open()
+        self.out_of_order || self.settle_on_drop
     }
 
     /// The OpenCL context.
@@ -457,128 +439,9 @@ impl Runtime {
         &self.context
     }
 
-    /// The calling thread's command queue: its lane's (see
-    /// [`enter_lane`](Self::enter_lane)), else the main queue.
+    /// The command queue.
     pub fn queue(&self) -> &CommandQueue {
-        self.lane_queue(crate::lanes::current(self.slot))
-    }
-
-    /// The queue of lane `index` (0, or one never made: the main queue).
-    pub(crate) fn lane_queue(&self, index: usize) -> &CommandQueue {
-        self.lanes.queue(index).unwrap_or(&self.queue)
-    }
-
-    /// The calling thread's lane on this device (0: the main queue).
-    pub(crate) fn current_lane(&self) -> usize {
-        crate::lanes::current(self.slot)
-    }
-
-    /// The main queue, whatever the calling thread's lane.
-    pub(crate) fn main_queue(&self) -> &CommandQueue {
         &self.queue
-    }
-
-    /// Whether threads that ask get lanes of their own on this device
-    /// ([`RuntimeConfig::lanes`]).
-    ///
-    /// ```
-    /// let rt = clfuse_core::Runtime::get()?;
-    /// if std::env::var_os("FUSION_LANES").is_none() {
-    ///     assert_eq!(rt.lanes_enabled(), rt.device_info().is_gpu);
-    /// }
-    /// # Ok::<(), clfuse_core::Error>(())
-    /// ```
-    pub fn lanes_enabled(&self) -> bool {
-        self.lanes.enabled()
-    }
-
-    /// Puts the calling thread's later commands on this device on a queue
-    /// of their own (a lane, see [`Lane`]) until the guard drops, so that
-    /// they run beside other threads' instead of behind them: what a
-    /// sampler's chains do. Matrices are shared between lanes as before:
-    /// once a lane opened, every command waits for the events of the
-    /// commands it depends on, whichever queue ran them. Where lanes are
-    /// off (CPUs by default, `FUSION_LANES=0`) the thread stays on the
-    /// main queue (lane 0).
-    ///
-    /// ```
-    /// use clfuse_core::{MatrixCl, Runtime};
-    /// let rt = Runtime::get()?;
-    /// let shared = MatrixCl::from_slice(3, 1, &[1.0f64, 2.0, 3.0])?;
-    /// let sums: Vec<f64> = std::thread::scope(|scope| {
-    ///     let chains: Vec<_> = (0..2)
-    ///         .map(|_| scope.spawn(|| -> clfuse_core::Result<f64> {
-    ///             let _lane = rt.enter_lane()?;
-    ///             Ok(shared.to_vec()?.iter().sum())
-    ///         }))
-    ///         .collect();
-    ///     chains.into_iter().map(|c| c.join().unwrap()).collect::<clfuse_core::Result<_>>()
-    /// })?;
-    /// assert_eq!(sums, vec![6.0, 6.0]);
-    /// # Ok::<(), clfuse_core::Error>(())
-    /// ```
-    pub fn enter_lane(&'static self) -> Result<Lane> {
-        if !self.lanes.enabled() {
-            return Ok(self.lanes.main(self.slot));
-        }
-        let index = self.lanes.least_used();
-        if self.lanes.queue(index).is_none() {
-            let mut held = self.ordering_only();
-            if self.lanes.queue(index).is_none() {
-                self.make_lane(index, &mut held)?;
-            }
-        }
-        Ok(self.lanes.enter(self.slot, index))
-    }
-
-    /// Makes lane `index`'s queue, behind every command queued before the
-    /// first lane opened (those recorded no events). Called with the
-    /// ordering lock held (`held`).
-    fn make_lane(&self, index: usize, held: &mut Option<Box<dyn HeldLaunches>>) -> Result<()> {
-        if let Some(held) = held.as_mut() {
-            held.launch_all()?;
-        }
-        let opened_after = self.lanes.opened_after(|| {
-            // SAFETY: an empty wait list on the live main queue.
-            let marker = unsafe { self.queue.enqueue_marker_with_wait_list(&[]) }
-                .call("clEnqueueMarkerWithWaitList")?;
-            self.queue.flush().call("clFlush")?;
-            let marker = crate::ClEvent::new(marker);
-            if let Some(transfer) = &self.transfer_queue {
-                // Its copies too wait for commands that recorded no events.
-                // SAFETY: the wait list is the live marker just queued.
-                unsafe { transfer.enqueue_barrier_with_wait_list(&[marker.raw()]) }
-                    .call("clEnqueueBarrierWithWaitList")?;
-                transfer.flush().call("clFlush")?;
-            }
-            Ok(marker)
-        })?;
-        let properties = if self.profiling {
-            CL_QUEUE_PROFILING_ENABLE
-        } else {
-            0
-        };
-        // SAFETY: the device is the one the context was created from.
-        let queue = unsafe {
-            CommandQueue::create_with_properties(&self.context, self.device.id(), properties, 0)
-        }
-        .call("clCreateCommandQueueWithProperties")?;
-        // SAFETY: the wait list is the live marker behind the main queue.
-        unsafe { queue.enqueue_barrier_with_wait_list(&[opened_after.raw()]) }
-            .call("clEnqueueBarrierWithWaitList")?;
-        queue.flush().call("clFlush")?;
-        self.lanes.install(index, queue);
-        Ok(())
-    }
-
-    /// Submits `queue`'s commands when lanes are open: another lane's
-    /// command may wait for one of them, which OpenCL allows only once it
-    /// was flushed.
-    pub(crate) fn submitted(&self, queue: &CommandQueue) -> Result<()> {
-        if self.lanes.open() {
-            queue.flush().call("clFlush")?;
-        }
-        Ok(())
     }
 
     /// The queue of [`read_later`](crate::MatrixCl::read_later)'s copies
@@ -710,17 +573,13 @@ impl Runtime {
         self.ordering.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until every enqueued command has finished, on every lane
-    /// (pending sweeps launched first).
+    /// Waits until every enqueued command has finished (pending sweeps
+    /// launched first).
     pub fn finish(&self) -> Result<()> {
         if let Some(held) = self.ordering_only().as_mut() {
             held.launch_all()?;
         }
-        self.queue.finish().call("clFinish")?;
-        for queue in self.lanes.made() {
-            queue.finish().call("clFinish")?;
-        }
-        Ok(())
+        self.queue.finish().call("clFinish")
     }
 
     /// Submits the commands queued so far to the device without waiting
@@ -731,6 +590,6 @@ impl Runtime {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn flush(&self) -> Result<()> {
-        self.queue().flush().call("clFlush")
+        self.queue.flush().call("clFlush")
     }
 }

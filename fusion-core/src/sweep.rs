@@ -276,8 +276,6 @@ impl Member {
 /// they read and write.
 struct Pending {
     thread: std::thread::ThreadId,
-    /// The thread's lane when its first member joined: where it is queued.
-    lane: usize,
     members: Vec<Member>,
     bytes: usize,
     local: usize,
@@ -364,21 +362,11 @@ impl Sweeps {
         if full {
             self.launch_where(|p| p.thread == thread)?;
         }
-        let lane = rt.current_lane();
-        if self
-            .pending
-            .iter()
-            .any(|p| p.thread == thread && p.lane != lane)
-        {
-            // The thread moved to another lane since it joined.
-            self.launch_where(|p| p.thread == thread)?;
-        }
         match self.pending.iter_mut().find(|p| p.thread == thread) {
             Some(pending) => pending.push(member),
             None => {
                 let mut pending = Pending {
                     thread,
-                    lane,
                     members: Vec::new(),
                     bytes: 0,
                     local: 0,
@@ -397,7 +385,7 @@ impl Sweeps {
         while k < self.pending.len() {
             if due(&self.pending[k]) {
                 let pending = self.pending.swap_remove(k);
-                launch(pending.members, pending.lane, &mut self.built)?;
+                launch(pending.members, &mut self.built)?;
             } else {
                 k += 1;
             }
@@ -411,7 +399,6 @@ impl Sweeps {
 /// Called with the ordering lock held.
 fn launch(
     members: Vec<Member>,
-    lane: usize,
     built: &mut HashMap<Vec<u64>, Option<Arc<CompiledKernel>>>,
 ) -> Result<()> {
     let Some(first) = members.first() else {
@@ -437,11 +424,11 @@ fn launch(
     match sweep {
         Some(kernel) => {
             let args: Vec<KernelArg<'_>> = members.iter().flat_map(Member::args).collect();
-            enqueue_ordered(&kernel, &args, range, true, lane)?;
+            enqueue_ordered(&kernel, &args, range, true)?;
         }
         None => {
             for member in &members {
-                enqueue_ordered(member.kernel.compiled(), &member.args(), range, true, lane)?;
+                enqueue_ordered(member.kernel.compiled(), &member.args(), range, true)?;
             }
         }
     }

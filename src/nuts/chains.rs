@@ -1,12 +1,13 @@
 //! Several chains of a [`Model`] in parallel threads ([`sample`]).
 
+use super::interleave::Interleaved;
 use super::progress::{ChainProgress, RunProgress};
 use super::settings::MAX_INIT_ATTEMPTS;
 use super::{
     BatchClient, BatchStats, BatchedModel, ChainDraws, DensityError, DrawStats, Fit, Init, Model,
     RowSplitDensity, Sampler, serve_batches,
 };
-use clfuse_core::{Error, Result};
+use clfuse_core::{Device, Error, Result};
 use nuts_rs::rand::rngs::StdRng;
 use nuts_rs::rand::{RngExt, SeedableRng};
 use nuts_rs::{Chain, CpuLogpFunc, CpuMath, LogpError, NutsError, Settings};
@@ -65,16 +66,77 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
         columns: names.len(),
         constrain: &constrain,
     };
+    if sampler.interleave && model.interleaves() {
+        // Each device's chains from one thread (see `interleave`).
+        return std::thread::scope(|scope| {
+            let (clients, _) = serve_devices(scope, sampler, &devices, dim, |_| {
+                move || Ok(Interleaved::new(model))
+            });
+            run_clients(sampler, names, &chain_model, clients)
+        });
+    }
     run_chains(sampler, names, &|chain, bar, stop| {
-        let device = devices[sampler.device_of(chain, devices.len())];
-        device.run(|| {
-            // Chains of one device run side by side, each on its own
-            // queue (on GPUs; see `Runtime::enter_lane`).
-            let _lane = device.runtime().enter_lane()?;
+        devices[sampler.device_of(chain, devices.len())].run(|| {
             let density = model.density()?;
             run_chain(density, &chain_model, sampler, chain, bar, stop)
         })
     })
+}
+
+/// Starts a batch thread on each of `devices` that has chains (its share,
+/// [`Sampler::device_of`]), evaluating them with the density `build(device)`
+/// makes there. Returns each chain's client, by chain, and each thread's
+/// statistics (complete once `scope` ends).
+fn serve_devices<'scope, D, B>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    sampler: &Sampler,
+    devices: &[Device],
+    dim: usize,
+    build: impl Fn(Device) -> B,
+) -> (Vec<Option<BatchClient>>, Vec<Arc<Mutex<BatchStats>>>)
+where
+    D: super::BatchDensity,
+    B: FnOnce() -> Result<D> + Send + 'scope,
+{
+    let mut clients: Vec<Option<BatchClient>> = (0..sampler.chains).map(|_| None).collect();
+    let mut stats = Vec::new();
+    for (index, &device) in devices.iter().enumerate() {
+        let chains: Vec<usize> = (0..sampler.chains)
+            .filter(|&c| sampler.device_of(c, devices.len()) == index)
+            .collect();
+        if chains.is_empty() {
+            continue;
+        }
+        let (served, device_stats) = serve_batches(scope, device, dim, &chains, build(device));
+        for (chain, client) in chains.into_iter().zip(served) {
+            clients[chain] = Some(client);
+        }
+        stats.push(device_stats);
+    }
+    (clients, stats)
+}
+
+/// Runs every chain against its batch thread's client.
+fn run_clients(
+    sampler: &Sampler,
+    names: Vec<String>,
+    chain_model: &ChainModel<'_>,
+    clients: Vec<Option<BatchClient>>,
+) -> Result<Fit> {
+    let clients = Mutex::new(clients);
+    let fit = run_chains(sampler, names, &|chain, bar, stop| {
+        let client = clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(chain)
+            .and_then(Option::take)
+            .ok_or_else(|| failed("chains", format!("chain {} has no batch", chain + 1)))?;
+        run_chain(client, chain_model, sampler, chain, bar, stop)
+    });
+    // Clients of chains that never started leave their batches here,
+    // so that the batch threads end before the scope joins them.
+    drop(clients);
+    fit
 }
 
 /// Runs [`Sampler::chains`] NUTS chains of a [`BatchedModel`] with each
@@ -141,10 +203,8 @@ pub fn sample_batched_with_stats<M: BatchedModel>(
         });
     }
     std::thread::scope(|scope| {
-        let mut clients: Vec<Option<BatchClient>> = (0..sampler.chains).map(|_| None).collect();
-        let mut all_stats = Vec::new();
         // Each batch: its device, its chains, and how it builds its density.
-        if sampler.split_rows && devices.len() > 1 {
+        let (clients, all_stats) = if sampler.split_rows && devices.len() > 1 {
             // One batch of every chain, its rows over every device.
             // Built on the batch thread, which evaluates the first part.
             let chains: Vec<usize> = (0..sampler.chains).collect();
@@ -152,38 +212,14 @@ pub fn sample_batched_with_stats<M: BatchedModel>(
             let (served, stats) = serve_batches(scope, devices[0], dim, &chains, move || {
                 RowSplitDensity::start(scope, model, &on)
             });
-            clients = served.into_iter().map(Some).collect();
-            all_stats.push(stats);
+            (served.into_iter().map(Some).collect(), vec![stats])
         } else {
-            for (index, &device) in devices.iter().enumerate() {
-                let chains: Vec<usize> = (0..sampler.chains)
-                    .filter(|&c| sampler.device_of(c, devices.len()) == index)
-                    .collect();
-                if chains.is_empty() {
-                    continue;
-                }
-                let (served, stats) =
-                    serve_batches(scope, device, dim, &chains, move || model.density(device));
-                for (chain, client) in chains.into_iter().zip(served) {
-                    clients[chain] = Some(client);
-                }
-                all_stats.push(stats);
-            }
-        }
-        let clients = Mutex::new(clients);
-        let fit = run_chains(sampler, names, &|chain, bar, stop| {
-            let client = clients
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_mut(chain)
-                .and_then(Option::take)
-                .ok_or_else(|| failed("chains", format!("chain {} has no batch", chain + 1)))?;
-            run_chain(client, &chain_model, sampler, chain, bar, stop)
-        });
-        // Clients of chains that never started leave their batches here,
-        // so that the batch threads end before the scope joins them.
-        drop(clients);
-        Ok::<_, Error>((fit?, all_stats))
+            serve_devices(scope, sampler, &devices, dim, |device| {
+                move || model.density(device)
+            })
+        };
+        let fit = run_clients(sampler, names, &chain_model, clients)?;
+        Ok::<_, Error>((fit, all_stats))
     })
     .map(|(fit, stats): (Fit, Vec<Arc<Mutex<BatchStats>>>)| {
         let stats = stats
@@ -255,12 +291,19 @@ fn run_chains(
 
 /// A chain's panic as an error, with its message.
 fn panicked(chain: usize, panic: &(dyn std::any::Any + Send)) -> Error {
-    let message = panic
+    failed(
+        "model",
+        format!("chain {} panicked: {}", chain + 1, panic_message(panic)),
+    )
+}
+
+/// The message a panic carried (empty when it is not text).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
-    failed("model", format!("chain {} panicked: {message}", chain + 1))
+        .unwrap_or_default()
 }
 
 /// A model's unrecoverable failure: the model's own error where it is a

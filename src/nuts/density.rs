@@ -71,6 +71,8 @@ pub struct DeviceDensity<F> {
     model: F,
     evaluations: u64,
     replay: rev::Replay,
+    /// The call [`start`](Self::start) began, until [`finish`](Self::finish).
+    started: Option<rev::StartedCall>,
 }
 
 impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
@@ -84,6 +86,7 @@ impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
             model,
             evaluations: 0,
             replay: rev::Replay::new(),
+            started: None,
         })
     }
 
@@ -151,20 +154,70 @@ impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
     /// # Ok::<(), clfuse::Error>(())
     /// ```
     pub fn value_and_grad(&mut self, position: &[f64], gradient: &mut [f64]) -> Result<f64> {
+        self.write_position("DeviceDensity::value_and_grad", position)?;
+        let (theta, model) = (&self.theta, &mut self.model);
+        self.replay
+            .value_and_grad_to_host(theta, || model(theta), gradient)
+    }
+
+    /// Writes `position` to the parameter vector (not waited for: it
+    /// travels as kernel arguments) and counts the evaluation.
+    fn write_position(&mut self, function: &'static str, position: &[f64]) -> Result<()> {
         let dim = self.theta.rows();
         if position.len() != dim {
             return Err(Error::InvalidArgument {
-                function: "DeviceDensity::value_and_grad",
+                function,
                 argument: "position",
                 reason: format!("has {} values for {dim} parameters", position.len()),
             });
         }
-        // Not waited for: the position travels as kernel arguments.
         self.theta.value().write_queued(position)?;
         self.evaluations += 1;
+        Ok(())
+    }
+
+    /// [`value_and_grad`](Self::value_and_grad) in two halves: `start`
+    /// queues the evaluation at `position` (a replayed call is only queued;
+    /// see [`rev::Replay::start`]) and [`finish`](Self::finish) waits for
+    /// it. Several chains' densities on one device started one after the
+    /// other and then finished cost about one round trip to the device, not
+    /// one each ([`Sampler::interleave`](super::Sampler::interleave)).
+    ///
+    /// ```
+    /// use clfuse::nuts::DeviceDensity;
+    /// use clfuse::prelude::*;
+    /// use clfuse::rev::Var;
+    /// let model = |t: &Var| colwise_sum(-0.5f64 * square(t)).eval();
+    /// let (mut a, mut b) = (DeviceDensity::new(1, model)?, DeviceDensity::new(1, model)?);
+    /// let (mut ga, mut gb) = ([0.0], [0.0]);
+    /// for x in [1.0, 2.0, 3.0] {
+    ///     a.start(&[x])?;
+    ///     b.start(&[-x])?;
+    ///     assert_eq!((a.finish(&mut ga)?, b.finish(&mut gb)?), (-0.5 * x * x, -0.5 * x * x));
+    ///     assert_eq!((ga, gb), ([-x], [x]));
+    /// }
+    /// # Ok::<(), clfuse::Error>(())
+    /// ```
+    pub fn start(&mut self, position: &[f64]) -> Result<()> {
+        // An unfinished call is dropped (its reads still complete).
+        self.started = None;
+        self.write_position("DeviceDensity::start", position)?;
+        let (theta, model) = (&self.theta, &mut self.model);
+        self.started = Some(self.replay.start(theta, || model(theta))?);
+        Ok(())
+    }
+
+    /// Waits for the evaluation [`start`](Self::start) began, writes its
+    /// gradient and returns its value; an error when none was started.
+    pub fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
+        let started = self.started.take().ok_or_else(|| Error::InvalidArgument {
+            function: "DeviceDensity::finish",
+            argument: "self",
+            reason: "no evaluation was started (call start first)".into(),
+        })?;
         let (theta, model) = (&self.theta, &mut self.model);
         self.replay
-            .value_and_grad_to_host(theta, || model(theta), gradient)
+            .finish_to_host(started, theta, || model(theta), gradient)
     }
 }
 

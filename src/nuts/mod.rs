@@ -46,6 +46,7 @@ mod chains;
 mod density;
 pub mod diagnostics;
 mod draws;
+mod interleave;
 mod model;
 mod progress;
 mod rendezvous;
@@ -58,6 +59,7 @@ pub use batch::{BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity, Spli
 pub use chains::{sample, sample_batched, sample_batched_with_stats};
 pub use density::{DensityError, DeviceDensity};
 pub use draws::{ChainDraws, DrawStats, Fit};
+pub use interleave::Interleave;
 pub use model::{Model, UnconstrainedModel};
 pub use rendezvous::{BatchClient, BatchStats, serve_batches};
 pub use settings::{Init, Sampler};

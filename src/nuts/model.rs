@@ -50,6 +50,21 @@ pub trait Model: Sync {
     fn density(&self) -> clfuse_core::Result<Self::Density<'_>>;
     /// Host map of one unconstrained position to the constrained columns (same order as column_names).
     fn constrain(&self, unconstrained: &[f64]) -> clfuse_core::Result<Vec<f64>>;
+    /// Whether [`sample`](super::sample) may evaluate this model's chains
+    /// from one thread, interleaved ([`Sampler::interleave`](super::Sampler::interleave)),
+    /// with [`interleaved_density`](Model::interleaved_density)'s densities.
+    /// False unless a model says otherwise; [`UnconstrainedModel`] and
+    /// [`Posterior`](crate::params::Posterior) do.
+    fn interleaves(&self) -> bool {
+        false
+    }
+    /// A fresh density for one chain whose evaluations can be queued and
+    /// waited for apart ([`Interleave`](super::Interleave)), built on the
+    /// thread that evaluates the device's chains; `None` unless
+    /// [`interleaves`](Model::interleaves).
+    fn interleaved_density(&self) -> Option<clfuse_core::Result<Box<dyn super::Interleave + '_>>> {
+        None
+    }
 }
 
 /// A model without constraints: a closure from the `dim x 1` parameter
@@ -145,6 +160,17 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
         unchanged("UnconstrainedModel::constrain", self.dim, unconstrained)
     }
+
+    fn interleaves(&self) -> bool {
+        true
+    }
+
+    fn interleaved_density(&self) -> Option<Result<Box<dyn super::Interleave + '_>>> {
+        Some(
+            self.density()
+                .map(|d| Box::new(d) as Box<dyn super::Interleave + '_>),
+        )
+    }
 }
 
 /// The column names of a model without constraints: `theta[1]` …
@@ -199,5 +225,16 @@ where
 
     fn constrain(&self, unconstrained: &[f64]) -> Result<Vec<f64>> {
         self.parameters().constrain_host(unconstrained)
+    }
+
+    fn interleaves(&self) -> bool {
+        true
+    }
+
+    fn interleaved_density(&self) -> Option<Result<Box<dyn super::Interleave + '_>>> {
+        Some(
+            self.density()
+                .map(|d| Box::new(d) as Box<dyn super::Interleave + '_>),
+        )
     }
 }

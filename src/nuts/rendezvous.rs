@@ -196,7 +196,8 @@ where
         // reaching the scope.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             device.run(|| {
-                let density = build();
+                let density = std::panic::catch_unwind(std::panic::AssertUnwindSafe(build))
+                    .unwrap_or_else(|panic| Err(model_panicked("building the density", &*panic)));
                 serve(density, incoming, live, &thread_stats);
             })
         }));
@@ -228,11 +229,27 @@ fn serve<D: BatchDensity>(
             counts.batches += 1;
             counts.evaluations += batch.len() as u64;
             drop(counts);
-            match &mut density {
-                Ok(d) => answer(d, batch, stats),
-                Err(e) => batch.into_iter().for_each(|(.., reply)| {
-                    let _ = reply.send(Err(e.clone()));
-                }),
+            let panicked = match &mut density {
+                Ok(d) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    answer(d, &batch, stats)
+                }))
+                .err(),
+                Err(e) => {
+                    batch.iter().for_each(|(.., reply)| {
+                        let _ = reply.send(Err(e.clone()));
+                    });
+                    None
+                }
+            };
+            if let Some(panic) = panicked {
+                // Every chain of the batch, and every later call, gets the panic's message.
+                let chains: Vec<String> = batch.iter().map(|(c, ..)| (c + 1).to_string()).collect();
+                let error =
+                    model_panicked(&format!("evaluating chains {}", chains.join(", ")), &*panic);
+                batch.iter().for_each(|(.., reply)| {
+                    let _ = reply.send(Err(error.clone()));
+                });
+                density = Err(error);
             }
             continue;
         }
@@ -249,10 +266,22 @@ fn serve<D: BatchDensity>(
     }
 }
 
+/// The error of a model that panicked while `doing` something.
+fn model_panicked(doing: &str, panic: &(dyn std::any::Any + Send)) -> Error {
+    Error::InvalidArgument {
+        function: "nuts::serve_batches",
+        argument: "model",
+        reason: format!(
+            "the model panicked {doing}: {}",
+            super::chains::panic_message(panic)
+        ),
+    }
+}
+
 /// Evaluates one batch and answers each chain.
 fn answer<D: BatchDensity>(
     density: &mut D,
-    batch: Vec<(usize, Vec<f64>, Sender<Answer>)>,
+    batch: &[(usize, Vec<f64>, Sender<Answer>)],
     stats: &Mutex<BatchStats>,
 ) {
     let dim = density.dim();
@@ -266,7 +295,7 @@ fn answer<D: BatchDensity>(
                 position.len()
             ),
         };
-        batch.into_iter().for_each(|(.., reply)| {
+        batch.iter().for_each(|(.., reply)| {
             let _ = reply.send(Err(error.clone()));
         });
         return;
@@ -279,7 +308,7 @@ fn answer<D: BatchDensity>(
     match evaluate(density, &positions, &mut gradients) {
         Ok(values) => {
             for ((_, _, reply), (value, gradient)) in batch
-                .into_iter()
+                .iter()
                 .zip(values.into_iter().zip(gradients.chunks(dim)))
             {
                 let _ = reply.send(Ok((value, gradient.to_vec())));
@@ -290,11 +319,11 @@ fn answer<D: BatchDensity>(
             for (_, position, reply) in batch {
                 let mut gradient = vec![0.0; dim];
                 let one =
-                    evaluate(density, &position, &mut gradient).map(|values| (values[0], gradient));
+                    evaluate(density, position, &mut gradient).map(|values| (values[0], gradient));
                 let _ = reply.send(one);
             }
         }
-        Err(e) => batch.into_iter().for_each(|(.., reply)| {
+        Err(e) => batch.iter().for_each(|(.., reply)| {
             let _ = reply.send(Err(e.clone()));
         }),
     }

@@ -86,6 +86,14 @@ pub struct Sampler {
     /// e.g. a [`SplitBatchModel`](super::SplitBatchModel)); [`sample`](super::sample)
     /// does not split.
     pub split_rows: bool,
+    /// Evaluate each device's chains from one thread, every chain's call
+    /// queued before any is waited for, where the model allows
+    /// ([`Model::interleaves`](super::Model::interleaves); true). The
+    /// device then runs the chains' calls back to back and the host waits
+    /// about once per round of calls instead of once per call (see
+    /// [`Interleave`](super::Interleave)); draws are the same as with
+    /// false, where each chain's thread evaluates its own density.
+    pub interleave: bool,
 }
 
 impl Default for Sampler {
@@ -102,6 +110,7 @@ impl Default for Sampler {
             progress: false,
             devices: Vec::new(),
             split_rows: false,
+            interleave: true,
         }
     }
 }

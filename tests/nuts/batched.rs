@@ -375,8 +375,12 @@ fn a_panicking_batched_model_is_an_error() {
             colwise_sum(theta).eval()
         },
     );
+    // Every chain of the batch gets the panic's message.
     match sample_batched(&model, &quick(2, vec![])) {
-        Err(Error::Unsupported { what }) => assert!(what.contains("stopped"), "{what}"),
-        other => panic!("expected the stopped batch's error, got {other:?}"),
+        Err(Error::InvalidArgument { reason, .. }) => assert!(
+            reason.contains("panicked evaluating chains 1, 2: the model panics on purpose"),
+            "{reason}"
+        ),
+        other => panic!("expected the panic's message, got {other:?}"),
     }
 }

@@ -9,6 +9,7 @@ mod constrained;
 mod diagnostics;
 mod fit;
 mod front_end;
+mod interleave;
 mod settings;
 mod split;
 

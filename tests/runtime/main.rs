@@ -20,7 +20,6 @@ mod devices;
 mod foundation;
 mod in_order_queue;
 mod kernel_cache;
-mod lanes;
 mod macros;
 mod no_fp64;
 mod process_exit;

@@ -87,7 +87,7 @@ pub use inline::ProductReads;
 pub use kept::Kept;
 pub use leaf::{leaf, scalar_leaf};
 pub use operators::VarScalar;
-pub use replay::Replay;
+pub use replay::{Replay, StartedCall};
 pub use tape::{clear, set_zero_all_adjoints, steps_recorded};
 pub use var::{Var, VarData};
 pub use var_load::{OwnedVarLoad, VarLoad};

@@ -6,7 +6,7 @@ use crate::rev::Var;
 use crate::rev::gradient::{
     ReadLayout, check_batch, check_column, columns, split_batch, split_value, split_verdicts,
 };
-use clfuse_core::{Error, Recording, Result, record};
+use clfuse_core::{Error, QueuedReads, ReadBack, Recording, Result, record};
 
 /// After this many recordings that did not match the one before, a
 /// [`Replay`] stops recording: the model's work changes from call to call.
@@ -60,6 +60,22 @@ pub struct Replay {
     mismatches: usize,
     /// Why it stopped recording, once it did.
     stopped: Option<&'static str>,
+}
+
+/// A gradient call begun by [`Replay::start`], to be waited for by
+/// [`Replay::finish_to_host`].
+#[derive(Debug)]
+pub struct StartedCall(Started);
+
+#[derive(Debug)]
+enum Started {
+    /// It ran whole: its columns.
+    Done(Vec<f64>),
+    /// Replayed and queued: its reads, and the recording it replayed.
+    Queued {
+        reads: QueuedReads,
+        recorded: Recorded,
+    },
 }
 
 #[derive(Debug)]
@@ -174,6 +190,77 @@ impl Replay {
 
     /// The columns `[value; gradient]` of one call: replayed, recorded, or
     /// run as usual.
+    /// [`value_and_grad_to_host`](Self::value_and_grad_to_host) in two
+    /// halves: `start` queues the call (a replayed one is only queued, not
+    /// waited for; any other runs whole), [`finish_to_host`](Self::finish_to_host)
+    /// waits for it. Between the two the host may queue other work, such
+    /// as another chain's call: a sampler's chains on one device then take
+    /// one round trip per round instead of one each.
+    ///
+    /// ```
+    /// use clfuse_ops::prelude::*;
+    /// use clfuse_ops::rev::{Replay, Var};
+    /// let (a, b) = (Var::new(MatrixCl::from_slice(1, 1, &[3.0])?), Var::new(MatrixCl::from_slice(1, 1, &[5.0])?));
+    /// let (mut ra, mut rb) = (Replay::new(), Replay::new());
+    /// let square = |t: &Var| colwise_sum(square(t)).eval();
+    /// let mut g = [0.0];
+    /// for _ in 0..4 {
+    ///     let (started_a, started_b) = (ra.start(&a, || square(&a))?, rb.start(&b, || square(&b))?);
+    ///     assert_eq!(rb.finish_to_host(started_b, &b, || square(&b), &mut g)?, 25.0);
+    ///     assert_eq!(g, [10.0]);
+    ///     assert_eq!(ra.finish_to_host(started_a, &a, || square(&a), &mut g)?, 9.0);
+    ///     assert_eq!(g, [6.0]);
+    /// }
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn start(
+        &mut self,
+        theta: &Var<f64>,
+        mut f: impl FnMut() -> Result<Var<f64>>,
+    ) -> Result<StartedCall> {
+        const F: &str = "Replay::start";
+        let here = (theta.value().buffer_id(), (theta.rows(), theta.cols()));
+        match std::mem::replace(&mut self.state, State::Recording(None)) {
+            State::Replaying(recorded) if (recorded.theta, recorded.shape) == here => {
+                // Should a read fail, the next call records afresh.
+                let reads = recorded.recording.replay_queued()?;
+                Ok(StartedCall(Started::Queued { reads, recorded }))
+            }
+            other => {
+                self.state = other;
+                Ok(StartedCall(Started::Done(self.columns(F, theta, &mut f)?)))
+            }
+        }
+    }
+
+    /// Waits for a call [`start`](Self::start) began at `theta` (the same
+    /// `theta` and model `f`: a replayed call whose checks failed runs
+    /// again as usual, for its error), writes the gradient and returns the
+    /// value.
+    pub fn finish_to_host(
+        &mut self,
+        started: StartedCall,
+        theta: &Var<f64>,
+        mut f: impl FnMut() -> Result<Var<f64>>,
+        gradient: &mut [f64],
+    ) -> Result<f64> {
+        const F: &str = "Replay::finish_to_host";
+        check_column(F, theta, gradient)?;
+        let host = match started.0 {
+            Started::Done(host) => host,
+            Started::Queued { reads, recorded } => {
+                match read_columns(reads.wait()?, &recorded, theta.rows())? {
+                    Some(host) => {
+                        self.state = State::Replaying(recorded);
+                        host
+                    }
+                    None => self.record(F, theta, &mut f, None)?,
+                }
+            }
+        };
+        split_value(F, &host, gradient)
+    }
+
     fn columns(
         &mut self,
         function: &'static str,
@@ -259,7 +346,12 @@ impl Replay {
 
 /// Replays `recorded` and splits its read: `None` when a check failed.
 fn replay_columns(recorded: &Recorded, dim: usize) -> Result<Option<Vec<f64>>> {
-    let reads = recorded.recording.replay()?;
+    read_columns(recorded.recording.replay()?, recorded, dim)
+}
+
+/// The value and gradient columns of a replayed call's reads, or `None`
+/// when one of its checks failed.
+fn read_columns(reads: Vec<ReadBack>, recorded: &Recorded, dim: usize) -> Result<Option<Vec<f64>>> {
     let host = match reads.as_slice() {
         [read] => read.downcast_ref::<Vec<f64>>(),
         _ => None,

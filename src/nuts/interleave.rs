@@ -1,0 +1,111 @@
+//! Interleaved chains: one thread evaluates a device's chains, queuing
+//! every chain's call before waiting for any.
+//!
+//! A replayed gradient call is a few kernels and one read-back; most of
+//! its time is the round trip, the device idle while the host waits. Four
+//! chains calling from four threads wait four times, one behind the other
+//! on the device's queue. Here the chains meet at a rendezvous (as batched
+//! chains do, [`serve_batches`](super::serve_batches)), and each round
+//! starts every waiting chain's call ([`Interleave::start`]) and then
+//! finishes them ([`Interleave::finish`]): the device runs the calls back
+//! to back and the host waits about once per round. Each chain keeps a
+//! density of its own, so a model is written as for one chain.
+
+use super::{BatchDensity, DeviceDensity, Model};
+use crate::rev::Var;
+use clfuse_core::{Error, Result};
+
+/// A log density whose evaluation can be queued and waited for separately,
+/// so that one thread can have several in flight (see the module's
+/// documentation and [`Model::interleaved_density`]).
+pub trait Interleave {
+    /// Unconstrained dimension.
+    fn dim(&self) -> usize;
+    /// Queues an evaluation at `position`.
+    fn start(&mut self, position: &[f64]) -> Result<()>;
+    /// Waits for the evaluation last started, writes its gradient and
+    /// returns its value.
+    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64>;
+}
+
+impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
+    fn dim(&self) -> usize {
+        nuts_rs::CpuLogpFunc::dim(self)
+    }
+
+    fn start(&mut self, position: &[f64]) -> Result<()> {
+        DeviceDensity::start(self, position)
+    }
+
+    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
+        DeviceDensity::finish(self, gradient)
+    }
+}
+
+/// A device's chains as one [`BatchDensity`]: column `k` of a batch is
+/// evaluated by the `k`-th of the model's interleaved densities (made as
+/// needed; any density serves any chain, as each does the same work).
+pub(crate) struct Interleaved<'m, M: Model> {
+    model: &'m M,
+    densities: Vec<Box<dyn Interleave + 'm>>,
+}
+
+impl<'m, M: Model> Interleaved<'m, M> {
+    pub(crate) fn new(model: &'m M) -> Self {
+        Interleaved {
+            model,
+            densities: Vec::new(),
+        }
+    }
+}
+
+impl<M: Model> BatchDensity for Interleaved<'_, M> {
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+
+    fn evaluate(&mut self, positions: &[f64], gradients: &mut [f64]) -> Result<Vec<f64>> {
+        let dim = self.model.dim();
+        let batch = super::batch::batch_width("nuts::Interleaved", dim, positions, gradients)?;
+        while self.densities.len() < batch {
+            let density =
+                self.model
+                    .interleaved_density()
+                    .ok_or_else(|| Error::InvalidArgument {
+                        function: "nuts::sample",
+                        argument: "sampler",
+                        reason: "interleave is set, but the model has no interleaved density \
+                             (Model::interleaved_density)"
+                            .into(),
+                    })??;
+            self.densities.push(density);
+        }
+        let chunks = positions.chunks(dim.max(1)).take(batch);
+        let started: Vec<Result<()>> = self
+            .densities
+            .iter_mut()
+            .zip(chunks)
+            .map(|(density, position)| density.start(position))
+            .collect();
+        // Every started call is finished before an error returns.
+        let mut values = Vec::with_capacity(batch);
+        let mut first_error = None;
+        for ((density, begun), gradient) in self
+            .densities
+            .iter_mut()
+            .zip(started)
+            .zip(gradients.chunks_mut(dim.max(1)))
+        {
+            match begun.and_then(|()| density.finish(gradient)) {
+                Ok(value) => values.push(value),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(values),
+        }
+    }
+}

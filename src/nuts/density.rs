@@ -256,3 +256,31 @@ impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
         Ok(array.to_vec())
     }
 }
+
+/// A log density whose evaluation can be queued and waited for separately,
+/// so that one thread can have several in flight: a device's chains
+/// interleaved ([`Sampler::interleave`](super::Sampler::interleave),
+/// [`Model::interleaved_density`](super::Model::interleaved_density)).
+pub trait Interleave {
+    /// Unconstrained dimension.
+    fn dim(&self) -> usize;
+    /// Queues an evaluation at `position`.
+    fn start(&mut self, position: &[f64]) -> Result<()>;
+    /// Waits for the evaluation last started, writes its gradient and
+    /// returns its value.
+    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64>;
+}
+
+impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
+    fn dim(&self) -> usize {
+        nuts_rs::CpuLogpFunc::dim(self)
+    }
+
+    fn start(&mut self, position: &[f64]) -> Result<()> {
+        DeviceDensity::start(self, position)
+    }
+
+    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
+        DeviceDensity::finish(self, gradient)
+    }
+}

@@ -6,41 +6,13 @@
 //! chains calling from four threads wait four times, one behind the other
 //! on the device's queue. Here the chains meet at a rendezvous (as batched
 //! chains do, [`serve_batches`](super::serve_batches)), and each round
-//! starts every waiting chain's call ([`Interleave::start`]) and then
-//! finishes them ([`Interleave::finish`]): the device runs the calls back
+//! starts every waiting chain's call ([`Interleave::start`])
+//! and then finishes them ([`Interleave::finish`]): the device runs the calls back
 //! to back and the host waits about once per round. Each chain keeps a
 //! density of its own, so a model is written as for one chain.
 
-use super::{BatchDensity, DeviceDensity, Model};
-use crate::rev::Var;
+use super::{BatchDensity, Interleave, Model};
 use clfuse_core::{Error, Result};
-
-/// A log density whose evaluation can be queued and waited for separately,
-/// so that one thread can have several in flight (see the module's
-/// documentation and [`Model::interleaved_density`]).
-pub trait Interleave {
-    /// Unconstrained dimension.
-    fn dim(&self) -> usize;
-    /// Queues an evaluation at `position`.
-    fn start(&mut self, position: &[f64]) -> Result<()>;
-    /// Waits for the evaluation last started, writes its gradient and
-    /// returns its value.
-    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64>;
-}
-
-impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
-    fn dim(&self) -> usize {
-        nuts_rs::CpuLogpFunc::dim(self)
-    }
-
-    fn start(&mut self, position: &[f64]) -> Result<()> {
-        DeviceDensity::start(self, position)
-    }
-
-    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
-        DeviceDensity::finish(self, gradient)
-    }
-}
 
 /// A device's chains as one [`BatchDensity`]: column `k` of a batch is
 /// evaluated by the `k`-th of the model's interleaved densities (made as

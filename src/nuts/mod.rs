@@ -57,9 +57,8 @@ mod summary;
 
 pub use batch::{BatchDensity, BatchModel, BatchedModel, DeviceBatchDensity, SplitBatchModel};
 pub use chains::{sample, sample_batched, sample_batched_with_stats};
-pub use density::{DensityError, DeviceDensity};
+pub use density::{DensityError, DeviceDensity, Interleave};
 pub use draws::{ChainDraws, DrawStats, Fit};
-pub use interleave::Interleave;
 pub use model::{Model, UnconstrainedModel};
 pub use rendezvous::{BatchClient, BatchStats, serve_batches};
 pub use settings::{Init, Sampler};

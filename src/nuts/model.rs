@@ -59,10 +59,12 @@ pub trait Model: Sync {
         false
     }
     /// A fresh density for one chain whose evaluations can be queued and
-    /// waited for apart ([`Interleave`](super::Interleave)), built on the
+    /// waited for apart ([`Interleave`](super::density::Interleave)), built on the
     /// thread that evaluates the device's chains; `None` unless
     /// [`interleaves`](Model::interleaves).
-    fn interleaved_density(&self) -> Option<clfuse_core::Result<Box<dyn super::Interleave + '_>>> {
+    fn interleaved_density(
+        &self,
+    ) -> Option<clfuse_core::Result<Box<dyn super::density::Interleave + '_>>> {
         None
     }
 }
@@ -165,10 +167,10 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
         true
     }
 
-    fn interleaved_density(&self) -> Option<Result<Box<dyn super::Interleave + '_>>> {
+    fn interleaved_density(&self) -> Option<Result<Box<dyn super::density::Interleave + '_>>> {
         Some(
             self.density()
-                .map(|d| Box::new(d) as Box<dyn super::Interleave + '_>),
+                .map(|d| Box::new(d) as Box<dyn super::density::Interleave + '_>),
         )
     }
 }
@@ -231,10 +233,10 @@ where
         true
     }
 
-    fn interleaved_density(&self) -> Option<Result<Box<dyn super::Interleave + '_>>> {
+    fn interleaved_density(&self) -> Option<Result<Box<dyn super::density::Interleave + '_>>> {
         Some(
             self.density()
-                .map(|d| Box::new(d) as Box<dyn super::Interleave + '_>),
+                .map(|d| Box::new(d) as Box<dyn super::density::Interleave + '_>),
         )
     }
 }

@@ -26,7 +26,7 @@ mod support;
 
 use clfuse::Result;
 use clfuse::dist::{cauchy_lpdf, normal_lpdf};
-use clfuse::nuts::{Sampler, sample};
+use clfuse::nuts::{Interleaving, Sampler, sample};
 use clfuse::params::{Constraint, Parameters};
 use clfuse::prelude::*;
 use support::{Reference, check_reference, failed, flag, with_columns};
@@ -78,7 +78,11 @@ fn main() -> Result<()> {
         draws: flag(&args, "--draws", if quick { 500 } else { 1000 }) as u64,
         seed: flag(&args, "--seed", 8) as u64,
         // Chains on threads of their own instead of interleaved from one.
-        interleave: !args.iter().any(|a| a == "--threaded"),
+        interleave: if args.iter().any(|a| a == "--threaded") {
+            Interleaving::Never
+        } else {
+            Interleaving::OnGpus
+        },
         ..Sampler::default()
     };
     println!(

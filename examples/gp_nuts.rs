@@ -25,7 +25,7 @@
 //! standard deviations of the values that generated the data, on both, and
 //! R̂ < 1.01 on the device (1.05 below 500 draws a chain, as in --quick).
 //!
-//! `cargo run --release --features nuts --example gp_nuts -- [--n N] [--d D] [--warmup W] [--draws D] [--chains C] [--cpu-chains C] [--cpu-run 0|1] [--quick]`
+//! `cargo run --release --features nuts --example gp_nuts -- [--n N] [--d D] [--warmup W] [--draws D] [--chains C] [--cpu-chains C] [--cpu-run 0|1] [--quick] [--threaded]`
 
 // `device_model`, the hand-written model, is `bench_report --suite seeds`'s.
 #[allow(dead_code)]
@@ -35,7 +35,7 @@ mod support;
 
 use clfuse::Result;
 use clfuse::dist::{lognormal_lpdf, multi_normal_lpdf};
-use clfuse::nuts::{Fit, Model, Sampler, sample};
+use clfuse::nuts::{Fit, Interleaving, Model, Sampler, sample};
 use clfuse::params::{Constraint, Parameters};
 use clfuse::prelude::*;
 use faer::Mat;
@@ -82,6 +82,12 @@ fn main() -> Result<()> {
         warmup: flag(&args, "--warmup", if quick { 150 } else { 1000 }) as u64,
         draws: flag(&args, "--draws", if quick { 250 } else { 1000 }) as u64,
         seed: 20261123,
+        // Chains on threads of their own instead of interleaved from one.
+        interleave: if args.iter().any(|a| a == "--threaded") {
+            Interleaving::Never
+        } else {
+            Interleaving::OnGpus
+        },
         ..Sampler::default()
     };
     // The CPU runs one chain in --quick: faer unoptimised (debug) is slow.

@@ -34,7 +34,7 @@ mod support;
 
 use clfuse::Result;
 use clfuse::dist::{normal_lpdf, student_t_lpdf};
-use clfuse::nuts::{Model, Sampler, sample};
+use clfuse::nuts::{Interleaving, Model, Sampler, sample};
 use clfuse::params::{Constrained, Constraint, Param, Parameters};
 use clfuse::prelude::*;
 use clfuse::rev::{self, Var};
@@ -85,7 +85,11 @@ fn main() -> Result<()> {
         draws: flag(&args, "--draws", if quick { 500 } else { 1000 }) as u64,
         seed: flag(&args, "--seed", 24) as u64,
         // Chains on threads of their own instead of interleaved from one.
-        interleave: !args.iter().any(|a| a == "--threaded"),
+        interleave: if args.iter().any(|a| a == "--threaded") {
+            Interleaving::Never
+        } else {
+            Interleaving::OnGpus
+        },
         ..Sampler::default()
     };
     if n <= K + 2 {

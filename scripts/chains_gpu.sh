@@ -10,7 +10,8 @@ export FUSION_DEVICE=nvidia
 [ -f "$bin/bins.tgz" ] && tar xzf "$bin/bins.tgz" -C "$bin"
 if [ "$1" = runs ]; then
 {
-  # ROUNDS (default 1), EXAMPLES and MODES widen or narrow it. Modes:
+  # ROUNDS (default 1), EXAMPLES, MODES and ARGS (the examples' flags)
+  # widen or narrow it. Modes:
   # chains interleaved from one thread (the default) or on threads of
   # their own (--threaded).
   for round in $(seq ${ROUNDS:-1}); do
@@ -20,8 +21,8 @@ if [ "$1" = runs ]; then
         log="$OUT/$example-$mode-$round.log"
         echo "== $example, $mode, round $round"
         case $mode in
-          interleaved) timeout 140 "$bin/$example" > "$log" 2>&1 ;;
-          threaded) timeout 140 "$bin/$example" --threaded > "$log" 2>&1 ;;
+          interleaved) timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          threaded) timeout 140 "$bin/$example" --threaded $ARGS > "$log" 2>&1 ;;
         esac
         echo "rc=$?"
         grep "whole run\|R-hat" "$log" | head -3

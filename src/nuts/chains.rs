@@ -66,7 +66,7 @@ pub fn sample<M: Model>(model: &M, sampler: &Sampler) -> Result<Fit> {
         columns: names.len(),
         constrain: &constrain,
     };
-    if sampler.interleave && model.interleaves() {
+    if model.interleaves() && sampler.interleave.applies(&devices) {
         // Each device's chains from one thread (see `interleave`).
         return std::thread::scope(|scope| {
             let (clients, _) = serve_devices(scope, sampler, &devices, dim, |_| {

@@ -61,7 +61,7 @@ pub use density::{DensityError, DeviceDensity, Interleave};
 pub use draws::{ChainDraws, DrawStats, Fit};
 pub use model::{Model, UnconstrainedModel};
 pub use rendezvous::{BatchClient, BatchStats, serve_batches};
-pub use settings::{Init, Sampler};
+pub use settings::{Init, Interleaving, Sampler};
 pub use single::{ChainResult, RunLength, sample_chain};
 pub use split::RowSplitDensity;
 pub use summary::{Summary, SummaryRow};

@@ -5,7 +5,7 @@
 //! must reach only the chain whose position caused them; the two halves
 //! must refuse misuse with an error.
 
-use clfuse::nuts::{DeviceDensity, Model, Sampler, UnconstrainedModel, sample};
+use clfuse::nuts::{DeviceDensity, Interleaving, Model, Sampler, UnconstrainedModel, sample};
 use clfuse::prelude::*;
 use clfuse::rev::Var;
 use clfuse::{Error, Result};
@@ -29,7 +29,7 @@ fn log_density(x: &MatrixCl<f64>, y: &MatrixCl<f64>, b: &Var) -> Result<Var> {
     (&likelihood + &prior).eval()
 }
 
-fn settings(interleave: bool, chains: usize) -> Sampler {
+fn settings(interleave: Interleaving, chains: usize) -> Sampler {
     Sampler {
         chains,
         warmup: 150,
@@ -46,8 +46,8 @@ fn interleaved_chains_draw_what_threaded_chains_draw() -> Result<()> {
         let (x, y) = regression(n, p)?;
         let model = UnconstrainedModel::new(p, |b: &Var| log_density(&x, &y, b));
         assert!(model.interleaves());
-        let interleaved = sample(&model, &settings(true, chains))?;
-        let threaded = sample(&model, &settings(false, chains))?;
+        let interleaved = sample(&model, &settings(Interleaving::Always, chains))?;
+        let threaded = sample(&model, &settings(Interleaving::Never, chains))?;
         assert_eq!(interleaved.chains().len(), chains);
         for (k, (a, b)) in interleaved
             .chains()
@@ -150,11 +150,17 @@ fn a_failing_position_fails_only_its_own_chain_call() -> Result<()> {
         init: clfuse::nuts::Init::Points(vec![vec![0.5], vec![0.8], vec![1.5]]),
         ..Sampler::default()
     };
-    let interleaved = sample(&model, &sampler)?;
+    let interleaved = sample(
+        &model,
+        &Sampler {
+            interleave: Interleaving::Always,
+            ..sampler.clone()
+        },
+    )?;
     let threaded = sample(
         &model,
         &Sampler {
-            interleave: false,
+            interleave: Interleaving::Never,
             ..sampler.clone()
         },
     )?;

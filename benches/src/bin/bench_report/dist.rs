@@ -223,6 +223,35 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         })?;
         ctx.push(&w, variant, n, bytes, 0.0, t);
     }
+    // Four chains' densities interleaved, as `nuts::sample` evaluates a
+    // GPU's chains: each round starts every call, then finishes them.
+    let round_variant = "4 chains interleaved, per round of 4 calls";
+    let round = |densities: &mut Vec<DeviceDensity<_>>, gradient: &mut [f64]| -> Result<()> {
+        for density in densities.iter_mut() {
+            density.start(&position)?;
+        }
+        for density in densities.iter_mut() {
+            std::hint::black_box(density.finish(gradient)?);
+        }
+        Ok(())
+    };
+    let mut densities = (0..4)
+        .map(|_| DeviceDensity::new(p + 2, &density_call))
+        .collect::<Result<Vec<_>>>()?;
+    let mut gradient = vec![0.0; p + 2];
+    let t = measure(ctx.reps, || round(&mut densities, &mut gradient))?;
+    ctx.push(&w, round_variant, n, 4.0 * bytes, 0.0, t);
+    ctx.profile(format!("{w}, {round_variant}, n = {n}"), || {
+        let mut densities = (0..4)
+            .map(|_| DeviceDensity::new(p + 2, &density_call))
+            .collect::<Result<Vec<_>>>()?;
+        let mut gradient = vec![0.0; p + 2];
+        round(&mut densities, &mut gradient)?;
+        round(&mut densities, &mut gradient)?;
+        clfuse::clfuse_core::take_profile()?;
+        clfuse::clfuse_core::profile_mark("(host: third round starts, replayed)")?;
+        round(&mut densities, &mut gradient)
+    })?;
     for (variant, model) in variants {
         ctx.profile(format!("{w}, {variant}, n = {n}"), || {
             let mut density = DeviceDensity::new(p + 2, |theta| model(theta))?;

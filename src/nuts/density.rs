@@ -262,8 +262,6 @@ impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
 /// interleaved ([`Sampler::interleave`](super::Sampler::interleave),
 /// [`Model::interleaved_density`](super::Model::interleaved_density)).
 pub trait Interleave {
-    /// Unconstrained dimension.
-    fn dim(&self) -> usize;
     /// Queues an evaluation at `position`.
     fn start(&mut self, position: &[f64]) -> Result<()>;
     /// Waits for the evaluation last started, writes its gradient and
@@ -272,10 +270,6 @@ pub trait Interleave {
 }
 
 impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
-    fn dim(&self) -> usize {
-        nuts_rs::CpuLogpFunc::dim(self)
-    }
-
     fn start(&mut self, position: &[f64]) -> Result<()> {
         DeviceDensity::start(self, position)
     }

@@ -2,6 +2,7 @@
 //! [`UnconstrainedModel`], its adapter for plain closures.
 
 use super::DeviceDensity;
+use super::density::Interleave;
 use crate::rev::Var;
 use clfuse_core::{Error, Result};
 
@@ -59,12 +60,10 @@ pub trait Model: Sync {
         false
     }
     /// A fresh density for one chain whose evaluations can be queued and
-    /// waited for apart ([`Interleave`](super::density::Interleave)), built on the
+    /// waited for apart ([`Interleave`]), built on the
     /// thread that evaluates the device's chains; `None` unless
     /// [`interleaves`](Model::interleaves).
-    fn interleaved_density(
-        &self,
-    ) -> Option<clfuse_core::Result<Box<dyn super::density::Interleave + '_>>> {
+    fn interleaved_density(&self) -> Option<clfuse_core::Result<Box<dyn Interleave + '_>>> {
         None
     }
 }
@@ -167,16 +166,20 @@ impl<F: Fn(&Var) -> Result<Var> + Sync> Model for UnconstrainedModel<F> {
         true
     }
 
-    fn interleaved_density(&self) -> Option<Result<Box<dyn super::density::Interleave + '_>>> {
-        Some(
-            self.density()
-                .map(|d| Box::new(d) as Box<dyn super::density::Interleave + '_>),
-        )
+    fn interleaved_density(&self) -> Option<Result<Box<dyn Interleave + '_>>> {
+        interleaved(self.density())
     }
 }
 
 /// The column names of a model without constraints: `theta[1]` …
 /// `theta[dim]`.
+/// A device density as a model's interleaved density.
+fn interleaved<'m, F: FnMut(&Var) -> Result<Var> + 'm>(
+    density: Result<DeviceDensity<F>>,
+) -> Option<Result<Box<dyn Interleave + 'm>>> {
+    Some(density.map(|d| Box::new(d) as Box<dyn Interleave + 'm>))
+}
+
 pub(crate) fn unconstrained_names(dim: usize) -> Vec<String> {
     (1..=dim).map(|i| format!("theta[{i}]")).collect()
 }
@@ -233,10 +236,7 @@ where
         true
     }
 
-    fn interleaved_density(&self) -> Option<Result<Box<dyn super::density::Interleave + '_>>> {
-        Some(
-            self.density()
-                .map(|d| Box::new(d) as Box<dyn super::density::Interleave + '_>),
-        )
+    fn interleaved_density(&self) -> Option<Result<Box<dyn Interleave + '_>>> {
+        interleaved(self.density())
     }
 }

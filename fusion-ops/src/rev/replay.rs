@@ -168,8 +168,8 @@ impl Replay {
     ) -> Result<f64> {
         const F: &str = "Replay::value_and_grad_to_host";
         check_column(F, theta, gradient)?;
-        let host = self.columns(F, theta, &mut f)?;
-        split_value(F, &host, gradient)
+        let started = self.begin(F, theta, &mut f)?;
+        self.end(F, started, theta, &mut f, gradient)
     }
 
     /// [`batch_value_and_grad_to_host`](crate::rev::batch_value_and_grad_to_host),
@@ -188,8 +188,6 @@ impl Replay {
         Ok(())
     }
 
-    /// The columns `[value; gradient]` of one call: replayed, recorded, or
-    /// run as usual.
     /// [`value_and_grad_to_host`](Self::value_and_grad_to_host) in two
     /// halves: `start` queues the call (a replayed one is only queued, not
     /// waited for; any other runs whole), [`finish_to_host`](Self::finish_to_host)
@@ -218,19 +216,7 @@ impl Replay {
         theta: &Var<f64>,
         mut f: impl FnMut() -> Result<Var<f64>>,
     ) -> Result<StartedCall> {
-        const F: &str = "Replay::start";
-        let here = (theta.value().buffer_id(), (theta.rows(), theta.cols()));
-        match std::mem::replace(&mut self.state, State::Recording(None)) {
-            State::Replaying(recorded) if (recorded.theta, recorded.shape) == here => {
-                // Should a read fail, the next call records afresh.
-                let reads = recorded.recording.replay_queued()?;
-                Ok(StartedCall(Started::Queued { reads, recorded }))
-            }
-            other => {
-                self.state = other;
-                Ok(StartedCall(Started::Done(self.columns(F, theta, &mut f)?)))
-            }
-        }
+        self.begin("Replay::start", theta, &mut f)
     }
 
     /// Waits for a call [`start`](Self::start) began at `theta` (the same
@@ -246,6 +232,42 @@ impl Replay {
     ) -> Result<f64> {
         const F: &str = "Replay::finish_to_host";
         check_column(F, theta, gradient)?;
+        self.end(F, started, theta, &mut f, gradient)
+    }
+
+    /// Starts a call: a replayed one queued, any other run whole.
+    fn begin(
+        &mut self,
+        function: &'static str,
+        theta: &Var<f64>,
+        f: &mut impl FnMut() -> Result<Var<f64>>,
+    ) -> Result<StartedCall> {
+        let here = (theta.value().buffer_id(), (theta.rows(), theta.cols()));
+        match std::mem::replace(&mut self.state, State::Recording(None)) {
+            State::Replaying(recorded) if (recorded.theta, recorded.shape) == here => {
+                // Should a read fail, the next call records afresh.
+                let reads = recorded.recording.replay_queued()?;
+                Ok(StartedCall(Started::Queued { reads, recorded }))
+            }
+            other => {
+                self.state = other;
+                Ok(StartedCall(Started::Done(
+                    self.columns(function, theta, f)?,
+                )))
+            }
+        }
+    }
+
+    /// Waits for a started call and splits its columns into the value
+    /// (returned) and `gradient`.
+    fn end(
+        &mut self,
+        function: &'static str,
+        started: StartedCall,
+        theta: &Var<f64>,
+        f: &mut impl FnMut() -> Result<Var<f64>>,
+        gradient: &mut [f64],
+    ) -> Result<f64> {
         let host = match started.0 {
             Started::Done(host) => host,
             Started::Queued { reads, recorded } => {
@@ -254,13 +276,16 @@ impl Replay {
                         self.state = State::Replaying(recorded);
                         host
                     }
-                    None => self.record(F, theta, &mut f, None)?,
+                    // A check failed: run as usual for its error, record again.
+                    None => self.record(function, theta, f, None)?,
                 }
             }
         };
-        split_value(F, &host, gradient)
+        split_value(function, &host, gradient)
     }
 
+    /// The columns `[value; gradient]` of one call (a batch's): replayed,
+    /// recorded, or run as usual.
     fn columns(
         &mut self,
         function: &'static str,

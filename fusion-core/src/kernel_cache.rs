@@ -9,7 +9,7 @@
 //! for one device are never launched on another.
 
 use crate::build_once::BuildOnce;
-use crate::error::Result;
+use crate::error::{ClResultExt, Result};
 use crate::runtime::Runtime;
 use dashmap::DashMap;
 use opencl3::kernel::Kernel;
@@ -53,7 +53,7 @@ struct KernelInner {
     runtime: &'static Runtime,
     kernel: Mutex<KernelState>,
     // Keeps the program alive as long as the kernel.
-    _program: Program,
+    program: Program,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -90,7 +90,7 @@ impl CompiledKernel {
                     kernel,
                     set: Vec::new(),
                 }),
-                _program: program,
+                program,
             }),
         }
     }
@@ -98,6 +98,12 @@ impl CompiledKernel {
     /// Identifies the kernel object (the same for every handle to it).
     pub(crate) fn identity(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// A new kernel object for the same kernel function, with no argument
+    /// set: a launch bound to it sets them once (see `bound_launch`).
+    pub(crate) fn new_object(&self) -> Result<Kernel> {
+        Kernel::create(&self.inner.program, &self.inner.name).call("clCreateKernel")
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, KernelState> {

@@ -5,8 +5,9 @@ use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{Access, BufferOwner, ClEvent, raw_handles};
 use crate::kernel_cache::{ArgValue, CompiledKernel};
-use crate::replay::{Command, Notes};
+use crate::replay::{Command, LaunchNote, Notes};
 use crate::runtime::Runtime;
+use opencl3::kernel::Kernel;
 use opencl3::types::cl_mem;
 use std::sync::Arc;
 
@@ -117,6 +118,7 @@ impl NdRange {
 
 /// A launch's argument, held past the launch: until its sweep is queued,
 /// or for as long as a [`Recording`](crate::Recording) of it lives.
+#[derive(Clone)]
 pub(crate) enum HeldArg {
     Buffer {
         /// The `cl_mem`, valid while `owner` lives.
@@ -292,14 +294,28 @@ pub(crate) fn note_launch(
 }
 
 /// The recorded command that launches `kernel` again with `args` over `range`.
-fn launch_again(kernel: &CompiledKernel, args: &[KernelArg<'_>], range: NdRange) -> Command {
-    let kernel = kernel.clone();
+pub(crate) fn launch_again(
+    kernel: &CompiledKernel,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+) -> Command {
     let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
-    Box::new(move || {
-        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
-        enqueue(&kernel, &args, range)?;
-        Ok(None)
-    })
+    let note = LaunchNote {
+        kernel: kernel.clone(),
+        args: held.clone(),
+        range,
+        asked: 1,
+        sweep: None,
+    };
+    let kernel = kernel.clone();
+    Command::launch(
+        move || {
+            let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
+            enqueue(&kernel, &args, range)?;
+            Ok(None)
+        },
+        note,
+    )
 }
 
 /// The buffers `args` use and how.
@@ -359,7 +375,62 @@ pub(crate) fn enqueue_ordered(
     range: NdRange,
     noted: bool,
 ) -> Result<Option<ClEvent>> {
-    let rt = kernel.runtime();
+    let mut state = kernel.lock();
+    for (index, arg) in args.iter().enumerate() {
+        let value = arg.value();
+        if state.set.get(index) == Some(&Some(value)) {
+            continue;
+        }
+        if let Err(error) = set_arg(&state.kernel, index, arg) {
+            // What the kernel holds at this index is now unknown.
+            state.set.clear();
+            return Err(error);
+        }
+        if state.set.len() <= index {
+            state.set.resize(index + 1, None);
+        }
+        state.set[index] = Some(value);
+    }
+    submit(
+        kernel.runtime(),
+        state.kernel.get(),
+        kernel.name(),
+        args,
+        range,
+        noted,
+    )
+}
+
+/// Sets argument `index` of `kernel` to `arg`.
+pub(crate) fn set_arg(kernel: &Kernel, index: usize, arg: &KernelArg<'_>) -> Result<()> {
+    let slot = index as u32;
+    // SAFETY: each value matches the kernel parameter's size: buffers are
+    // `cl_mem`, scalars their C type; callers (generated code or typed
+    // launchers) keep the parameter list and `args` in step.
+    unsafe {
+        match arg {
+            KernelArg::Buffer { mem, .. } => kernel.set_arg(slot, mem),
+            KernelArg::Int(v) => kernel.set_arg(slot, v),
+            KernelArg::Float(v) => kernel.set_arg(slot, v),
+            KernelArg::Double(v) => kernel.set_arg(slot, v),
+            KernelArg::Local(bytes) => kernel.set_arg_local_buffer(slot, *bytes),
+        }
+    }
+    .call("clSetKernelArg")
+}
+
+/// Enqueues `kernel` (a handle whose arguments are `args`, all set, and
+/// which no other thread sets meanwhile) over `range`, behind what its
+/// buffers wait for, and records its event where events are tracked. The
+/// caller holds the device's ordering lock. `noted`: see [`enqueue_ordered`].
+pub(crate) fn submit(
+    rt: &Runtime,
+    kernel: opencl3::types::cl_kernel,
+    name: &str,
+    args: &[KernelArg<'_>],
+    range: NdRange,
+    noted: bool,
+) -> Result<Option<ClEvent>> {
     // An in-order queue already runs commands in submission order, so event
     // bookkeeping is needed only on an out-of-order queue (and on PoCL, whose
     // matrices settle their commands when dropped). Without it, a kernel
@@ -383,66 +454,35 @@ pub(crate) fn enqueue_ordered(
             }
         }
     }
-    let event = {
-        let mut state = kernel.lock();
-        for (index, arg) in args.iter().enumerate() {
-            let value = arg.value();
-            if state.set.get(index) == Some(&Some(value)) {
-                continue;
-            }
-            let slot = index as u32;
-            // SAFETY: each value matches the kernel parameter's size: buffers
-            // are `cl_mem`, scalars their C type; callers (generated code or
-            // typed launchers) keep the parameter list and `args` in step.
-            let set = unsafe {
-                match arg {
-                    KernelArg::Buffer { mem, .. } => state.kernel.set_arg(slot, mem),
-                    KernelArg::Int(v) => state.kernel.set_arg(slot, v),
-                    KernelArg::Float(v) => state.kernel.set_arg(slot, v),
-                    KernelArg::Double(v) => state.kernel.set_arg(slot, v),
-                    KernelArg::Local(bytes) => state.kernel.set_arg_local_buffer(slot, *bytes),
-                }
-            };
-            if let Err(error) = set {
-                // What the kernel holds at this index is now unknown.
-                state.set.clear();
-                return Err(error).call("clSetKernelArg");
-            }
-            if state.set.len() <= index {
-                state.set.resize(index + 1, None);
-            }
-            state.set[index] = Some(value);
-        }
-        let local_ptr = range
-            .local
-            .as_ref()
-            .map_or(std::ptr::null(), |l| l.as_ptr());
-        if !track && !rt.profiling() {
-            // Nothing will wait for or time this launch: no event at all
-            // (creating and releasing one is driver work on every launch).
-            enqueue_without_event(rt, state.kernel.get(), &range, &raw_handles(&wait))?;
-            count_queued();
-            return Ok(None);
-        }
-        // SAFETY: the kernel's arguments are all set (now or, unchanged, by
-        // an earlier launch under the same lock); the size arrays live until
-        // the call returns and have `dims` valid entries.
-        unsafe {
-            rt.queue().enqueue_nd_range_kernel(
-                state.kernel.get(),
-                range.dims as u32,
-                std::ptr::null(),
-                range.global.as_ptr(),
-                local_ptr,
-                &raw_handles(&wait),
-            )
-        }
-        .call("clEnqueueNDRangeKernel")?
-    };
+    if !track && !rt.profiling() {
+        // Nothing will wait for or time this launch: no event at all
+        // (creating and releasing one is driver work on every launch).
+        enqueue_without_event(rt, kernel, &range, &raw_handles(&wait))?;
+        count_queued();
+        return Ok(None);
+    }
+    let local_ptr = range
+        .local
+        .as_ref()
+        .map_or(std::ptr::null(), |l| l.as_ptr());
+    // SAFETY: the kernel's arguments are all set (the caller's promise);
+    // the size arrays live until the call returns and have `dims` valid
+    // entries.
+    let event = unsafe {
+        rt.queue().enqueue_nd_range_kernel(
+            kernel,
+            range.dims as u32,
+            std::ptr::null(),
+            range.global.as_ptr(),
+            local_ptr,
+            &raw_handles(&wait),
+        )
+    }
+    .call("clEnqueueNDRangeKernel")?;
     count_queued();
     let event = ClEvent::new(event);
     if rt.profiling() {
-        crate::profile::record(kernel.name(), &event);
+        crate::profile::record(name, &event);
     }
     if !track {
         return Ok(Some(event));

@@ -302,29 +302,34 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
+        // A fill that joins the thread's sweep is recorded as the sweep's
+        // member it is (a replay launches the sweep whole).
+        if crate::small_writes::fill_joined(
+            KernelArg::buffer(self, Access::Write),
+            self.len(),
+            value,
+            self.runtime()?,
+        )? {
+            return Ok(());
+        }
         crate::replay::command(
             false,
             |notes| {
                 notes.mix(("fill", value.to_f64().to_bits(), self.len()));
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, label) = (self.share(), label.to_string());
-                Box::new(move || again.fill_labelled(value, &label).map(|()| None))
+                crate::replay::Command::new(move || {
+                    again.fill_labelled(value, &label).map(|()| None)
+                })
             },
             || self.fill_now(buffer, value, label),
         )
     }
 
-    /// [`fill_labelled`](Self::fill_labelled) of a matrix with a buffer, not recorded.
+    /// [`fill_labelled`](Self::fill_labelled) of a matrix with a buffer by
+    /// a fill command, not recorded.
     fn fill_now(&self, buffer: &Buffer<T>, value: T, label: &str) -> Result<()> {
         let rt = self.runtime()?;
-        if crate::small_writes::fill_joined(
-            KernelArg::buffer(self, Access::Write),
-            self.len(),
-            value,
-            rt,
-        )? {
-            return Ok(());
-        }
         let _ordering = rt.ordered(&[(self.storage.id, Access::Write)])?;
         let mut wait = Vec::new();
         self.storage.events.wait_list_for_write(&mut wait);
@@ -370,7 +375,7 @@ impl<T: ClType> MatrixCl<T> {
                 }
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, data) = (self.share(), data.to_vec());
-                Box::new(move || again.write(&data).map(|()| None))
+                crate::replay::Command::new(move || again.write(&data).map(|()| None))
             },
             || self.write_now(buffer, data),
         )
@@ -462,7 +467,7 @@ impl<T: ClType> MatrixCl<T> {
         notes.mix(("read", self.len()));
         notes.buffer(self.storage.id, Access::Read);
         let again = self.share();
-        Box::new(move || {
+        crate::replay::Command::new(move || {
             // On the main queue, as a read waited for at once is (see `read_now`).
             let pending = again.queue_read(None, true)?;
             Ok(Some(Box::new(move || {
@@ -754,7 +759,7 @@ impl<T: ClType> MatrixCl<T> {
                 notes.buffer(other.storage.id, Access::Read);
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, from) = (self.share(), other.share());
-                Box::new(move || again.copy_from(&from).map(|()| None))
+                crate::replay::Command::new(move || again.copy_from(&from).map(|()| None))
             },
             || self.copy_now(dst, src, other),
         )

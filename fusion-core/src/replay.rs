@@ -17,12 +17,17 @@
 //! A caller compares two before trusting one (the model may do other work
 //! on another call).
 
+use crate::bound_launch::BoundLaunch;
 use crate::error::Result;
 use crate::events::Access;
+use crate::kernel_cache::CompiledKernel;
+use crate::launch::{HeldArg, NdRange};
+use crate::sweep::SweepTag;
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 /// What a replayed read gives back: the `Vec<T>` it read.
 pub type ReadBack = Box<dyn Any + Send>;
@@ -30,8 +35,47 @@ pub type ReadBack = Box<dyn Any + Send>;
 /// A replayed read, queued: waiting for it gives its data.
 pub(crate) type QueuedRead = Box<dyn FnOnce() -> Result<ReadBack> + Send>;
 
-/// One recorded command: issues it again; a read returns its queued copy.
-pub(crate) type Command = Box<dyn Fn() -> Result<Option<QueuedRead>> + Send>;
+/// Issues a recorded command again; a read returns its queued copy.
+type Again = Box<dyn Fn() -> Result<Option<QueuedRead>> + Send>;
+
+/// One recorded command: how to issue it again as it was issued, and,
+/// for a kernel launch or a sweep's member, the launch itself, which a
+/// replay binds to a kernel object of its own (see [`crate::bound_launch`]).
+pub(crate) struct Command {
+    again: Again,
+    launch: Option<LaunchNote>,
+}
+
+impl Command {
+    /// A command issued again by `again`.
+    pub(crate) fn new(again: impl Fn() -> Result<Option<QueuedRead>> + Send + 'static) -> Self {
+        Command {
+            again: Box::new(again),
+            launch: None,
+        }
+    }
+
+    /// A launch issued again by `again`, bindable as `launch` says.
+    pub(crate) fn launch(
+        again: impl Fn() -> Result<Option<QueuedRead>> + Send + 'static,
+        launch: LaunchNote,
+    ) -> Self {
+        Command {
+            again: Box::new(again),
+            launch: Some(launch),
+        }
+    }
+}
+
+/// A recorded launch: its kernel, arguments and range, how many launches
+/// asked for it counts, and, for a sweep's member, how its sweep ran.
+pub(crate) struct LaunchNote {
+    pub(crate) kernel: CompiledKernel,
+    pub(crate) args: Vec<HeldArg>,
+    pub(crate) range: NdRange,
+    pub(crate) asked: usize,
+    pub(crate) sweep: Option<Arc<SweepTag>>,
+}
 
 #[derive(Default)]
 struct Recorder {
@@ -53,6 +97,16 @@ thread_local! {
 pub struct Recording {
     commands: Vec<Command>,
     signature: u64,
+    /// How a replay issues the commands, made at the first replay.
+    plan: RefCell<Option<Vec<Step>>>,
+}
+
+/// One step of a replay.
+enum Step {
+    /// The command at this index, issued as it was recorded.
+    Again(usize),
+    /// A launch (a whole sweep, or a kernel) on its own kernel object.
+    Bound(BoundLaunch),
 }
 
 impl std::fmt::Debug for Recording {
@@ -134,13 +188,99 @@ impl Recording {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn replay_queued(&self) -> Result<QueuedReads> {
+        let mut plan = self.plan.borrow_mut();
+        let steps = plan.get_or_insert_with(|| self.steps());
         let mut reads = Vec::new();
-        for command in &self.commands {
-            if let Some(read) = command()? {
-                reads.push(read);
+        for step in steps.iter() {
+            match step {
+                Step::Again(k) => {
+                    if let Some(read) = (self.commands[*k].again)()? {
+                        reads.push(read);
+                    }
+                }
+                Step::Bound(launch) => launch.issue()?,
             }
         }
         Ok(QueuedReads(reads))
+    }
+
+    /// How a replay issues the commands: each launch on a kernel object of
+    /// its own, its arguments set once, and each sweep the recording saw
+    /// as one such launch of the sweep's kernel, so that replaying only
+    /// enqueues. A sweep whose members the recording did not all see, or
+    /// whose launch cannot be bound, is joined again member by member.
+    fn steps(&self) -> Vec<Step> {
+        let bind = self
+            .commands
+            .iter()
+            .find_map(|c| c.launch.as_ref())
+            .and_then(|note| note.kernel.runtime().tuning().bind_replays)
+            .unwrap_or(true);
+        if !bind {
+            return (0..self.commands.len()).map(Step::Again).collect();
+        }
+        let mut steps = Vec::with_capacity(self.commands.len());
+        let mut k = 0;
+        while k < self.commands.len() {
+            let bound = self.commands[k].launch.as_ref().and_then(|note| {
+                let (kernel, n) = match &note.sweep {
+                    None => (&note.kernel, 1),
+                    Some(_) => match self.sweep_at(k)? {
+                        (Some(sweep), n) => (sweep, n),
+                        (None, _) => (&note.kernel, 1),
+                    },
+                };
+                let notes = self.commands[k..k + n]
+                    .iter()
+                    .filter_map(|c| c.launch.as_ref());
+                let args = notes.clone().flat_map(|m| m.args.iter().cloned()).collect();
+                let asked = notes.map(|m| m.asked).sum();
+                let launch = BoundLaunch::new(kernel, args, note.range, asked).ok()?;
+                Some((launch, n))
+            });
+            match bound {
+                Some((launch, n)) => {
+                    steps.push(Step::Bound(launch));
+                    k += n;
+                }
+                None => {
+                    steps.push(Step::Again(k));
+                    k += 1;
+                }
+            }
+        }
+        steps
+    }
+
+    /// How the sweep member at command `k` ran, when the recording saw
+    /// it run: `(None, 1)` as its own kernel, `(Some(kernel), n)` as the
+    /// first of the `n` members of a sweep that are this command and the
+    /// ones after it. `None` when the recording did not see it run or did
+    /// not see its whole sweep.
+    fn sweep_at(&self, k: usize) -> Option<(Option<&CompiledKernel>, usize)> {
+        let launched = self.commands[k]
+            .launch
+            .as_ref()?
+            .sweep
+            .as_ref()?
+            .launched()?;
+        let Some(kernel) = &launched.kernel else {
+            return Some((None, 1));
+        };
+        if launched.position != 0 || k + launched.members > self.commands.len() {
+            return None;
+        }
+        let whole = self.commands[k..k + launched.members]
+            .iter()
+            .enumerate()
+            .all(|(position, c)| {
+                c.launch
+                    .as_ref()
+                    .and_then(|m| m.sweep.as_ref())
+                    .and_then(|tag| tag.launched())
+                    .is_some_and(|l| l.sweep == launched.sweep && l.position == position)
+            });
+        whole.then_some((Some(&**kernel), launched.members))
     }
 }
 
@@ -199,6 +339,7 @@ pub fn record<R>(
         Some(recorder) => Ok(Recording {
             commands: recorder.commands,
             signature: recorder.signature.finish(),
+            plan: RefCell::new(None),
         }),
     };
     Ok((value, recording))
@@ -221,6 +362,11 @@ impl Notes<'_> {
         let place = *self.recorder.buffers.entry(id).or_insert(next);
         self.mix((place, access as u8));
     }
+}
+
+/// Whether this thread is recording (see [`record`]).
+pub(crate) fn recording() -> bool {
+    RECORDER.with(|r| r.borrow().is_some())
 }
 
 /// Runs `run`, a command (or a few that make one); when this thread is
@@ -261,5 +407,129 @@ pub(crate) fn command<R>(
 impl Recorder {
     fn mix_kind(&mut self, read: bool) {
         (self.commands.len(), read).hash(&mut self.signature);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FusedKernel, compile_kernel, set_launch_sweeps, sweep_group};
+    use crate::{KernelArg, LaunchSweeps, MatrixCl, Runtime, enqueue, enqueue_joined};
+
+    fn fused(name: &str, source: &str) -> Result<Arc<FusedKernel>> {
+        Ok(Arc::new(FusedKernel::new(
+            compile_kernel(name, source, "", name)?,
+            source.into(),
+        )))
+    }
+
+    /// What a replay's plan is: `B` a bound launch standing for that many
+    /// commands, `A` a command issued as recorded.
+    fn shape(recording: &Recording) -> Vec<String> {
+        let steps = recording.steps();
+        steps
+            .iter()
+            .map(|s| match s {
+                Step::Again(_) => "A".to_string(),
+                Step::Bound(b) => format!("B{}", b.asked()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_replay_launches_each_recorded_sweep_as_one_bound_launch() -> Result<()> {
+        let add = fused(
+            "add_to",
+            "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n",
+        )?;
+        let double = compile_kernel(
+            "double_it",
+            "__kernel void double_it(__global int* x) { x[get_global_id(0)] *= 2; }",
+            "",
+            "double_it",
+        )?;
+        let x = MatrixCl::from_slice(1, 1, &[1])?;
+        let group = sweep_group(Runtime::get()?);
+        let one_group = crate::NdRange::d1(group).with_local(&[group]);
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            let call = |input: i32| -> Result<Vec<i32>> {
+                // Before the recording, as a sampler writes its position:
+                // not part of the recorded sweep.
+                enqueue_joined(
+                    &add,
+                    &[
+                        KernelArg::buffer(&x, Access::ReadWrite),
+                        KernelArg::Int(input),
+                    ],
+                    one_group,
+                    false,
+                )?;
+                for v in [2, 3, 4] {
+                    enqueue_joined(
+                        &add,
+                        &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)],
+                        one_group,
+                        false,
+                    )?;
+                }
+                enqueue(
+                    &double,
+                    &[KernelArg::buffer(&x, Access::ReadWrite)],
+                    crate::NdRange::d1(1),
+                )?;
+                x.to_vec()
+            };
+            x.write(&[0])?;
+            enqueue_joined(
+                &add,
+                &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(10)],
+                one_group,
+                false,
+            )?;
+            let (first, recording) = record(|| {
+                for v in [2, 3, 4] {
+                    enqueue_joined(
+                        &add,
+                        &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)],
+                        one_group,
+                        false,
+                    )?;
+                }
+                enqueue(
+                    &double,
+                    &[KernelArg::buffer(&x, Access::ReadWrite)],
+                    crate::NdRange::d1(1),
+                )?;
+                x.to_vec()
+            })?;
+            assert_eq!(first, vec![38]);
+            let recording =
+                recording.map_err(|why| crate::Error::Unsupported { what: why.into() })?;
+            // The three members as one launch, the kernel bound, the read.
+            assert_eq!(shape(&recording), ["B3", "B1", "A"]);
+            for input in [5, -7, 0] {
+                x.write(&[0])?;
+                enqueue_joined(
+                    &add,
+                    &[
+                        KernelArg::buffer(&x, Access::ReadWrite),
+                        KernelArg::Int(input),
+                    ],
+                    one_group,
+                    false,
+                )?;
+                let got = recording.replay()?;
+                assert_eq!(
+                    got[0].downcast_ref::<Vec<i32>>(),
+                    Some(&vec![2 * (input + 9)])
+                );
+                x.write(&[0])?;
+                assert_eq!(call(input)?, vec![2 * (input + 9)]);
+            }
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
     }
 }

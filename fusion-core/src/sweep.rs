@@ -26,11 +26,12 @@ use crate::kernel_cache::{CompiledKernel, FusedKernel};
 use crate::launch::{
     HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_launch, note_writes,
 };
-use crate::replay::Command;
+use crate::replay::{Command, LaunchNote};
 use crate::runtime::{HeldLaunches, Runtime};
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// When launches of one work-group wait to run together as one kernel.
 ///
@@ -164,51 +165,114 @@ pub(crate) fn join_or_enqueue(
     if range.is_empty() {
         return Ok(());
     }
+    // While recording, the member learns how its sweep ran, so that a
+    // replay can launch the sweep at once (see `replay`).
+    let tag = crate::replay::recording().then(|| Arc::new(SweepTag::default()));
     crate::replay::command(
         false,
         |notes| {
             note_launch(notes, kernel.compiled().identity(), args, &range);
             notes.mix((force, counted));
-            join_again(kernel, args, range, force, counted)
+            join_again(kernel, args, range, force, counted, tag.clone())
         },
-        || join_now(kernel, args, range, force, counted),
+        || join_now(kernel, args, range, force, counted, tag.clone()),
     )
 }
 
+/// How a recorded member ran: set when its sweep is launched.
+#[derive(Default)]
+pub(crate) struct SweepTag(OnceLock<Launched>);
+
+/// How a sweep member ran.
+pub(crate) struct Launched {
+    /// Which sweep launch (process-unique).
+    pub(crate) sweep: u64,
+    /// Its place among the sweep's members.
+    pub(crate) position: usize,
+    /// How many members the sweep had.
+    pub(crate) members: usize,
+    /// The sweep's kernel; `None` when the member ran as its own kernel.
+    pub(crate) kernel: Option<Arc<CompiledKernel>>,
+}
+
+impl SweepTag {
+    /// How the member ran, once it has.
+    pub(crate) fn launched(&self) -> Option<&Launched> {
+        self.0.get()
+    }
+
+    fn set(&self, launched: Launched) {
+        // A member runs once; a second setting cannot happen.
+        let _ = self.0.set(launched);
+    }
+
+    /// Notes that the member ran alone, as its own kernel.
+    fn alone(&self) {
+        self.set(Launched {
+            sweep: next_sweep(),
+            position: 0,
+            members: 1,
+            kernel: None,
+        });
+    }
+}
+
+/// A process-unique number for a sweep launch.
+fn next_sweep() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The recorded command that joins `kernel` with `args` to this thread's
-/// sweep again.
+/// sweep again; `tag` says how the recorded one ran.
 fn join_again(
     kernel: &Arc<FusedKernel>,
     args: &[KernelArg<'_>],
     range: NdRange,
     force: bool,
     counted: bool,
+    tag: Option<Arc<SweepTag>>,
 ) -> Command {
-    let kernel = Arc::clone(kernel);
     let held: Vec<HeldArg> = args.iter().map(HeldArg::hold).collect();
-    Box::new(move || {
-        let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
-        join_or_enqueue(&kernel, &args, range, force, counted)?;
-        Ok(None)
-    })
+    let note = LaunchNote {
+        kernel: kernel.compiled().clone(),
+        args: held.clone(),
+        range,
+        asked: usize::from(counted),
+        sweep: tag,
+    };
+    let kernel = Arc::clone(kernel);
+    Command::launch(
+        move || {
+            let args: Vec<KernelArg<'_>> = held.iter().map(HeldArg::arg).collect();
+            join_or_enqueue(&kernel, &args, range, force, counted)?;
+            Ok(None)
+        },
+        note,
+    )
 }
 
-/// [`join_or_enqueue`] of a non-empty range, not recorded.
+/// [`join_or_enqueue`] of a non-empty range, not recorded; `tag`: the
+/// member's, when recording.
 fn join_now(
     kernel: &Arc<FusedKernel>,
     args: &[KernelArg<'_>],
     range: NdRange,
     force: bool,
     counted: bool,
+    tag: Option<Arc<SweepTag>>,
 ) -> Result<()> {
     let rt = kernel.compiled().runtime();
     let joins = range.one_group() == Some(sweep_group(rt)) && (force || sweeps_on(rt));
     if !joins {
         crate::launch::enqueue(kernel.compiled(), args, range)?;
+        if let Some(tag) = tag {
+            tag.alone();
+        }
         return Ok(());
     }
     check_buffers(kernel.compiled().name(), rt, args)?;
-    let member = Member::hold(kernel, args);
+    let member = Member::hold(kernel, args, tag);
     let mut held = rt.ordering_only();
     let held: &mut dyn std::any::Any =
         &mut **held.get_or_insert_with(|| Box::new(Sweeps::default()));
@@ -233,6 +297,8 @@ fn join_now(
 struct Member {
     kernel: Arc<FusedKernel>,
     args: Vec<HeldArg>,
+    /// Set when the member was recorded: told how it ran.
+    tag: Option<Arc<SweepTag>>,
     /// Bytes its arguments take (each counted as 8: a pointer or a double).
     bytes: usize,
     /// Bytes of local memory it takes.
@@ -240,7 +306,7 @@ struct Member {
 }
 
 impl Member {
-    fn hold(kernel: &Arc<FusedKernel>, args: &[KernelArg<'_>]) -> Self {
+    fn hold(kernel: &Arc<FusedKernel>, args: &[KernelArg<'_>], tag: Option<Arc<SweepTag>>) -> Self {
         let local = args
             .iter()
             .map(|a| match a {
@@ -251,6 +317,7 @@ impl Member {
         Member {
             kernel: Arc::clone(kernel),
             args: args.iter().map(HeldArg::hold).collect(),
+            tag,
             bytes: 8 * args.len(),
             local,
         }
@@ -355,10 +422,16 @@ impl Sweeps {
         let thread = std::thread::current().id();
         let touches = member.touches();
         self.launch_where(|p| p.thread != thread && p.conflicts(&touches))?;
-        let full = self
-            .pending
-            .iter()
-            .any(|p| p.thread == thread && !p.admits(&member, rt));
+        // A recorded member does not join launches from before the
+        // recording (a replay could not launch the sweep it saw), nor an
+        // unrecorded member recorded ones.
+        let full = self.pending.iter().any(|p| {
+            p.thread == thread
+                && (!p.admits(&member, rt)
+                    || p.members
+                        .iter()
+                        .any(|m| m.tag.is_some() != member.tag.is_some()))
+        });
         if full {
             self.launch_where(|p| p.thread == thread)?;
         }
@@ -421,14 +494,28 @@ fn launch(
     } else {
         None
     };
-    match sweep {
+    match &sweep {
         Some(kernel) => {
             let args: Vec<KernelArg<'_>> = members.iter().flat_map(Member::args).collect();
-            enqueue_ordered(&kernel, &args, range, true)?;
+            enqueue_ordered(kernel, &args, range, true)?;
         }
         None => {
             for member in &members {
                 enqueue_ordered(member.kernel.compiled(), &member.args(), range, true)?;
+            }
+        }
+    }
+    let launch = next_sweep();
+    for (position, member) in members.iter().enumerate() {
+        if let Some(tag) = &member.tag {
+            match &sweep {
+                Some(kernel) => tag.set(Launched {
+                    sweep: launch,
+                    position,
+                    members: members.len(),
+                    kernel: Some(Arc::clone(kernel)),
+                }),
+                None => tag.alone(),
             }
         }
     }

@@ -116,10 +116,15 @@ pub struct Tuning {
     /// two calls recorded the same (`FUSION_REPLAY`, 0 or 1; default 1;
     /// see `clfuse::rev::Replay`).
     pub replay: Option<bool>,
+    /// Whether a replay issues each recorded launch, a whole sweep among
+    /// them, on a kernel object of its own with its arguments set once
+    /// (`FUSION_BIND_REPLAYS`, 0 or 1; default 1), instead of launching
+    /// and joining sweeps again as the recorded call did.
+    pub bind_replays: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 18] = [
+pub const TUNING_VARIABLES: [&str; 19] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -138,6 +143,7 @@ pub const TUNING_VARIABLES: [&str; 18] = [
     "FUSION_LEND_ADJOINTS",
     "FUSION_SWEEPS",
     "FUSION_REPLAY",
+    "FUSION_BIND_REPLAYS",
 ];
 
 impl Tuning {
@@ -214,6 +220,9 @@ impl Tuning {
                 .transpose()?,
             replay: lookup("FUSION_REPLAY")
                 .map(|text| parse_flag("FUSION_REPLAY", &text))
+                .transpose()?,
+            bind_replays: lookup("FUSION_BIND_REPLAYS")
+                .map(|text| parse_flag("FUSION_BIND_REPLAYS", &text))
                 .transpose()?,
         };
         tuning.validate()?;

@@ -6,6 +6,7 @@
 //! call, another parameter buffer, a failed check.
 
 use clfuse::Result;
+use clfuse::clfuse_core::{LaunchSweeps, set_launch_sweeps};
 use clfuse::dist::{lognormal_lpdf, multi_normal_lpdf, normal_lpdf, student_t_lpdf};
 use clfuse::params::{Constraint, Parameters};
 use clfuse::prelude::*;
@@ -31,6 +32,17 @@ fn position(dim: usize, call: usize) -> Vec<f64> {
 fn compare(
     dim: usize,
     calls: usize,
+    model: impl FnMut(&Var) -> Result<Var>,
+) -> Result<(bool, Option<&'static str>)> {
+    compare_written(dim, calls, false, model)
+}
+
+/// [`compare`], the position written as a sampler writes it when `queued`
+/// (`MatrixCl::write_queued`: kernels that join the thread's sweep).
+fn compare_written(
+    dim: usize,
+    calls: usize,
+    queued: bool,
     mut model: impl FnMut(&Var) -> Result<Var>,
 ) -> Result<(bool, Option<&'static str>)> {
     let theta = Var::new(MatrixCl::zeros(dim, 1)?);
@@ -40,7 +52,11 @@ fn compare(
     for call in 0..calls {
         let x = position(dim, call);
         replayed = replay.is_replaying();
-        theta.value().write(&x)?;
+        if queued {
+            theta.value().write_queued(&x)?;
+        } else {
+            theta.value().write(&x)?;
+        }
         let got = replay.value_and_grad_to_host(&theta, || model(&theta), &mut g)?;
         let want = rev::value_and_grad_to_host(&theta, || model(&theta), &mut want_g)?;
         close(&format!("call {call}: value"), got, want);
@@ -55,32 +71,57 @@ fn replay_on() -> Result<bool> {
     Ok(clfuse::Runtime::get()?.tuning().replay != Some(false))
 }
 
+/// A regression of `n` rows on `p` predictors with constrained
+/// parameters, replayed against calls run as usual.
+fn regression_replays(n: usize, p: usize) -> Result<()> {
+    let xs: Vec<f64> = (0..n * p)
+        .map(|i| ((i * 13 % 17) as f64 - 8.0) / 5.0)
+        .collect();
+    let ys: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
+    let x = MatrixCl::from_slice(n, p, &xs)?;
+    let y = MatrixCl::from_slice(n, 1, &ys)?;
+    let mut params = Parameters::new();
+    let b = params.vector("b", p, Constraint::Unconstrained)?;
+    let intercept = params.real("Intercept", Constraint::Unconstrained)?;
+    let sigma = params.real("sigma", Constraint::lower(0.0))?;
+    let model = params.model(|v| {
+        let prior = (normal_lpdf(&v[b], 0.0, 1.0).eval()?
+            + student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
+            + student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
+        .eval()?;
+        let location = matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
+        let likelihood = normal_lpdf(&y, location, &v[sigma]).eval()?;
+        (&prior + &likelihood).eval()
+    });
+    let (replayed, why) = compare(p + 2, 6, |theta| model.log_density(theta))?;
+    assert_eq!(replayed, replay_on()?, "n = {n}, p = {p}: {why:?}");
+    Ok(())
+}
+
 #[test]
 fn a_regression_with_constrained_parameters_replays_exactly() -> Result<()> {
     for (n, p) in [(1, 1), (33, 5), (257, 3)] {
-        let xs: Vec<f64> = (0..n * p)
-            .map(|i| ((i * 13 % 17) as f64 - 8.0) / 5.0)
-            .collect();
-        let ys: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
-        let x = MatrixCl::from_slice(n, p, &xs)?;
-        let y = MatrixCl::from_slice(n, 1, &ys)?;
-        let mut params = Parameters::new();
-        let b = params.vector("b", p, Constraint::Unconstrained)?;
-        let intercept = params.real("Intercept", Constraint::Unconstrained)?;
-        let sigma = params.real("sigma", Constraint::lower(0.0))?;
-        let model = params.model(|v| {
-            let prior = (normal_lpdf(&v[b], 0.0, 1.0).eval()?
-                + student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
-                + student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
-            .eval()?;
-            let location =
-                matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
-            let likelihood = normal_lpdf(&y, location, &v[sigma]).eval()?;
-            (&prior + &likelihood).eval()
-        });
-        let (replayed, why) = compare(p + 2, 6, |theta| model.log_density(theta))?;
-        assert_eq!(replayed, replay_on()?, "n = {n}, p = {p}: {why:?}");
+        regression_replays(n, p)?;
     }
+    Ok(())
+}
+
+/// As on a GPU: small launches join sweeps, which a replay launches whole
+/// on kernel objects of its own (the position's write, queued before the
+/// call, apart). A small model: PoCL compiles each sweep slowly.
+#[test]
+fn with_sweeps_a_normal_model_replays_exactly() -> Result<()> {
+    let ys: Vec<f64> = (0..33).map(|i| (i as f64 * 0.37).cos()).collect();
+    let y = MatrixCl::from_slice(33, 1, &ys)?;
+    let mut params = Parameters::new();
+    let mu = params.real("mu", Constraint::Unconstrained)?;
+    let sigma = params.real("sigma", Constraint::lower(0.0))?;
+    let model = params.model(|v| normal_lpdf(&y, &v[mu], &v[sigma]).eval());
+    let before = set_launch_sweeps(LaunchSweeps::Always);
+    let outcome = compare_written(2, 5, true, |theta| model.log_density(theta));
+    set_launch_sweeps(before);
+    let (replayed, why) = outcome?;
+    assert_eq!(replayed, replay_on()?, "{why:?}");
     Ok(())
 }
 

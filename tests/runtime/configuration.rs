@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 18] = [
+    let cases: [(&'static str, &'static str); 19] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -38,6 +38,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_LEND_ADJOINTS", "0"),
         ("FUSION_SWEEPS", "1"),
         ("FUSION_REPLAY", "0"),
+        ("FUSION_BIND_REPLAYS", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -69,6 +70,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         lend_adjoints: Some(false),
         sweeps: Some(true),
         replay: Some(false),
+        bind_replays: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())

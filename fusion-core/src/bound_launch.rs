@@ -70,7 +70,7 @@ impl BoundLaunch {
     /// sweep, and any other thread's that shares a buffer, first).
     pub(crate) fn issue(&self) -> Result<()> {
         let args: Vec<KernelArg<'_>> = self.args.iter().map(HeldArg::arg).collect();
-        crate::replay::command(
+        crate::recorder::command(
             false,
             |notes| {
                 note_launch(notes, self.kernel.identity(), &args, &self.range);

@@ -5,11 +5,12 @@ use crate::device::Device;
 use crate::error::{ClResultExt, Error, Result};
 use crate::events::{Access, BufferOwner, ClEvent, raw_handles};
 use crate::kernel_cache::{ArgValue, CompiledKernel};
-use crate::replay::{Command, LaunchNote, Notes};
+use crate::recorder::{Command, Notes};
 use crate::runtime::Runtime;
 use opencl3::kernel::Kernel;
 use opencl3::types::cl_mem;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// One argument of a kernel launch.
 #[derive(Debug, Clone, Copy)]
@@ -180,6 +181,60 @@ impl HeldArg {
     }
 }
 
+/// A recorded launch: its kernel, arguments and range, how many launches
+/// asked for it counts, and, for a sweep's member, how its sweep ran.
+pub(crate) struct LaunchNote {
+    pub(crate) kernel: CompiledKernel,
+    pub(crate) args: Vec<HeldArg>,
+    pub(crate) range: NdRange,
+    pub(crate) asked: usize,
+    pub(crate) sweep: Option<Arc<SweepTag>>,
+}
+
+/// How a recorded sweep member ran: set when its sweep is launched.
+#[derive(Default)]
+pub(crate) struct SweepTag(OnceLock<Launched>);
+
+/// How a sweep member ran.
+pub(crate) struct Launched {
+    /// Which sweep launch (process-unique).
+    pub(crate) sweep: u64,
+    /// Its place among the sweep's members.
+    pub(crate) position: usize,
+    /// How many members the sweep had.
+    pub(crate) members: usize,
+    /// The sweep's kernel; `None` when the member ran as its own kernel.
+    pub(crate) kernel: Option<Arc<CompiledKernel>>,
+}
+
+impl SweepTag {
+    /// How the member ran, once it has.
+    pub(crate) fn launched(&self) -> Option<&Launched> {
+        self.0.get()
+    }
+
+    pub(crate) fn set(&self, launched: Launched) {
+        // A member runs once; a second setting cannot happen.
+        let _ = self.0.set(launched);
+    }
+
+    /// Notes that the member ran alone, as its own kernel.
+    pub(crate) fn alone(&self) {
+        self.set(Launched {
+            sweep: next_sweep(),
+            position: 0,
+            members: 1,
+            kernel: None,
+        });
+    }
+}
+
+/// A process-unique number for a sweep launch.
+pub(crate) fn next_sweep() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Enqueues `kernel` (its arguments set) over `range` on `rt`'s queue
 /// without asking for an event (opencl3 always asks for one).
 fn enqueue_without_event(
@@ -250,7 +305,7 @@ pub fn enqueue(
     if range.is_empty() {
         return Ok(None);
     }
-    crate::replay::command(
+    crate::recorder::command(
         false,
         |notes| {
             note_launch(notes, kernel.identity(), args, &range);

@@ -69,6 +69,7 @@ mod pinned;
 mod profile;
 mod program_cache;
 mod read_batch;
+mod recorder;
 mod replay;
 mod runtime;
 mod small_writes;

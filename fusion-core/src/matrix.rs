@@ -312,13 +312,13 @@ impl<T: ClType> MatrixCl<T> {
         )? {
             return Ok(());
         }
-        crate::replay::command(
+        crate::recorder::command(
             false,
             |notes| {
                 notes.mix(("fill", value.to_f64().to_bits(), self.len()));
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, label) = (self.share(), label.to_string());
-                crate::replay::Command::new(move || {
+                crate::recorder::Command::new(move || {
                     again.fill_labelled(value, &label).map(|()| None)
                 })
             },
@@ -366,7 +366,7 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
-        crate::replay::command(
+        crate::recorder::command(
             false,
             |notes| {
                 notes.mix("write");
@@ -375,7 +375,7 @@ impl<T: ClType> MatrixCl<T> {
                 }
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, data) = (self.share(), data.to_vec());
-                crate::replay::Command::new(move || again.write(&data).map(|()| None))
+                crate::recorder::Command::new(move || again.write(&data).map(|()| None))
             },
             || self.write_now(buffer, data),
         )
@@ -454,7 +454,7 @@ impl<T: ClType> MatrixCl<T> {
         let Some(buffer) = self.buffer() else {
             return Ok(());
         };
-        crate::replay::command(
+        crate::recorder::command(
             true,
             |notes| self.read_again(notes),
             || self.read_now(buffer, out),
@@ -463,11 +463,11 @@ impl<T: ClType> MatrixCl<T> {
 
     /// Notes a read of this matrix to a recording; the command reads it
     /// again into a new `Vec<T>`.
-    fn read_again(&self, notes: &mut crate::replay::Notes<'_>) -> crate::replay::Command {
+    fn read_again(&self, notes: &mut crate::recorder::Notes<'_>) -> crate::recorder::Command {
         notes.mix(("read", self.len()));
         notes.buffer(self.storage.id, Access::Read);
         let again = self.share();
-        crate::replay::Command::new(move || {
+        crate::recorder::Command::new(move || {
             // On the main queue, as a read waited for at once is (see `read_now`).
             let pending = again.queue_read(None, true)?;
             Ok(Some(Box::new(move || {
@@ -549,7 +549,7 @@ impl<T: ClType> MatrixCl<T> {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn read_later(&self) -> Result<PendingRead<T>> {
-        crate::replay::command(
+        crate::recorder::command(
             true,
             |notes| self.read_again(notes),
             || self.queue_read(None, false),
@@ -561,7 +561,7 @@ impl<T: ClType> MatrixCl<T> {
     /// (see [`ReadBatch`](crate::ReadBatch)); the read is submitted by the
     /// batch's `finish`.
     pub fn read_later_in(&self, batch: &crate::ReadBatch) -> Result<PendingRead<T>> {
-        crate::replay::command(
+        crate::recorder::command(
             true,
             |notes| self.read_again(notes),
             || self.queue_read(Some(batch), false),
@@ -752,14 +752,14 @@ impl<T: ClType> MatrixCl<T> {
         if self.storage.id == other.storage.id {
             return Ok(());
         }
-        crate::replay::command(
+        crate::recorder::command(
             false,
             |notes| {
                 notes.mix(("copy", self.len()));
                 notes.buffer(other.storage.id, Access::Read);
                 notes.buffer(self.storage.id, Access::Write);
                 let (again, from) = (self.share(), other.share());
-                crate::replay::Command::new(move || again.copy_from(&from).map(|()| None))
+                crate::recorder::Command::new(move || again.copy_from(&from).map(|()| None))
             },
             || self.copy_now(dst, src, other),
         )

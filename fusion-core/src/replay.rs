@@ -5,9 +5,9 @@
 //! the same buffers, as `jax.jit` replays a traced function.
 //!
 //! While [`record`] runs, every command this thread queues (kernel launches,
-//! sweep members, fills, writes, copies, reads) is noted with what it needs
-//! to be issued again: its kernel, its arguments with their buffers held
-//! alive, or the host data it wrote. A recording can be replayed only when
+//! sweep members, fills, writes, copies, reads) is noted (by `recorder`)
+//! with what it needs to be issued again: its kernel, its arguments with
+//! their buffers held alive, or the host data it wrote. A recording can be replayed only when
 //! its reads come last: a read in between means the host chose what came
 //! next from device values, which replaying would not redo.
 //!
@@ -19,79 +19,12 @@
 
 use crate::bound_launch::BoundLaunch;
 use crate::error::Result;
-use crate::events::Access;
 use crate::kernel_cache::CompiledKernel;
-use crate::launch::{HeldArg, NdRange};
-use crate::sweep::SweepTag;
-use std::any::Any;
+use crate::launch::LaunchNote;
+use crate::recorder::{Command, QueuedRead, noting};
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
 
-/// What a replayed read gives back: the `Vec<T>` it read.
-pub type ReadBack = Box<dyn Any + Send>;
-
-/// A replayed read, queued: waiting for it gives its data.
-pub(crate) type QueuedRead = Box<dyn FnOnce() -> Result<ReadBack> + Send>;
-
-/// Issues a recorded command again; a read returns its queued copy.
-type Again = Box<dyn Fn() -> Result<Option<QueuedRead>> + Send>;
-
-/// One recorded command: how to issue it again as it was issued, and,
-/// for a kernel launch or a sweep's member, the launch itself, which a
-/// replay binds to a kernel object of its own (see [`crate::bound_launch`]).
-pub(crate) struct Command {
-    again: Again,
-    launch: Option<LaunchNote>,
-}
-
-impl Command {
-    /// A command issued again by `again`.
-    pub(crate) fn new(again: impl Fn() -> Result<Option<QueuedRead>> + Send + 'static) -> Self {
-        Command {
-            again: Box::new(again),
-            launch: None,
-        }
-    }
-
-    /// A launch issued again by `again`, bindable as `launch` says.
-    pub(crate) fn launch(
-        again: impl Fn() -> Result<Option<QueuedRead>> + Send + 'static,
-        launch: LaunchNote,
-    ) -> Self {
-        Command {
-            again: Box::new(again),
-            launch: Some(launch),
-        }
-    }
-}
-
-/// A recorded launch: its kernel, arguments and range, how many launches
-/// asked for it counts, and, for a sweep's member, how its sweep ran.
-pub(crate) struct LaunchNote {
-    pub(crate) kernel: CompiledKernel,
-    pub(crate) args: Vec<HeldArg>,
-    pub(crate) range: NdRange,
-    pub(crate) asked: usize,
-    pub(crate) sweep: Option<Arc<SweepTag>>,
-}
-
-#[derive(Default)]
-struct Recorder {
-    commands: Vec<Command>,
-    signature: DefaultHasher,
-    /// Buffer ids in order of first use: the signature names a buffer by
-    /// its place here, the same from one recording to the next.
-    buffers: HashMap<u64, usize>,
-    reads: usize,
-    /// Why the recording cannot be replayed.
-    broken: Option<&'static str>,
-}
-
-thread_local! {
-    static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
-}
+pub use crate::recorder::ReadBack;
 
 /// The work of one call, recorded by [`record`].
 pub struct Recording {
@@ -194,7 +127,7 @@ impl Recording {
         for step in steps.iter() {
             match step {
                 Step::Again(k) => {
-                    if let Some(read) = (self.commands[*k].again)()? {
+                    if let Some(read) = self.commands[*k].again()? {
                         reads.push(read);
                     }
                 }
@@ -213,7 +146,7 @@ impl Recording {
         let bind = self
             .commands
             .iter()
-            .find_map(|c| c.launch.as_ref())
+            .find_map(|c| c.launch_note::<LaunchNote>())
             .and_then(|note| note.kernel.runtime().tuning().bind_replays)
             .unwrap_or(true);
         if !bind {
@@ -222,22 +155,24 @@ impl Recording {
         let mut steps = Vec::with_capacity(self.commands.len());
         let mut k = 0;
         while k < self.commands.len() {
-            let bound = self.commands[k].launch.as_ref().and_then(|note| {
-                let (kernel, n) = match &note.sweep {
-                    None => (&note.kernel, 1),
-                    Some(_) => match self.sweep_at(k)? {
-                        (Some(sweep), n) => (sweep, n),
-                        (None, _) => (&note.kernel, 1),
-                    },
-                };
-                let notes = self.commands[k..k + n]
-                    .iter()
-                    .filter_map(|c| c.launch.as_ref());
-                let args = notes.clone().flat_map(|m| m.args.iter().cloned()).collect();
-                let asked = notes.map(|m| m.asked).sum();
-                let launch = BoundLaunch::new(kernel, args, note.range, asked).ok()?;
-                Some((launch, n))
-            });
+            let bound = self.commands[k]
+                .launch_note::<LaunchNote>()
+                .and_then(|note| {
+                    let (kernel, n) = match &note.sweep {
+                        None => (&note.kernel, 1),
+                        Some(_) => match self.sweep_at(k)? {
+                            (Some(sweep), n) => (sweep, n),
+                            (None, _) => (&note.kernel, 1),
+                        },
+                    };
+                    let notes = self.commands[k..k + n]
+                        .iter()
+                        .filter_map(|c| c.launch_note::<LaunchNote>());
+                    let args = notes.clone().flat_map(|m| m.args.iter().cloned()).collect();
+                    let asked = notes.map(|m| m.asked).sum();
+                    let launch = BoundLaunch::new(kernel, args, note.range, asked).ok()?;
+                    Some((launch, n))
+                });
             match bound {
                 Some((launch, n)) => {
                     steps.push(Step::Bound(launch));
@@ -259,8 +194,7 @@ impl Recording {
     /// not see its whole sweep.
     fn sweep_at(&self, k: usize) -> Option<(Option<&CompiledKernel>, usize)> {
         let launched = self.commands[k]
-            .launch
-            .as_ref()?
+            .launch_note::<LaunchNote>()?
             .sweep
             .as_ref()?
             .launched()?;
@@ -274,8 +208,7 @@ impl Recording {
             .iter()
             .enumerate()
             .all(|(position, c)| {
-                c.launch
-                    .as_ref()
+                c.launch_note::<LaunchNote>()
                     .and_then(|m| m.sweep.as_ref())
                     .and_then(|tag| tag.launched())
                     .is_some_and(|l| l.sweep == launched.sweep && l.position == position)
@@ -308,113 +241,21 @@ impl QueuedReads {
 pub fn record<R>(
     f: impl FnOnce() -> Result<R>,
 ) -> Result<(R, std::result::Result<Recording, &'static str>)> {
-    let nested = RECORDER.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.is_some() {
-            return true;
-        }
-        *r = Some(Recorder::default());
-        false
+    let (value, noted) = noting(f)?;
+    let recording = noted.map(|(commands, signature)| Recording {
+        commands,
+        signature,
+        plan: RefCell::new(None),
     });
-    if nested {
-        return Ok((f()?, Err("a recording is already running on this thread")));
-    }
-    // Taken back even when `f` fails or panics.
-    struct Stop;
-    impl Drop for Stop {
-        fn drop(&mut self) {
-            RECORDER.with(|r| r.borrow_mut().take());
-        }
-    }
-    let stop = Stop;
-    let value = f();
-    let recorder = RECORDER.with(|r| r.borrow_mut().take());
-    drop(stop);
-    let value = value?;
-    let recording = match recorder {
-        None => Err("the recording was lost (a command panicked)"),
-        Some(Recorder {
-            broken: Some(why), ..
-        }) => Err(why),
-        Some(recorder) => Ok(Recording {
-            commands: recorder.commands,
-            signature: recorder.signature.finish(),
-            plan: RefCell::new(None),
-        }),
-    };
     Ok((value, recording))
-}
-
-/// What a command tells the recording about itself.
-pub(crate) struct Notes<'r> {
-    recorder: &'r mut Recorder,
-}
-
-impl Notes<'_> {
-    /// Adds `value` to the signature.
-    pub(crate) fn mix(&mut self, value: impl Hash) {
-        value.hash(&mut self.recorder.signature);
-    }
-
-    /// Adds a buffer, named by its place among the recording's buffers.
-    pub(crate) fn buffer(&mut self, id: u64, access: Access) {
-        let next = self.recorder.buffers.len();
-        let place = *self.recorder.buffers.entry(id).or_insert(next);
-        self.mix((place, access as u8));
-    }
-}
-
-/// Whether this thread is recording (see [`record`]).
-pub(crate) fn recording() -> bool {
-    RECORDER.with(|r| r.borrow().is_some())
-}
-
-/// Runs `run`, a command (or a few that make one); when this thread is
-/// recording and it succeeds, `note` describes it to the recording and
-/// returns how to issue it again. Commands `run` queues itself are not
-/// noted again. `read`: the command reads to the host.
-pub(crate) fn command<R>(
-    read: bool,
-    note: impl FnOnce(&mut Notes<'_>) -> Command,
-    run: impl FnOnce() -> Result<R>,
-) -> Result<R> {
-    let Some(mut recorder) = RECORDER.with(|r| r.borrow_mut().take()) else {
-        return run();
-    };
-    // Not recording while `run` runs: what it queues is this one command.
-    // (Should it panic, the recording is lost and `record` says so.)
-    let outcome = run();
-    match &outcome {
-        Err(_) => recorder.broken = Some("a command failed while recording"),
-        Ok(_) => {
-            if recorder.reads > 0 && !read {
-                recorder.broken = Some("a read back to the host came before a later command");
-            }
-            if read {
-                recorder.reads += 1;
-            }
-            recorder.mix_kind(read);
-            let command = note(&mut Notes {
-                recorder: &mut recorder,
-            });
-            recorder.commands.push(command);
-        }
-    }
-    RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
-    outcome
-}
-
-impl Recorder {
-    fn mix_kind(&mut self, read: bool) {
-        (self.commands.len(), read).hash(&mut self.signature);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Access, KernelArg, LaunchSweeps, MatrixCl, Runtime, enqueue, enqueue_joined};
     use crate::{FusedKernel, compile_kernel, set_launch_sweeps, sweep_group};
-    use crate::{KernelArg, LaunchSweeps, MatrixCl, Runtime, enqueue, enqueue_joined};
+    use std::sync::Arc;
 
     fn fused(name: &str, source: &str) -> Result<Arc<FusedKernel>> {
         Ok(Arc::new(FusedKernel::new(

@@ -24,14 +24,14 @@ use crate::error::{Error, Result};
 use crate::events::Access;
 use crate::kernel_cache::{CompiledKernel, FusedKernel};
 use crate::launch::{
-    HeldArg, KernelArg, NdRange, check_buffers, enqueue_ordered, note_launch, note_writes,
+    HeldArg, KernelArg, LaunchNote, Launched, NdRange, SweepTag, check_buffers, enqueue_ordered,
+    next_sweep, note_launch, note_writes,
 };
-use crate::replay::{Command, LaunchNote};
+use crate::recorder::Command;
 use crate::runtime::{HeldLaunches, Runtime};
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// When launches of one work-group wait to run together as one kernel.
 ///
@@ -167,8 +167,8 @@ pub(crate) fn join_or_enqueue(
     }
     // While recording, the member learns how its sweep ran, so that a
     // replay can launch the sweep at once (see `replay`).
-    let tag = crate::replay::recording().then(|| Arc::new(SweepTag::default()));
-    crate::replay::command(
+    let tag = crate::recorder::recording().then(|| Arc::new(SweepTag::default()));
+    crate::recorder::command(
         false,
         |notes| {
             note_launch(notes, kernel.compiled().identity(), args, &range);
@@ -177,50 +177,6 @@ pub(crate) fn join_or_enqueue(
         },
         || join_now(kernel, args, range, force, counted, tag.clone()),
     )
-}
-
-/// How a recorded member ran: set when its sweep is launched.
-#[derive(Default)]
-pub(crate) struct SweepTag(OnceLock<Launched>);
-
-/// How a sweep member ran.
-pub(crate) struct Launched {
-    /// Which sweep launch (process-unique).
-    pub(crate) sweep: u64,
-    /// Its place among the sweep's members.
-    pub(crate) position: usize,
-    /// How many members the sweep had.
-    pub(crate) members: usize,
-    /// The sweep's kernel; `None` when the member ran as its own kernel.
-    pub(crate) kernel: Option<Arc<CompiledKernel>>,
-}
-
-impl SweepTag {
-    /// How the member ran, once it has.
-    pub(crate) fn launched(&self) -> Option<&Launched> {
-        self.0.get()
-    }
-
-    fn set(&self, launched: Launched) {
-        // A member runs once; a second setting cannot happen.
-        let _ = self.0.set(launched);
-    }
-
-    /// Notes that the member ran alone, as its own kernel.
-    fn alone(&self) {
-        self.set(Launched {
-            sweep: next_sweep(),
-            position: 0,
-            members: 1,
-            kernel: None,
-        });
-    }
-}
-
-/// A process-unique number for a sweep launch.
-fn next_sweep() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The recorded command that joins `kernel` with `args` to this thread's

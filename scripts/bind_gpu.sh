@@ -27,19 +27,8 @@ if [ "$1" = bench ]; then
 } >> "$S" 2>&1
 fi
 if [ "$1" = runs ]; then
-{
-  for round in $(seq ${ROUNDS:-1}); do
-    for example in ${EXAMPLES:-regression eight_schools}; do
-      for bind in 0 1; do
-        log="$OUT/$example-bind$bind-$round.log"
-        echo "== $example, bind $bind, round $round"
-        FUSION_BIND_REPLAYS=$bind timeout 140 "$bin/$example" $ARGS > "$log" 2>&1
-        echo "rc=$?"
-        grep "whole run\|R-hat" "$log" | head -3
-      done
-    done
-  done
-} >> "$S" 2>&1
+  # Whole runs, rebuilt then bound: chains_gpu.sh's loop (logs EXAMPLE-MODE-ROUND.log).
+  MODES="rebuilt bound" EXAMPLES="${EXAMPLES:-regression eight_schools}" bash "$here/chains_gpu.sh" runs > /dev/null
 fi
 if [ "$1" = tests ]; then
 W=/tmp/tests; mkdir -p $W

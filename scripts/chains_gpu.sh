@@ -11,9 +11,9 @@ export FUSION_DEVICE=nvidia
 if [ "$1" = runs ]; then
 {
   # ROUNDS (default 1), EXAMPLES, MODES and ARGS (the examples' flags)
-  # widen or narrow it. Modes:
-  # chains interleaved from one thread (the default) or on threads of
-  # their own (--threaded).
+  # widen or narrow it. Modes: chains interleaved from one thread (the
+  # default) or on threads of their own (--threaded); bound and rebuilt:
+  # interleaved with FUSION_BIND_REPLAYS=1 / 0.
   for round in $(seq ${ROUNDS:-1}); do
     for example in ${EXAMPLES:-eight_schools regression}; do
       for mode in ${MODES:-interleaved threaded}; do
@@ -23,6 +23,9 @@ if [ "$1" = runs ]; then
         case $mode in
           interleaved) timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
           threaded) timeout 140 "$bin/$example" --threaded $ARGS > "$log" 2>&1 ;;
+          # Interleaved, replays bound or rebuilt (FUSION_BIND_REPLAYS).
+          bound) FUSION_BIND_REPLAYS=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          rebuilt) FUSION_BIND_REPLAYS=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
         esac
         echo "rc=$?"
         grep "whole run\|R-hat" "$log" | head -3

@@ -292,58 +292,27 @@ mod tests {
         let x = MatrixCl::from_slice(1, 1, &[1])?;
         let group = sweep_group(Runtime::get()?);
         let one_group = crate::NdRange::d1(group).with_local(&[group]);
+        // Joins `x[0] += v` to the thread's sweep.
+        let add_to = |v: i32| {
+            let args = [KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)];
+            enqueue_joined(&add, &args, one_group, false)
+        };
+        // The recorded work: three members, a kernel, a read.
+        let work = || -> Result<Vec<i32>> {
+            for v in [2, 3, 4] {
+                add_to(v)?;
+            }
+            let args = [KernelArg::buffer(&x, Access::ReadWrite)];
+            enqueue(&double, &args, crate::NdRange::d1(1))?;
+            x.to_vec()
+        };
         let before = set_launch_sweeps(LaunchSweeps::Always);
         let outcome = (|| -> Result<()> {
-            let call = |input: i32| -> Result<Vec<i32>> {
-                // Before the recording, as a sampler writes its position:
-                // not part of the recorded sweep.
-                enqueue_joined(
-                    &add,
-                    &[
-                        KernelArg::buffer(&x, Access::ReadWrite),
-                        KernelArg::Int(input),
-                    ],
-                    one_group,
-                    false,
-                )?;
-                for v in [2, 3, 4] {
-                    enqueue_joined(
-                        &add,
-                        &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)],
-                        one_group,
-                        false,
-                    )?;
-                }
-                enqueue(
-                    &double,
-                    &[KernelArg::buffer(&x, Access::ReadWrite)],
-                    crate::NdRange::d1(1),
-                )?;
-                x.to_vec()
-            };
+            // Each call starts with a member queued before the recording,
+            // as a sampler writes its position: not part of the recorded sweep.
             x.write(&[0])?;
-            enqueue_joined(
-                &add,
-                &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(10)],
-                one_group,
-                false,
-            )?;
-            let (first, recording) = record(|| {
-                for v in [2, 3, 4] {
-                    enqueue_joined(
-                        &add,
-                        &[KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)],
-                        one_group,
-                        false,
-                    )?;
-                }
-                enqueue(
-                    &double,
-                    &[KernelArg::buffer(&x, Access::ReadWrite)],
-                    crate::NdRange::d1(1),
-                )?;
-                x.to_vec()
-            })?;
+            add_to(10)?;
+            let (first, recording) = record(work)?;
             assert_eq!(first, vec![38]);
             let recording =
                 recording.map_err(|why| crate::Error::Unsupported { what: why.into() })?;
@@ -351,22 +320,15 @@ mod tests {
             assert_eq!(shape(&recording), ["B3", "B1", "A"]);
             for input in [5, -7, 0] {
                 x.write(&[0])?;
-                enqueue_joined(
-                    &add,
-                    &[
-                        KernelArg::buffer(&x, Access::ReadWrite),
-                        KernelArg::Int(input),
-                    ],
-                    one_group,
-                    false,
-                )?;
+                add_to(input)?;
                 let got = recording.replay()?;
                 assert_eq!(
                     got[0].downcast_ref::<Vec<i32>>(),
                     Some(&vec![2 * (input + 9)])
                 );
                 x.write(&[0])?;
-                assert_eq!(call(input)?, vec![2 * (input + 9)]);
+                add_to(input)?;
+                assert_eq!(work()?, vec![2 * (input + 9)]);
             }
             Ok(())
         })();

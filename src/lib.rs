@@ -48,10 +48,10 @@ pub use clfuse_ops::random;
 pub use clfuse_core::{
     BuildDiagnostics, ClType, Device, DeviceInfo, Error, Expr, GemmConfig, GemmEpilogue,
     GlmOnePass, KernelCache, KernelStats, MatrixCl, PendingRead, Profile, ProfileScope,
-    ProgramCacheSetting, ProgramCacheStats, QueueMode, Result, Runtime, RuntimeConfig,
-    TimelineEntry, Tuning, View, cached_buffer_bytes, configure, kernel_stats, list_devices,
-    profile_mark, profile_scope, program_cache_stats, release_cached_buffers, select_device,
-    take_profile, thread_kernel_stats,
+    ProgramCacheSetting, ProgramCacheStats, QueueMode, QueuedReads, Recording, ReplayBatch, Result,
+    Runtime, RuntimeConfig, TimelineEntry, Tuning, View, cached_buffer_bytes, configure,
+    kernel_stats, list_devices, profile_mark, profile_scope, program_cache_stats,
+    release_cached_buffers, select_device, take_profile, thread_kernel_stats,
 };
 
 /// Linear algebra on the device: the hand-written, non-fusable kernels

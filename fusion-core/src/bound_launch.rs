@@ -60,9 +60,23 @@ impl BoundLaunch {
     }
 
     /// Launches asked for that it stands for.
-    #[cfg(test)]
     pub(crate) fn asked(&self) -> usize {
         self.asked
+    }
+
+    /// The kernel it launches.
+    pub(crate) fn kernel(&self) -> &CompiledKernel {
+        &self.kernel
+    }
+
+    /// Its arguments, in the kernel's order.
+    pub(crate) fn args(&self) -> &[HeldArg] {
+        &self.args
+    }
+
+    /// Its range.
+    pub(crate) fn range(&self) -> NdRange {
+        self.range
     }
 
     /// Enqueues it, in order with the device's other commands as

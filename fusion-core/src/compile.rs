@@ -161,6 +161,7 @@ pub(crate) fn compile_kernel_for(
     options: &str,
     dump_name: &str,
 ) -> Result<CompiledKernel> {
+    let asked = (source, options);
     let diagnostics = rt.diagnostics();
     let options = match &diagnostics.cl_options {
         Some(extra) => format!("{options} {extra}"),
@@ -235,7 +236,7 @@ pub(crate) fn compile_kernel_for(
             opencl3::error_codes::error_text(e.0)
         ),
     })?;
-    Ok(CompiledKernel::new(rt, name, kernel, program))
+    Ok(CompiledKernel::new(rt, name, kernel, program, asked))
 }
 
 /// Compiles `source`; a failure carries the compiler's log.

@@ -54,6 +54,10 @@ struct KernelInner {
     kernel: Mutex<KernelState>,
     // Keeps the program alive as long as the kernel.
     program: Program,
+    /// The source and build options it was built from (a batched variant
+    /// is built from them, see `chain_batch`).
+    source: Arc<str>,
+    options: String,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -81,6 +85,7 @@ impl CompiledKernel {
         name: &str,
         kernel: Kernel,
         program: Program,
+        (source, options): (&str, &str),
     ) -> Self {
         CompiledKernel {
             inner: Arc::new(KernelInner {
@@ -91,8 +96,21 @@ impl CompiledKernel {
                     set: Vec::new(),
                 }),
                 program,
+                source: source.into(),
+                options: options.to_string(),
             }),
         }
+    }
+
+    /// The OpenCL C it was built from.
+    pub(crate) fn source(&self) -> &str {
+        &self.inner.source
+    }
+
+    /// The build options it was built with (before any added by
+    /// diagnostics).
+    pub(crate) fn options(&self) -> &str {
+        &self.inner.options
     }
 
     /// Identifies the kernel object (the same for every handle to it).

@@ -111,6 +111,29 @@ impl NdRange {
         (one && self.global[0] > 0).then_some(self.global[0])
     }
 
+    /// The range with one more dimension of `copies` work items, one
+    /// work-group each: a batched launch's chains (`None` for a range that
+    /// already has three dimensions).
+    pub(crate) fn with_chains(self, copies: usize) -> Option<NdRange> {
+        if self.dims >= 3 {
+            return None;
+        }
+        let mut range = self;
+        range.global[self.dims] = copies;
+        range.dims += 1;
+        Some(range)
+    }
+
+    /// Its number of dimensions.
+    pub(crate) fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Whether its work-group size is chosen by the driver.
+    pub(crate) fn local_left_to_driver(&self) -> bool {
+        self.local.is_none()
+    }
+
     /// Whether any dimension is empty.
     pub fn is_empty(&self) -> bool {
         self.global[..self.dims].contains(&0)

@@ -45,6 +45,7 @@ pub mod __macros {
 mod bound_launch;
 mod buffer_pool;
 mod build_once;
+mod chain_batch;
 mod cl_type;
 mod compile;
 mod device;
@@ -57,6 +58,7 @@ pub mod expr;
 #[cfg(feature = "faer")]
 mod faer_conv;
 mod gemm_config;
+mod groups_done;
 mod kernel_cache;
 mod launch;
 mod matrix;
@@ -80,6 +82,7 @@ mod view;
 
 pub use buffer_pool::{cached_buffer_bytes, release_cached_buffers};
 pub use build_once::BuildOnce;
+pub use chain_batch::ReplayBatch;
 pub use cl_type::{ClFloat, ClType, Promote};
 pub use compile::{KernelStats, compile_kernel, kernel_stats, thread_kernel_stats};
 pub use device::Device;
@@ -89,6 +92,7 @@ pub use error::{Error, Result};
 pub use events::{Access, BufferOwner, ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use gemm_config::GemmConfig;
+pub use groups_done::groups_done_counter;
 pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,

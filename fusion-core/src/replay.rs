@@ -30,12 +30,14 @@ pub use crate::recorder::ReadBack;
 pub struct Recording {
     commands: Vec<Command>,
     signature: u64,
+    /// Process-unique, never reused: names it in a batch's key.
+    id: u64,
     /// How a replay issues the commands, made at the first replay.
     plan: RefCell<Option<Vec<Step>>>,
 }
 
 /// One step of a replay.
-enum Step {
+pub(crate) enum Step {
     /// The command at this index, issued as it was recorded.
     Again(usize),
     /// A launch (a whole sweep, or a kernel) on its own kernel object.
@@ -121,20 +123,38 @@ impl Recording {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn replay_queued(&self) -> Result<QueuedReads> {
-        let mut plan = self.plan.borrow_mut();
-        let steps = plan.get_or_insert_with(|| self.steps());
         let mut reads = Vec::new();
-        for step in steps.iter() {
-            match step {
-                Step::Again(k) => {
-                    if let Some(read) = self.commands[*k].again()? {
-                        reads.push(read);
-                    }
-                }
-                Step::Bound(launch) => launch.issue()?,
-            }
+        for step in 0..self.plan().len() {
+            self.issue_step(step, &mut reads)?;
         }
         Ok(QueuedReads(reads))
+    }
+
+    /// Its process-unique identity.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// How a replay issues its commands (made at the first call).
+    pub(crate) fn plan(&self) -> std::cell::Ref<'_, [Step]> {
+        if self.plan.borrow().is_none() {
+            *self.plan.borrow_mut() = Some(self.steps());
+        }
+        std::cell::Ref::map(self.plan.borrow(), |plan| plan.as_deref().unwrap_or(&[]))
+    }
+
+    /// Issues step `step` of its plan, adding its read (if it is one) to `reads`.
+    pub(crate) fn issue_step(&self, step: usize, reads: &mut Vec<QueuedRead>) -> Result<()> {
+        match self.plan().get(step) {
+            Some(Step::Again(k)) => {
+                if let Some(read) = self.commands[*k].again()? {
+                    reads.push(read);
+                }
+                Ok(())
+            }
+            Some(Step::Bound(launch)) => launch.issue(),
+            None => Ok(()),
+        }
     }
 
     /// How a replay issues the commands: each launch on a kernel object of
@@ -219,7 +239,7 @@ impl Recording {
 
 /// The reads of a replay queued by [`Recording::replay_queued`]; dropped
 /// unwaited, each still waits for its copy (the host memory it fills).
-pub struct QueuedReads(Vec<QueuedRead>);
+pub struct QueuedReads(pub(crate) Vec<QueuedRead>);
 
 impl std::fmt::Debug for QueuedReads {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -242,9 +262,11 @@ pub fn record<R>(
     f: impl FnOnce() -> Result<R>,
 ) -> Result<(R, std::result::Result<Recording, &'static str>)> {
     let (value, noted) = noting(f)?;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let recording = noted.map(|(commands, signature)| Recording {
         commands,
         signature,
+        id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         plan: RefCell::new(None),
     });
     Ok((value, recording))

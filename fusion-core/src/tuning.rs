@@ -121,10 +121,15 @@ pub struct Tuning {
     /// (`FUSION_BIND_REPLAYS`, 0 or 1; default 1), instead of launching
     /// and joining sweeps again as the recorded call did.
     pub bind_replays: Option<bool>,
+    /// Whether interleaved chains replaying the same recorded work launch
+    /// each recorded kernel once for all of them (`FUSION_BATCH_CHAINS`, 0
+    /// or 1; default 1; see [`ReplayBatch`](crate::ReplayBatch)), instead
+    /// of once per chain.
+    pub batch_chains: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 19] = [
+pub const TUNING_VARIABLES: [&str; 20] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -144,6 +149,7 @@ pub const TUNING_VARIABLES: [&str; 19] = [
     "FUSION_SWEEPS",
     "FUSION_REPLAY",
     "FUSION_BIND_REPLAYS",
+    "FUSION_BATCH_CHAINS",
 ];
 
 impl Tuning {
@@ -223,6 +229,9 @@ impl Tuning {
                 .transpose()?,
             bind_replays: lookup("FUSION_BIND_REPLAYS")
                 .map(|text| parse_flag("FUSION_BIND_REPLAYS", &text))
+                .transpose()?,
+            batch_chains: lookup("FUSION_BATCH_CHAINS")
+                .map(|text| parse_flag("FUSION_BATCH_CHAINS", &text))
                 .transpose()?,
         };
         tuning.validate()?;

@@ -1,7 +1,7 @@
 //! [`DeviceDensity`]: a device model as `nuts-rs`'s log density.
 
 use crate::rev::{self, Var};
-use clfuse_core::{Error, MatrixCl, Result};
+use clfuse_core::{Error, MatrixCl, QueuedReads, Recording, Result};
 use nuts_rs::{CpuLogpFunc, CpuMathError, HasDims, LogpError};
 use std::collections::HashMap;
 
@@ -207,6 +207,20 @@ impl<F: FnMut(&Var) -> Result<Var>> DeviceDensity<F> {
         Ok(())
     }
 
+    /// [`start`](Self::start), unless the evaluation replays a recording:
+    /// then the position is written and `true` returned, and the caller
+    /// queues the replay ([`Interleave::replaying`], [`Interleave::queued`]).
+    fn prepare(&mut self, position: &[f64]) -> Result<bool> {
+        self.started = None;
+        self.write_position("DeviceDensity::start", position)?;
+        if self.replay.recording_for(&self.theta).is_some() {
+            return Ok(true);
+        }
+        let (theta, model) = (&self.theta, &mut self.model);
+        self.started = Some(self.replay.start(theta, || model(theta))?);
+        Ok(false)
+    }
+
     /// Waits for the evaluation [`start`](Self::start) began, writes its
     /// gradient and returns its value; an error when none was started.
     pub fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
@@ -261,17 +275,56 @@ impl<F: FnMut(&Var) -> Result<Var>> CpuLogpFunc for DeviceDensity<F> {
 /// so that one thread can have several in flight: a device's chains
 /// interleaved ([`Sampler::interleave`](super::Sampler::interleave),
 /// [`Model::interleaved_density`](super::Model::interleaved_density)).
+///
+/// A density that replays recorded device work can leave the replay to its
+/// caller ([`prepare`](Self::prepare)), which then queues several chains'
+/// replays together ([`ReplayBatch`](clfuse_core::ReplayBatch)).
 pub trait Interleave {
     /// Queues an evaluation at `position`.
     fn start(&mut self, position: &[f64]) -> Result<()>;
     /// Waits for the evaluation last started, writes its gradient and
     /// returns its value.
     fn finish(&mut self, gradient: &mut [f64]) -> Result<f64>;
+    /// Begins an evaluation at `position`: `true` when it replays the
+    /// recording [`replaying`](Self::replaying) gives, which the caller
+    /// queues and hands back by [`queued`](Self::queued); `false` when it
+    /// started as [`start`](Self::start) starts it. By default it starts.
+    fn prepare(&mut self, position: &[f64]) -> Result<bool> {
+        self.start(position).map(|()| false)
+    }
+    /// The recording an evaluation [`prepare`](Self::prepare)d replays.
+    fn replaying(&self) -> Option<&Recording> {
+        None
+    }
+    /// The reads of the replay the caller queued for the evaluation
+    /// [`prepare`](Self::prepare) began; [`finish`](Self::finish) waits
+    /// for them.
+    fn queued(&mut self, reads: QueuedReads) -> Result<()> {
+        drop(reads);
+        Err(Error::InvalidArgument {
+            function: "Interleave::queued",
+            argument: "self",
+            reason: "this density does not leave its replays to the caller".into(),
+        })
+    }
 }
 
 impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
     fn start(&mut self, position: &[f64]) -> Result<()> {
         DeviceDensity::start(self, position)
+    }
+
+    fn prepare(&mut self, position: &[f64]) -> Result<bool> {
+        DeviceDensity::prepare(self, position)
+    }
+
+    fn replaying(&self) -> Option<&Recording> {
+        self.replay.recording_for(&self.theta)
+    }
+
+    fn queued(&mut self, reads: QueuedReads) -> Result<()> {
+        self.started = Some(self.replay.replayed(&self.theta, reads)?);
+        Ok(())
     }
 
     fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {

@@ -5,7 +5,9 @@
 //! must reach only the chain whose position caused them; the two halves
 //! must refuse misuse with an error.
 
-use clfuse::nuts::{DeviceDensity, Interleaving, Model, Sampler, UnconstrainedModel, sample};
+use clfuse::nuts::{
+    DeviceDensity, Interleave, Interleaving, Model, Sampler, UnconstrainedModel, sample,
+};
 use clfuse::prelude::*;
 use clfuse::rev::Var;
 use clfuse::{Error, Result};
@@ -99,6 +101,73 @@ fn started_calls_finish_with_their_own_values_replayed_or_not() -> Result<()> {
     // Replays on by default: the later rounds were replayed.
     let on = clfuse::Runtime::get()?.tuning().replay != Some(false);
     assert!(densities.iter().all(|d| d.replays() == on));
+    Ok(())
+}
+
+#[test]
+fn a_round_of_replaying_chains_launches_each_kernel_once() -> Result<()> {
+    let (x, y) = regression(65, 4)?;
+    let model = |b: &Var| log_density(&x, &y, b);
+    let mut densities = Vec::new();
+    for _ in 0..3 {
+        densities.push(DeviceDensity::new(4, model)?);
+    }
+    let mut reference = DeviceDensity::new(4, model)?.without_replay();
+    let mut batch = clfuse::ReplayBatch::new();
+    let mut batched_rounds = 0;
+    for round in 0..6 {
+        let positions: Vec<Vec<f64>> = (0..3)
+            .map(|k| {
+                (0..4)
+                    .map(|j| 0.2 * (round + 2 * k + j) as f64 - 0.5)
+                    .collect()
+            })
+            .collect();
+        let before = clfuse::thread_kernel_stats();
+        let mut replaying = Vec::new();
+        for (density, position) in densities.iter_mut().zip(&positions) {
+            replaying.push(density.prepare(position)?);
+        }
+        if replaying.iter().all(|&r| r) {
+            let recordings: Vec<&clfuse::Recording> =
+                densities.iter().filter_map(|d| d.replaying()).collect();
+            assert_eq!(recordings.len(), 3);
+            let reads = batch.replay(&recordings)?;
+            for (density, reads) in densities.iter_mut().zip(reads) {
+                density.queued(reads)?;
+            }
+            let stats = clfuse::thread_kernel_stats() - before;
+            // Each chain's replay asks for the same launches; batched, the
+            // device gets them once for the three chains (the positions'
+            // three writes aside, which are not part of the replays).
+            let batching = clfuse::Runtime::get()?.tuning().batch_chains != Some(false);
+            let replayed = stats.launched - 3;
+            let expected = if batching { replayed / 3 } else { replayed };
+            assert!(replayed > 0, "round {round}: {stats:?}");
+            assert_eq!(stats.queued - 3, expected, "round {round}: {stats:?}");
+            batched_rounds += 1;
+        } else {
+            // Started alone: those left to the caller are replayed alone.
+            for (density, &left) in densities.iter_mut().zip(&replaying) {
+                if left {
+                    let reads = density.replaying().map(|r| r.replay_queued());
+                    density.queued(reads.expect("a recording to replay")?)?;
+                }
+            }
+        }
+        for (density, position) in densities.iter_mut().zip(&positions) {
+            let mut gradient = vec![0.0; 4];
+            let value = density.finish(&mut gradient)?;
+            let mut expected_gradient = vec![0.0; 4];
+            let expected = reference.value_and_grad(position, &mut expected_gradient)?;
+            assert!((value - expected).abs() <= 1e-12 * expected.abs().max(1.0));
+            for (g, e) in gradient.iter().zip(&expected_gradient) {
+                assert!((g - e).abs() <= 1e-12 * e.abs().max(1.0), "round {round}");
+            }
+        }
+    }
+    let on = clfuse::Runtime::get()?.tuning().replay != Some(false);
+    assert_eq!(batched_rounds > 0, on);
     Ok(())
 }
 

@@ -21,7 +21,7 @@ pub(crate) use colwise::generate_group_reduction;
 pub use forwarding::{Optional, optional};
 pub use full_reduction::{FullReduction, full_reduction, max, min, prod, sum};
 pub(crate) use row_softmax::RowSoftmaxAssignment;
-pub(crate) use scalar_sums::{ScalarSums, groups_done_counter};
+pub(crate) use scalar_sums::ScalarSums;
 
 use crate::binder::Binder;
 use crate::generator::Generator;

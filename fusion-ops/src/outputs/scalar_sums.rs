@@ -101,7 +101,9 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
         let _ = self
             .group_sums
             .set(MatrixCl::<T>::uninitialized(groups * self.count(), 1)?);
-        let _ = self.counter.set(groups_done_counter(Runtime::get()?)?);
+        let _ = self
+            .counter
+            .set(clfuse_core::groups_done_counter(Runtime::get()?)?);
         let _ = self
             .local_bytes
             .set(self.count() * launch.local[0] * std::mem::size_of::<T>());
@@ -256,28 +258,4 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
     fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
         Ok(())
     }
-}
-
-thread_local! {
-    /// Per device, the counter of finished work-groups that kernels ending
-    /// in a last-group step share (scalar sums here, the `1 x 1` adjoints of
-    /// reverse kernels).
-    static GROUPS_DONE: std::cell::RefCell<Vec<(usize, MatrixCl<i32>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// This thread's finished-groups counter on the current device: zero
-/// between launches, since each launch's last group sets it back. The
-/// launches that use it are ordered by its event lists (each reads and
-/// writes it), and other threads have their own.
-pub(crate) fn groups_done_counter(rt: &Runtime) -> Result<MatrixCl<i32>> {
-    GROUPS_DONE.with(|counters| {
-        let mut counters = counters.borrow_mut();
-        if let Some((_, counter)) = counters.iter().find(|(slot, _)| *slot == rt.slot()) {
-            return Ok(counter.share());
-        }
-        let counter = MatrixCl::<i32>::zeros(1, 1)?;
-        counters.push((rt.slot(), counter.share()));
-        Ok(counter)
-    })
 }

@@ -235,6 +235,60 @@ impl Replay {
         self.end(F, started, theta, &mut f, gradient)
     }
 
+    /// The recording a call at `theta` would replay now, if any: for
+    /// queueing several chains' replays together
+    /// ([`ReplayBatch`](clfuse_core::ReplayBatch)), whose reads then go to
+    /// [`replayed`](Self::replayed).
+    ///
+    /// ```
+    /// use clfuse_ops::prelude::*;
+    /// use clfuse_ops::rev::{Replay, Var};
+    /// let theta = Var::new(MatrixCl::from_slice(1, 1, &[2.0f64])?);
+    /// let f = || colwise_sum(square(&theta)).eval();
+    /// let mut replay = Replay::new();
+    /// let mut g = [0.0];
+    /// for _ in 0..2 {
+    ///     replay.value_and_grad_to_host(&theta, f, &mut g)?;
+    /// }
+    /// if let Some(recording) = replay.recording_for(&theta) {
+    ///     let reads = recording.replay_queued()?;
+    ///     let call = replay.replayed(&theta, reads)?;
+    ///     assert_eq!(replay.finish_to_host(call, &theta, f, &mut g)?, 4.0);
+    ///     assert_eq!(g, [4.0]);
+    /// }
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn recording_for(&self, theta: &Var<f64>) -> Option<&Recording> {
+        let here = (theta.value().buffer_id(), (theta.rows(), theta.cols()));
+        match &self.state {
+            State::Replaying(recorded) if (recorded.theta, recorded.shape) == here => {
+                Some(&recorded.recording)
+            }
+            _ => None,
+        }
+    }
+
+    /// The call whose replay of [`recording_for`](Self::recording_for)
+    /// someone else queued, with its `reads`, to be waited for by
+    /// [`finish_to_host`](Self::finish_to_host). An error when this replay
+    /// has no recording for `theta`.
+    pub fn replayed(&mut self, theta: &Var<f64>, reads: QueuedReads) -> Result<StartedCall> {
+        let here = (theta.value().buffer_id(), (theta.rows(), theta.cols()));
+        match std::mem::replace(&mut self.state, State::Recording(None)) {
+            State::Replaying(recorded) if (recorded.theta, recorded.shape) == here => {
+                Ok(StartedCall(Started::Queued { reads, recorded }))
+            }
+            other => {
+                self.state = other;
+                Err(Error::InvalidArgument {
+                    function: "Replay::replayed",
+                    argument: "theta",
+                    reason: "this replay has no recording of a call at theta".into(),
+                })
+            }
+        }
+    }
+
     /// Starts a call: a replayed one queued, any other run whole.
     fn begin(
         &mut self,

@@ -91,7 +91,7 @@ pub(crate) fn launch_one(mut plan: ReversePlan<'_>) -> Result<()> {
         _ => return Ok(()),
     };
     let sums = group_sums(&plan, groups)?;
-    let counter = crate::outputs::groups_done_counter(rt)?;
+    let counter = clfuse_core::groups_done_counter(rt)?;
     let tail = tail(&plan, sums.as_ref(), &counter, plan.group);
     let mut args = plan.args;
     args.extend(tail);

@@ -1,0 +1,549 @@
+//! Several chains' replays of the same work, launched together.
+//!
+//! Interleaved chains of one model on one device replay recordings of the
+//! same kernels on buffers of their own. Bound to kernel objects of their
+//! own (`bound_launch`), each chain's launches still cost the host one
+//! enqueue each, and a sweep of one work-group leaves every other compute
+//! unit idle while it runs. A [`ReplayBatch`] issues each step that every
+//! chain's recording launches alike once for all of them: a variant of the
+//! kernel takes each buffer and scalar argument once per chain and has one
+//! more dimension, whose work items each belong to one chain. A sweep of
+//! four chains is then four work-groups side by side, one launch.
+
+use crate::bound_launch::BoundLaunch;
+use crate::compile::compile_kernel_for;
+use crate::error::Result;
+use crate::events::Access;
+use crate::groups_done::{chain_counter, is_shared_counter};
+use crate::kernel_cache::CompiledKernel;
+use crate::launch::{HeldArg, KernelArg};
+use crate::recorder::QueuedRead;
+use crate::replay::{QueuedReads, Recording, Step};
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+/// Replays several chains' recordings of the same work together: each
+/// step that launches the same kernel on every chain's buffers is one
+/// launch of a batched variant of it (see the module's documentation);
+/// any other step (a read, a launch whose chains write one buffer) is
+/// issued chain by chain. Recordings that differ are replayed one after
+/// the other, as [`Recording::replay_queued`] does.
+///
+/// ```
+/// use clfuse_core::*;
+/// let k = compile_kernel("plus", "__kernel void plus(__global int* x, int v) {
+///   x[get_global_id(0)] += v;
+/// }", "", "plus")?;
+/// let chains = [MatrixCl::from_slice(2, 1, &[1, 2])?, MatrixCl::from_slice(2, 1, &[10, 20])?];
+/// let recordings: Vec<Recording> = chains
+///     .iter()
+///     .map(|x| {
+///         let (_, r) = record(|| {
+///             enqueue(&k, &[KernelArg::buffer(x, Access::ReadWrite), KernelArg::Int(1)], NdRange::d1(2))?;
+///             x.to_vec()
+///         })?;
+///         r.map_err(|why| Error::Unsupported { what: why.into() })
+///     })
+///     .collect::<Result<_>>()?;
+/// let mut batch = ReplayBatch::new();
+/// let reads = batch.replay(&[&recordings[0], &recordings[1]])?;
+/// let got: Vec<_> = reads.into_iter().map(|r| r.wait()).collect::<Result<_>>()?;
+/// assert_eq!(got[0][0].downcast_ref::<Vec<i32>>(), Some(&vec![3, 4]));
+/// assert_eq!(got[1][0].downcast_ref::<Vec<i32>>(), Some(&vec![12, 22]));
+/// # Ok::<(), clfuse_core::Error>(())
+/// ```
+#[derive(Default)]
+pub struct ReplayBatch {
+    /// The plan for each list of recordings (by their identities); `None`
+    /// when they cannot be replayed together.
+    plans: HashMap<Vec<u64>, Option<Vec<BatchStep>>>,
+}
+
+impl std::fmt::Debug for ReplayBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReplayBatch({} plans)", self.plans.len())
+    }
+}
+
+/// One step of a batched replay.
+enum BatchStep {
+    /// Step `i` of every chain's plan, issued chain by chain.
+    Each(usize),
+    /// Step `i` of every chain's plan as launches of the batched kernel,
+    /// each for as many chains as its arguments fit.
+    Together { step: usize, parts: Vec<Part> },
+}
+
+/// A share of the chains of a batched step.
+enum Part {
+    /// These chains' launches as one.
+    Launch(BoundLaunch),
+    /// One chain's launch, issued from its own plan.
+    Alone(usize),
+}
+
+/// Plans kept at most: a batch of `k` chains meets at most `k` lists of
+/// them (chains leave a round as they finish), and a recording made again
+/// (after a failed check) leaves its old plans unused.
+const MAX_PLANS: usize = 32;
+
+impl ReplayBatch {
+    /// A batch with no plan yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues every recording's replay, as [`Recording::replay_queued`]
+    /// would one after the other, and returns their reads in the same
+    /// order. Unless `FUSION_BATCH_CHAINS=0` (or bound replays are off),
+    /// steps that launch the same kernel for every chain are launched
+    /// once, for all of them.
+    pub fn replay(&mut self, recordings: &[&Recording]) -> Result<Vec<QueuedReads>> {
+        let on = recordings.len() > 1
+            && crate::Runtime::current().is_some_and(|rt| {
+                rt.tuning().batch_chains != Some(false) && rt.tuning().bind_replays != Some(false)
+            });
+        if !on {
+            return recordings.iter().map(|r| r.replay_queued()).collect();
+        }
+        let key: Vec<u64> = recordings.iter().map(|r| r.id()).collect();
+        if !self.plans.contains_key(&key) {
+            if self.plans.len() >= MAX_PLANS {
+                self.plans.clear();
+            }
+            self.plans.insert(key.clone(), plan(recordings));
+        }
+        let Some(Some(steps)) = self.plans.get(&key) else {
+            return recordings.iter().map(|r| r.replay_queued()).collect();
+        };
+        let mut reads: Vec<Vec<QueuedRead>> = recordings.iter().map(|_| Vec::new()).collect();
+        for step in steps {
+            match step {
+                BatchStep::Each(i) => {
+                    for (recording, reads) in recordings.iter().zip(&mut reads) {
+                        recording.issue_step(*i, reads)?;
+                    }
+                }
+                BatchStep::Together { step, parts } => {
+                    for part in parts {
+                        match part {
+                            Part::Launch(launch) => launch.issue()?,
+                            Part::Alone(c) => recordings[*c].issue_step(*step, &mut reads[*c])?,
+                        }
+                    }
+                }
+            }
+        }
+        Ok(reads.into_iter().map(QueuedReads).collect())
+    }
+}
+
+/// The batched plan of `recordings`, or `None` when their plans differ in
+/// length. (Their scalars may differ: each chain's are its own arguments.)
+fn plan(recordings: &[&Recording]) -> Option<Vec<BatchStep>> {
+    let plans: Vec<_> = recordings.iter().map(|r| r.plan()).collect();
+    let steps = plans[0].len();
+    if plans.iter().any(|p| p.len() != steps) {
+        return None;
+    }
+    let steps = (0..steps)
+        .map(|i| {
+            let launches: Option<Vec<&BoundLaunch>> = plans
+                .iter()
+                .map(|p| match &p[i] {
+                    Step::Bound(launch) => Some(launch),
+                    Step::Again(_) => None,
+                })
+                .collect();
+            match launches.and_then(|l| together(&l)) {
+                Some(parts) => BatchStep::Together { step: i, parts },
+                None => BatchStep::Each(i),
+            }
+        })
+        .collect();
+    Some(steps)
+}
+
+/// The launches of one step of every chain as batched launches, or `None`
+/// when they cannot run together: another kernel or range, arguments of
+/// other kinds, a buffer one chain writes and another uses, or a kernel
+/// the batched variant cannot be made of.
+fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
+    let first = launches[0];
+    let kernel = first.kernel();
+    let range = first.range();
+    let same = launches.iter().all(|l| {
+        l.kernel().identity() == kernel.identity()
+            && l.range() == range
+            && l.args().len() == first.args().len()
+            && l.args()
+                .iter()
+                .zip(first.args())
+                .all(|(a, b)| same_kind(a, b))
+    });
+    let rt = kernel.runtime();
+    // The finished-groups counter every chain shares: one of its own each.
+    let counters: Vec<bool> = (0..first.args().len())
+        .map(|index| {
+            match &first.args()[index] {
+            HeldArg::Buffer { id, .. } => {
+                is_shared_counter(rt, *id)
+                    && launches.iter().all(|l| {
+                        matches!(&l.args()[index], HeldArg::Buffer { id: other, .. } if other == id)
+                    })
+            }
+            _ => false,
+        }
+        })
+        .collect();
+    if !same || shares_written_buffer(launches, &counters) {
+        return None;
+    }
+    let source = kernel.source();
+    let signature = KernelSignature::find(source, kernel.name())?;
+    if signature.locals.len() != first.args().len()
+        || first
+            .args()
+            .iter()
+            .zip(&signature.locals)
+            .any(|(arg, &local)| matches!(arg, HeldArg::Local(_)) != local)
+    {
+        return None;
+    }
+    // A work-group the driver sizes could take work items of two chains:
+    // only for kernels whose work items do not share work-group memory.
+    if range.local_left_to_driver() && (source.contains("barrier(") || source.contains("local ")) {
+        return None;
+    }
+    let per_chain: usize = first.args().iter().map(argument_bytes).sum();
+    let shared = first.args().len() * 8;
+    let fit = rt
+        .device_info()
+        .max_parameter_bytes
+        .saturating_sub(shared)
+        .checked_div(per_chain.max(1))?;
+    if fit < 2 {
+        return None;
+    }
+    let parts = launches.len().div_ceil(fit);
+    let per_part = launches.len().div_ceil(parts);
+    let mut out = Vec::new();
+    for (p, chunk) in launches.chunks(per_part).enumerate() {
+        if chunk.len() == 1 {
+            out.push(Part::Alone(p * per_part));
+            continue;
+        }
+        let batched = batched_kernel(kernel, &signature, chunk.len(), range.dims())?;
+        let mut args = Vec::new();
+        for (index, &local) in signature.locals.iter().enumerate() {
+            let chains = if local { &chunk[..1] } else { chunk };
+            for (c, l) in chains.iter().enumerate() {
+                args.push(if counters[index] && c > 0 {
+                    let counter = chain_counter(rt, c).ok()?;
+                    HeldArg::hold(&KernelArg::buffer(&counter, Access::ReadWrite))
+                } else {
+                    l.args()[index].clone()
+                });
+            }
+        }
+        let asked = chunk.iter().map(|l| l.asked()).sum();
+        let launch = BoundLaunch::new(&batched, args, range.with_chains(chunk.len())?, asked);
+        out.push(Part::Launch(launch.ok()?));
+    }
+    Some(out)
+}
+
+/// Whether two arguments are of one kind (work-group memory of one size).
+fn same_kind(a: &HeldArg, b: &HeldArg) -> bool {
+    match (a, b) {
+        (HeldArg::Local(x), HeldArg::Local(y)) => x == y,
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
+}
+
+/// The bytes an argument takes in a kernel's parameters.
+fn argument_bytes(arg: &HeldArg) -> usize {
+    match arg {
+        HeldArg::Int(_) | HeldArg::Float(_) => 4,
+        HeldArg::Buffer { .. } | HeldArg::Double(_) | HeldArg::Local(_) => 8,
+    }
+}
+
+/// Whether a buffer one chain's launch writes is an argument of another
+/// chain's launch too (the chains would race for it), the arguments at the
+/// positions in `own` aside (each chain gets its own buffer there).
+fn shares_written_buffer(launches: &[&BoundLaunch], own: &[bool]) -> bool {
+    let buffers = |l: &BoundLaunch| -> Vec<(u64, bool)> {
+        l.args()
+            .iter()
+            .zip(own)
+            .filter_map(|(a, &own)| match a {
+                HeldArg::Buffer { id, access, .. } if !own => Some((*id, *access != Access::Read)),
+                _ => None,
+            })
+            .collect()
+    };
+    let all: Vec<Vec<(u64, bool)>> = launches.iter().map(|l| buffers(l)).collect();
+    all.iter().enumerate().any(|(c, mine)| {
+        mine.iter().filter(|(_, written)| *written).any(|(id, _)| {
+            all.iter()
+                .enumerate()
+                .any(|(other, theirs)| other != c && theirs.iter().any(|(t, _)| t == id))
+        })
+    })
+}
+
+/// Batched variants built so far, by the kernel they vary (kept alive
+/// with them, so that its identity is not reused), chains and dimensions.
+type BatchedKey = (usize, usize, usize);
+static BATCHED: LazyLock<Mutex<HashMap<BatchedKey, (CompiledKernel, CompiledKernel)>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The variant of `kernel` for `chains` chains (built once).
+fn batched_kernel(
+    kernel: &CompiledKernel,
+    signature: &KernelSignature,
+    chains: usize,
+    dims: usize,
+) -> Option<CompiledKernel> {
+    let key = (kernel.identity(), chains, dims);
+    let mut built = BATCHED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, batched)) = built.get(&key) {
+        return Some(batched.clone());
+    }
+    let source = signature.batched(kernel.source(), chains, dims);
+    let dump_name = format!("{}_chains{chains}", kernel.name());
+    let batched = compile_kernel_for(
+        kernel.runtime(),
+        kernel.name(),
+        &source,
+        kernel.options(),
+        &dump_name,
+    )
+    .ok()?;
+    built.insert(key, (kernel.clone(), batched.clone()));
+    Some(batched)
+}
+
+/// Where a kernel's parameters are in its source.
+struct KernelSignature {
+    /// The byte range of the text between the parameters' parentheses.
+    params: std::ops::Range<usize>,
+    /// Where the body starts (just after its `{`).
+    body: usize,
+    /// Each parameter's text, without its name, and its name.
+    split: Vec<(String, String)>,
+    /// Whether each parameter is work-group memory (`__local`).
+    locals: Vec<bool>,
+}
+
+impl KernelSignature {
+    /// The signature of the kernel function `name` in `source`.
+    fn find(source: &str, name: &str) -> Option<Self> {
+        let bytes = source.as_bytes();
+        let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let mut from = 0;
+        let open = loop {
+            let at = from + source[from..].find(name)?;
+            from = at + name.len();
+            let whole = (at == 0 || !is_ident(bytes[at - 1]))
+                && bytes.get(from).is_none_or(|&b| !is_ident(b));
+            let rest = source[from..].trim_start();
+            let before = &source[..at];
+            let statement = &before[before.rfind([';', '}']).map_or(0, |i| i + 1)..];
+            if whole && rest.starts_with('(') && statement.contains("kernel") {
+                break source.len() - rest.len();
+            }
+        };
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, &b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let close = close?;
+        let body = close + source[close..].find('{')? + 1;
+        let text = &source[open + 1..close];
+        let mut split = Vec::new();
+        let mut locals = Vec::new();
+        if !text.trim().is_empty() {
+            for param in text.split(',') {
+                let param = param.trim();
+                let start = param
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1);
+                let (ty, name) = param.split_at(start);
+                if name.is_empty() || ty.contains('(') {
+                    return None;
+                }
+                locals.push(ty.contains("__local") || ty.split_whitespace().any(|w| w == "local"));
+                split.push((ty.to_string(), name.to_string()));
+            }
+        }
+        Some(KernelSignature {
+            params: open + 1..close,
+            body,
+            split,
+            locals,
+        })
+    }
+
+    /// `source` with this kernel taking each argument once per chain
+    /// (`name__c`; work-group memory once) and each work item picking its
+    /// chain's from its index along dimension `dims`.
+    fn batched(&self, source: &str, chains: usize, dims: usize) -> String {
+        let mut params = Vec::new();
+        let mut picks = String::new();
+        for ((ty, name), &local) in self.split.iter().zip(&self.locals) {
+            if local {
+                params.push(format!("{ty}{name}"));
+                continue;
+            }
+            let mut pick = format!("{name}__{}", chains - 1);
+            for c in (0..chains - 1).rev() {
+                pick = format!("chain == {c} ? {name}__{c} : {pick}");
+            }
+            picks.push_str(&format!("  {ty}{name} = {pick};\n"));
+            params.extend((0..chains).map(|c| format!("{ty}{name}__{c}")));
+        }
+        format!(
+            "// Batched for {chains} chains: each argument comes once per chain (name__c),\n\
+             // and work items along dimension {dims} belong to chain get_global_id({dims}).\n\
+             {}\n    {}){}\n  const int chain = get_global_id({dims});\n{picks}{}",
+            &source[..self.params.start],
+            params.join(",\n    "),
+            &source[self.params.end + 1..self.body],
+            &source[self.body..],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FusedKernel, enqueue, enqueue_joined, set_launch_sweeps, sweep_group};
+    use crate::{KernelArg, LaunchSweeps, MatrixCl, NdRange, Runtime, compile_kernel, record};
+    use std::sync::Arc;
+
+    /// What a batched plan is: `T` and its parts' kinds (`L` a batched
+    /// launch for that many launches asked, `1` a chain alone), `E` chain
+    /// by chain.
+    fn shape(batch: &ReplayBatch, recordings: &[&Recording]) -> Vec<String> {
+        let key: Vec<u64> = recordings.iter().map(|r| r.id()).collect();
+        let Some(Some(steps)) = batch.plans.get(&key) else {
+            return vec!["none".into()];
+        };
+        steps
+            .iter()
+            .map(|s| match s {
+                BatchStep::Each(_) => "E".to_string(),
+                BatchStep::Together { parts, .. } => parts
+                    .iter()
+                    .map(|p| match p {
+                        Part::Launch(l) => format!("L{}", l.asked()),
+                        Part::Alone(_) => "1".to_string(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chains_replay_each_sweep_and_kernel_as_one_launch() -> Result<()> {
+        let add_source = "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n";
+        let add = Arc::new(FusedKernel::new(
+            compile_kernel("add_to", add_source, "", "add_to")?,
+            add_source.into(),
+        ));
+        let double = compile_kernel(
+            "double_it",
+            "__kernel void double_it(__global int* x) { x[get_global_id(0)] *= 2; }",
+            "",
+            "double_it",
+        )?;
+        let group = sweep_group(Runtime::get()?);
+        let one_group = NdRange::d1(group).with_local(&[group]);
+        let chains: Vec<MatrixCl<i32>> = (0..3)
+            .map(|_| MatrixCl::from_slice(1, 1, &[0]))
+            .collect::<Result<_>>()?;
+        // One chain's call: three members of a sweep, a kernel, a read.
+        let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
+            for v in [2, 3, 4] {
+                let args = [
+                    KernelArg::buffer(x, Access::ReadWrite),
+                    KernelArg::Int(v + shift),
+                ];
+                enqueue_joined(&add, &args, one_group, false)?;
+            }
+            enqueue(
+                &double,
+                &[KernelArg::buffer(x, Access::ReadWrite)],
+                NdRange::d1(1),
+            )?;
+            x.to_vec()
+        };
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            let recordings: Vec<Recording> = chains
+                .iter()
+                .enumerate()
+                .map(|(c, x)| {
+                    let (_, r) = record(|| work(x, c as i32))?;
+                    r.map_err(|why| crate::Error::Unsupported { what: why.into() })
+                })
+                .collect::<Result<_>>()?;
+            let all: Vec<&Recording> = recordings.iter().collect();
+            let mut batch = ReplayBatch::new();
+            for start in [1, -5, 0] {
+                for x in &chains {
+                    x.write(&[start])?;
+                }
+                let reads = batch.replay(&all)?;
+                for (c, queued) in reads.into_iter().enumerate() {
+                    let got = queued.wait()?;
+                    let want = 2 * (start + 9 + 3 * c as i32);
+                    assert_eq!(got[0].downcast_ref::<Vec<i32>>(), Some(&vec![want]));
+                }
+            }
+            // The sweep and the kernel once for the three chains; the reads each.
+            assert_eq!(shape(&batch, &all), ["L9", "L3", "E"]);
+            // Two chains of the three: their own plan.
+            batch.replay(&all[1..])?;
+            assert_eq!(shape(&batch, &all[1..]), ["L6", "L2", "E"]);
+            // The same chain twice writes one buffer from both: chain by chain.
+            for queued in batch.replay(&[all[0], all[0]])? {
+                queued.wait()?;
+            }
+            assert_eq!(shape(&batch, &[all[0], all[0]]), ["E", "E", "E"]);
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
+    }
+
+    #[test]
+    fn a_batched_kernel_takes_each_argument_once_per_chain() {
+        let source = "#define T double\n__kernel void scale(__global T* restrict x, const int n, __local T* scratch) {\n  x[get_global_id(0)] *= n;\n}\n";
+        let signature = KernelSignature::find(source, "scale").expect("found");
+        assert_eq!(signature.locals, [false, false, true]);
+        let batched = signature.batched(source, 3, 1);
+        assert!(batched.contains("__global T* restrict x__0,\n    __global T* restrict x__1,"));
+        assert!(batched.contains("__local T* scratch)"));
+        assert!(batched.contains("const int chain = get_global_id(1);"));
+        assert!(batched.contains("const int n = chain == 0 ? n__0 : chain == 1 ? n__1 : n__2;"));
+        assert!(batched.ends_with("  x[get_global_id(0)] *= n;\n}\n"));
+        // A helper named like the kernel, and a call of it, are not its signature.
+        let helper = "void scale_step(int a) {}\n__kernel void scale(int a) { scale_step(a); }";
+        let found = KernelSignature::find(helper, "scale").expect("found");
+        assert_eq!(found.split, [("int ".to_string(), "a".to_string())]);
+    }
+}

@@ -13,7 +13,8 @@ if [ "$1" = runs ]; then
   # ROUNDS (default 1), EXAMPLES, MODES and ARGS (the examples' flags)
   # widen or narrow it. Modes: chains interleaved from one thread (the
   # default) or on threads of their own (--threaded); bound and rebuilt:
-  # interleaved with FUSION_BIND_REPLAYS=1 / 0.
+  # interleaved with FUSION_BIND_REPLAYS=1 / 0; batched and unbatched:
+  # interleaved with FUSION_BATCH_CHAINS=1 / 0.
   for round in $(seq ${ROUNDS:-1}); do
     for example in ${EXAMPLES:-eight_schools regression}; do
       for mode in ${MODES:-interleaved threaded}; do
@@ -26,6 +27,9 @@ if [ "$1" = runs ]; then
           # Interleaved, replays bound or rebuilt (FUSION_BIND_REPLAYS).
           bound) FUSION_BIND_REPLAYS=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
           rebuilt) FUSION_BIND_REPLAYS=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          # Interleaved, the round's replays batched or not (FUSION_BATCH_CHAINS).
+          batched) FUSION_BATCH_CHAINS=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          unbatched) FUSION_BATCH_CHAINS=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
         esac
         echo "rc=$?"
         grep "whole run\|R-hat" "$log" | head -3

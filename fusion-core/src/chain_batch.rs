@@ -164,6 +164,23 @@ fn plan(recordings: &[&Recording]) -> Option<Vec<BatchStep>> {
     Some(steps)
 }
 
+/// How a batched kernel takes one of the kernel's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Pass {
+    /// Work-group memory: once.
+    Local,
+    /// A buffer every chain passes (data they all read): once.
+    Shared,
+    /// A buffer of each chain's own: once per chain (`name__c`).
+    PerChain,
+    /// A scalar, read from the table of its type at this index (each
+    /// chain's row of the table): scalars never change between replays,
+    /// and each argument costs the host time at every launch.
+    Int(usize),
+    Float(usize),
+    Double(usize),
+}
+
 /// The launches of one step of every chain as batched launches, or `None`
 /// when they cannot run together: another kernel or range, arguments of
 /// other kinds, a buffer one chain writes and another uses, or a kernel
@@ -181,22 +198,24 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
                 .zip(first.args())
                 .all(|(a, b)| same_kind(a, b))
     });
+    if !same {
+        return None;
+    }
     let rt = kernel.runtime();
+    let same_buffer = |index: usize| match &first.args()[index] {
+        HeldArg::Buffer { id, .. } => launches
+            .iter()
+            .all(|l| matches!(&l.args()[index], HeldArg::Buffer { id: other, .. } if other == id)),
+        _ => false,
+    };
     // The finished-groups counter every chain shares: one of its own each.
     let counters: Vec<bool> = (0..first.args().len())
-        .map(|index| {
-            match &first.args()[index] {
-            HeldArg::Buffer { id, .. } => {
-                is_shared_counter(rt, *id)
-                    && launches.iter().all(|l| {
-                        matches!(&l.args()[index], HeldArg::Buffer { id: other, .. } if other == id)
-                    })
-            }
+        .map(|index| match &first.args()[index] {
+            HeldArg::Buffer { id, .. } => is_shared_counter(rt, *id) && same_buffer(index),
             _ => false,
-        }
         })
         .collect();
-    if !same || shares_written_buffer(launches, &counters) {
+    if shares_written_buffer(launches, &counters) {
         return None;
     }
     let source = kernel.source();
@@ -215,12 +234,40 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
     if range.local_left_to_driver() && (source.contains("barrier(") || source.contains("local ")) {
         return None;
     }
-    let per_chain: usize = first.args().iter().map(argument_bytes).sum();
-    let shared = first.args().len() * 8;
+    // The chains' dimension: one the kernel never asks about (a kernel
+    // written for two dimensions may run with one, reading index 0 there).
+    let chain_dim = free_dimension(source, range.dims())?;
+    let mut tables = [0usize; 3];
+    let passes: Vec<Pass> = first
+        .args()
+        .iter()
+        .enumerate()
+        .map(|(index, arg)| {
+            let mut next = |t: usize| {
+                tables[t] += 1;
+                tables[t] - 1
+            };
+            match arg {
+                HeldArg::Local(_) => Pass::Local,
+                HeldArg::Buffer { .. } if same_buffer(index) && !counters[index] => Pass::Shared,
+                HeldArg::Buffer { .. } => Pass::PerChain,
+                HeldArg::Int(_) => Pass::Int(next(0)),
+                HeldArg::Float(_) => Pass::Float(next(1)),
+                HeldArg::Double(_) => Pass::Double(next(2)),
+            }
+        })
+        .collect();
+    // Pointers, each 8 bytes at most: per chain, and once.
+    let per_chain = 8 * passes.iter().filter(|&&p| p == Pass::PerChain).count();
+    let once = 8
+        * (3 + passes
+            .iter()
+            .filter(|p| matches!(p, Pass::Local | Pass::Shared))
+            .count());
     let fit = rt
         .device_info()
         .max_parameter_bytes
-        .saturating_sub(shared)
+        .saturating_sub(once)
         .checked_div(per_chain.max(1))?;
     if fit < 2 {
         return None;
@@ -233,24 +280,97 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
             out.push(Part::Alone(p * per_part));
             continue;
         }
-        let batched = batched_kernel(kernel, &signature, chunk.len(), range.dims())?;
+        let batched = batched_kernel(kernel, &signature, &passes, chunk.len(), chain_dim)?;
         let mut args = Vec::new();
-        for (index, &local) in signature.locals.iter().enumerate() {
-            let chains = if local { &chunk[..1] } else { chunk };
-            for (c, l) in chains.iter().enumerate() {
-                args.push(if counters[index] && c > 0 {
-                    let counter = chain_counter(rt, c).ok()?;
-                    HeldArg::hold(&KernelArg::buffer(&counter, Access::ReadWrite))
-                } else {
-                    l.args()[index].clone()
-                });
+        for (index, pass) in passes.iter().enumerate() {
+            match pass {
+                Pass::Local | Pass::Shared => args.push(chunk[0].args()[index].clone()),
+                Pass::PerChain => {
+                    for (c, l) in chunk.iter().enumerate() {
+                        args.push(if counters[index] && c > 0 {
+                            let counter = chain_counter(rt, c).ok()?;
+                            HeldArg::hold(&KernelArg::buffer(&counter, Access::ReadWrite))
+                        } else {
+                            l.args()[index].clone()
+                        });
+                    }
+                }
+                Pass::Int(_) | Pass::Float(_) | Pass::Double(_) => {}
             }
         }
+        // Each table: a row of each chain's scalars of its type.
+        let scalars = |keep: &dyn Fn(&HeldArg) -> Option<f64>| -> Vec<f64> {
+            chunk
+                .iter()
+                .flat_map(|l| l.args().iter().filter_map(keep).collect::<Vec<_>>())
+                .collect()
+        };
+        let ints: Vec<i32> = scalars(&|a| match a {
+            HeldArg::Int(v) => Some(f64::from(*v)),
+            _ => None,
+        })
+        .into_iter()
+        .map(|v| v as i32)
+        .collect();
+        let floats: Vec<f32> = scalars(&|a| match a {
+            HeldArg::Float(v) => Some(f64::from(*v)),
+            _ => None,
+        })
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+        let doubles = scalars(&|a| match a {
+            HeldArg::Double(v) => Some(*v),
+            _ => None,
+        });
+        if !ints.is_empty() {
+            args.push(table(&ints)?);
+        }
+        if !floats.is_empty() {
+            args.push(table(&floats)?);
+        }
+        if !doubles.is_empty() {
+            args.push(table(&doubles)?);
+        }
         let asked = chunk.iter().map(|l| l.asked()).sum();
-        let launch = BoundLaunch::new(&batched, args, range.with_chains(chunk.len())?, asked);
+        let range = range.with_chains(chunk.len(), chain_dim)?;
+        let launch = BoundLaunch::new(&batched, args, range, asked);
         out.push(Part::Launch(launch.ok()?));
     }
     Some(out)
+}
+
+/// A table of scalars on the device, as a launch's argument (it keeps the
+/// buffer alive).
+fn table<T: crate::ClType>(values: &[T]) -> Option<HeldArg> {
+    let matrix = crate::MatrixCl::from_slice(values.len(), 1, values).ok()?;
+    Some(HeldArg::hold(&KernelArg::buffer(&matrix, Access::Read)))
+}
+
+/// The first dimension from `dims` on that `source` never names in a
+/// work-item function (`get_global_id(2)`, ...), or `None` when there is
+/// none or it names one by a variable.
+fn free_dimension(source: &str, dims: usize) -> Option<usize> {
+    const FUNCTIONS: [&str; 7] = [
+        "get_global_id(",
+        "get_local_id(",
+        "get_group_id(",
+        "get_global_size(",
+        "get_local_size(",
+        "get_num_groups(",
+        "get_global_offset(",
+    ];
+    let mut named = [false; 3];
+    for function in FUNCTIONS {
+        for (at, _) in source.match_indices(function) {
+            let argument = source[at + function.len()..].split(')').next()?.trim();
+            match argument.parse::<usize>() {
+                Ok(d) if d < 3 => named[d] = true,
+                _ => return None,
+            }
+        }
+    }
+    (dims..3).find(|&d| !named[d])
 }
 
 /// Whether two arguments are of one kind (work-group memory of one size).
@@ -258,14 +378,6 @@ fn same_kind(a: &HeldArg, b: &HeldArg) -> bool {
     match (a, b) {
         (HeldArg::Local(x), HeldArg::Local(y)) => x == y,
         _ => std::mem::discriminant(a) == std::mem::discriminant(b),
-    }
-}
-
-/// The bytes an argument takes in a kernel's parameters.
-fn argument_bytes(arg: &HeldArg) -> usize {
-    match arg {
-        HeldArg::Int(_) | HeldArg::Float(_) => 4,
-        HeldArg::Buffer { .. } | HeldArg::Double(_) | HeldArg::Local(_) => 8,
     }
 }
 
@@ -294,24 +406,26 @@ fn shares_written_buffer(launches: &[&BoundLaunch], own: &[bool]) -> bool {
 }
 
 /// Batched variants built so far, by the kernel they vary (kept alive
-/// with them, so that its identity is not reused), chains and dimensions.
-type BatchedKey = (usize, usize, usize);
-static BATCHED: LazyLock<Mutex<HashMap<BatchedKey, (CompiledKernel, CompiledKernel)>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// with them, so that its identity is not reused), how it takes each
+/// parameter, its chains and their dimension.
+type BatchedKey = (usize, Vec<Pass>, usize, usize);
+type Built = HashMap<BatchedKey, (CompiledKernel, CompiledKernel)>;
+static BATCHED: LazyLock<Mutex<Built>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The variant of `kernel` for `chains` chains (built once).
 fn batched_kernel(
     kernel: &CompiledKernel,
     signature: &KernelSignature,
+    passes: &[Pass],
     chains: usize,
-    dims: usize,
+    dim: usize,
 ) -> Option<CompiledKernel> {
-    let key = (kernel.identity(), chains, dims);
+    let key = (kernel.identity(), passes.to_vec(), chains, dim);
     let mut built = BATCHED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, batched)) = built.get(&key) {
         return Some(batched.clone());
     }
-    let source = signature.batched(kernel.source(), chains, dims);
+    let source = signature.batched(kernel.source(), passes, chains, dim);
     let dump_name = format!("{}_chains{chains}", kernel.name());
     let batched = compile_kernel_for(
         kernel.runtime(),
@@ -397,28 +511,57 @@ impl KernelSignature {
         })
     }
 
-    /// `source` with this kernel taking each argument once per chain
-    /// (`name__c`; work-group memory once) and each work item picking its
-    /// chain's from its index along dimension `dims`.
-    fn batched(&self, source: &str, chains: usize, dims: usize) -> String {
+    /// `source` with this kernel taking its parameters as `passes` says
+    /// for `chains` chains: buffers of each chain's own once per chain
+    /// (`name__c`), scalars from tables (`chain_ints`, `chain_floats`,
+    /// `chain_doubles`: a row per chain), and each work item picking its
+    /// chain's from its index along dimension `dim`.
+    fn batched(&self, source: &str, passes: &[Pass], chains: usize, dim: usize) -> String {
+        let count = |kind: fn(&Pass) -> bool| passes.iter().filter(|p| kind(p)).count();
+        let counts = [
+            count(|p| matches!(p, Pass::Int(_))),
+            count(|p| matches!(p, Pass::Float(_))),
+            count(|p| matches!(p, Pass::Double(_))),
+        ];
+        const TABLES: [(&str, &str); 3] = [
+            ("int", "chain_ints"),
+            ("float", "chain_floats"),
+            ("double", "chain_doubles"),
+        ];
         let mut params = Vec::new();
         let mut picks = String::new();
-        for ((ty, name), &local) in self.split.iter().zip(&self.locals) {
-            if local {
-                params.push(format!("{ty}{name}"));
-                continue;
+        for ((ty, name), pass) in self.split.iter().zip(passes) {
+            let from_table = |t: usize, k: usize| {
+                format!(
+                    "  {ty}{name} = {}[chain * {} + {k}];\n",
+                    TABLES[t].1, counts[t]
+                )
+            };
+            match *pass {
+                Pass::Local | Pass::Shared => params.push(format!("{ty}{name}")),
+                Pass::PerChain => {
+                    let mut pick = format!("{name}__{}", chains - 1);
+                    for c in (0..chains - 1).rev() {
+                        pick = format!("chain == {c} ? {name}__{c} : {pick}");
+                    }
+                    picks.push_str(&format!("  {ty}{name} = {pick};\n"));
+                    params.extend((0..chains).map(|c| format!("{ty}{name}__{c}")));
+                }
+                Pass::Int(k) => picks.push_str(&from_table(0, k)),
+                Pass::Float(k) => picks.push_str(&from_table(1, k)),
+                Pass::Double(k) => picks.push_str(&from_table(2, k)),
             }
-            let mut pick = format!("{name}__{}", chains - 1);
-            for c in (0..chains - 1).rev() {
-                pick = format!("chain == {c} ? {name}__{c} : {pick}");
+        }
+        for (t, (ty, table)) in TABLES.iter().enumerate() {
+            if counts[t] > 0 {
+                params.push(format!("__constant {ty}* restrict {table}"));
             }
-            picks.push_str(&format!("  {ty}{name} = {pick};\n"));
-            params.extend((0..chains).map(|c| format!("{ty}{name}__{c}")));
         }
         format!(
-            "// Batched for {chains} chains: each argument comes once per chain (name__c),\n\
-             // and work items along dimension {dims} belong to chain get_global_id({dims}).\n\
-             {}\n    {}){}\n  const int chain = get_global_id({dims});\n{picks}{}",
+            "// Batched for {chains} chains: buffers of each chain's own come once per\n\
+             // chain (name__c), scalars from a table row per chain, and work items\n\
+             // along dimension {dim} belong to chain get_global_id({dim}).\n\
+             {}\n    {}){}\n  const int chain = get_global_id({dim});\n{picks}{}",
             &source[..self.params.start],
             params.join(",\n    "),
             &source[self.params.end + 1..self.body],
@@ -464,9 +607,11 @@ mod tests {
             compile_kernel("add_to", add_source, "", "add_to")?,
             add_source.into(),
         ));
+        // Written for two dimensions, launched with one (its column index 0):
+        // the chains must take the third.
         let double = compile_kernel(
             "double_it",
-            "__kernel void double_it(__global int* x) { x[get_global_id(0)] *= 2; }",
+            "__kernel void double_it(__global int* x) { x[get_global_id(0) + get_global_id(1)] *= 2; }",
             "",
             "double_it",
         )?;
@@ -531,16 +676,44 @@ mod tests {
     }
 
     #[test]
+    fn the_chains_take_a_dimension_the_kernel_never_names() {
+        assert_eq!(free_dimension("x[get_global_id(0)]", 1), Some(1));
+        assert_eq!(
+            free_dimension("x[get_global_id(0) + get_global_id(1)]", 1),
+            Some(2)
+        );
+        assert_eq!(
+            free_dimension("get_local_size(1); get_group_id(2)", 1),
+            None
+        );
+        assert_eq!(free_dimension("x[get_global_id(d)]", 1), None);
+        assert_eq!(free_dimension("x[get_global_id(0)]", 3), None);
+    }
+
+    #[test]
     fn a_batched_kernel_takes_each_argument_once_per_chain() {
-        let source = "#define T double\n__kernel void scale(__global T* restrict x, const int n, __local T* scratch) {\n  x[get_global_id(0)] *= n;\n}\n";
+        let source = "#define T double\n__kernel void scale(__global T* restrict x, const int n, __global const T* y, T a, __local T* scratch) {\n  x[get_global_id(0)] *= n * a * y[0];\n}\n";
         let signature = KernelSignature::find(source, "scale").expect("found");
-        assert_eq!(signature.locals, [false, false, true]);
-        let batched = signature.batched(source, 3, 1);
+        assert_eq!(signature.locals, [false, false, false, false, true]);
+        let passes = [
+            Pass::PerChain,
+            Pass::Int(0),
+            Pass::Shared,
+            Pass::Double(0),
+            Pass::Local,
+        ];
+        let batched = signature.batched(source, &passes, 3, 1);
         assert!(batched.contains("__global T* restrict x__0,\n    __global T* restrict x__1,"));
-        assert!(batched.contains("__local T* scratch)"));
+        assert!(batched.contains("    __global const T* y,\n    __local T* scratch,\n"));
+        assert!(batched.contains("    __constant int* restrict chain_ints,\n    __constant double* restrict chain_doubles) {"));
         assert!(batched.contains("const int chain = get_global_id(1);"));
-        assert!(batched.contains("const int n = chain == 0 ? n__0 : chain == 1 ? n__1 : n__2;"));
-        assert!(batched.ends_with("  x[get_global_id(0)] *= n;\n}\n"));
+        assert!(
+            batched
+                .contains("__global T* restrict x = chain == 0 ? x__0 : chain == 1 ? x__1 : x__2;")
+        );
+        assert!(batched.contains("const int n = chain_ints[chain * 1 + 0];"));
+        assert!(batched.contains("T a = chain_doubles[chain * 1 + 0];"));
+        assert!(batched.ends_with("  x[get_global_id(0)] *= n * a * y[0];\n}\n"));
         // A helper named like the kernel, and a call of it, are not its signature.
         let helper = "void scale_step(int a) {}\n__kernel void scale(int a) { scale_step(a); }";
         let found = KernelSignature::find(helper, "scale").expect("found");

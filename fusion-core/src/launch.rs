@@ -111,16 +111,16 @@ impl NdRange {
         (one && self.global[0] > 0).then_some(self.global[0])
     }
 
-    /// The range with one more dimension of `copies` work items, one
-    /// work-group each: a batched launch's chains (`None` for a range that
-    /// already has three dimensions).
-    pub(crate) fn with_chains(self, copies: usize) -> Option<NdRange> {
-        if self.dims >= 3 {
+    /// The range with `copies` work items along dimension `dim` (one
+    /// work-group each; it had none there): a batched launch's chains.
+    /// `None` for a dimension it uses or past the third.
+    pub(crate) fn with_chains(self, copies: usize, dim: usize) -> Option<NdRange> {
+        if dim < self.dims || dim >= 3 {
             return None;
         }
         let mut range = self;
-        range.global[self.dims] = copies;
-        range.dims += 1;
+        range.global[dim] = copies;
+        range.dims = dim + 1;
         Some(range)
     }
 

@@ -11,6 +11,12 @@
 //! A deferred check must not protect a read outside a buffer: those
 //! guards (gathers' indices) stay immediate. Deferred checks only guard
 //! values, so a failed one makes a result that is thrown away.
+//!
+//! Each evaluation names its owner (the parameter buffer it differentiates
+//! by), and each owner has an arena of its own: the chains a thread
+//! interleaves then never write one flag buffer, so their replays can be
+//! launched together (`clfuse_core::ReplayBatch`), and one chain's failure
+//! never shows in another's verdicts.
 
 use clfuse_core::{Device, MatrixCl, Result};
 use std::cell::RefCell;
@@ -19,9 +25,15 @@ use std::cell::RefCell;
 /// its later checks immediate.
 const CAPACITY: usize = 512;
 
-/// One thread's flag buffer and how much of it the current evaluation
+/// Arenas a thread keeps at most (the oldest goes first; a recording that
+/// still uses it keeps its buffer alive).
+const MAX_ARENAS: usize = 64;
+
+/// One owner's flag buffer and how much of it the current evaluation
 /// has claimed.
 struct Arena {
+    /// The evaluation's owner (see [`deferring`]).
+    owner: u64,
     flags: MatrixCl<i32>,
     /// Slots claimed since the evaluation began.
     used: usize,
@@ -31,10 +43,18 @@ struct Arena {
 }
 
 thread_local! {
-    /// `Some` while an evaluation defers its checks (the arena is kept
-    /// between evaluations, with `used` reset).
-    static ARENA: RefCell<Option<Arena>> = const { RefCell::new(None) };
+    /// This thread's arenas, one per owner (kept between evaluations, with
+    /// `used` reset).
+    static ARENAS: RefCell<Vec<Arena>> = const { RefCell::new(Vec::new()) };
+    /// The owner of the evaluation running now.
+    static OWNER: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static ACTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` on the current owner's arena (`None` when it has none yet).
+fn with_arena<R>(f: impl FnOnce(Option<&mut Arena>) -> R) -> R {
+    let owner = OWNER.with(std::cell::Cell::get);
+    ARENAS.with(|arenas| f(arenas.borrow_mut().iter_mut().find(|a| a.owner == owner)))
 }
 
 /// Claims `count` consecutive slots for a check set's flags: the arena (a
@@ -46,9 +66,8 @@ pub(crate) fn claim(count: usize) -> Result<Option<(MatrixCl<i32>, usize)>> {
         return Ok(None);
     }
     let here = Device::current()?;
-    ARENA.with(|arena| {
-        let mut arena = arena.borrow_mut();
-        let Some(a) = arena.as_mut().filter(|a| a.flags.device() == Some(here)) else {
+    with_arena(|arena| {
+        let Some(a) = arena.filter(|a| a.flags.device() == Some(here)) else {
             return Ok(None);
         };
         if a.used + count > CAPACITY {
@@ -68,19 +87,21 @@ pub(crate) struct Claimed {
 }
 
 /// Runs `f` with this thread's check sets deferring their verdicts into
-/// the arena. `f` gets nothing to read yet; when it finishes its steps it
+/// `owner`'s arena (an identity of what is evaluated, such as the buffer
+/// of the parameters it differentiates by). `f` gets nothing to read yet; when it finishes its steps it
 /// calls [`claimed`] for the slots to read with its result, and reports
 /// through [`verdict`] what it read. Nested calls run `f` inside the
 /// outer evaluation (its read then verifies the outer's slots so far too;
 /// a failure stays in the arena, so the outer evaluation fails as well).
-pub(crate) fn deferring<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+pub(crate) fn deferring<R>(owner: u64, f: impl FnOnce() -> Result<R>) -> Result<R> {
     if ACTIVE.with(std::cell::Cell::get) {
         return f();
     }
+    OWNER.with(|o| o.set(owner));
     prepare_arena()?;
     let outcome = with_active(true, f);
-    ARENA.with(|arena| {
-        if let Some(a) = arena.borrow_mut().as_mut() {
+    with_arena(|arena| {
+        if let Some(a) = arena {
             // Claimed slots whose verdict was not read as clean (an error
             // before the read, or a failure) are reset before reuse.
             if a.used > 0 {
@@ -115,15 +136,11 @@ fn with_active<R>(active: bool, f: impl FnOnce() -> R) -> R {
 /// The slots claimed so far in this thread's deferring evaluation (`None`
 /// when it claimed none).
 pub(crate) fn claimed() -> Option<Claimed> {
-    ARENA.with(|arena| {
-        arena
-            .borrow()
-            .as_ref()
-            .filter(|a| a.used > 0)
-            .map(|a| Claimed {
-                flags: a.flags.share(),
-                used: a.used,
-            })
+    with_arena(|arena| {
+        arena.filter(|a| a.used > 0).map(|a| Claimed {
+            flags: a.flags.share(),
+            used: a.used,
+        })
     })
 }
 
@@ -132,8 +149,8 @@ pub(crate) fn claimed() -> Option<Claimed> {
 pub(crate) fn verdict(slots: &[i32]) -> bool {
     let clean = slots.iter().all(|&first| first == i32::MAX);
     if clean {
-        ARENA.with(|arena| {
-            if let Some(a) = arena.borrow_mut().as_mut() {
+        with_arena(|arena| {
+            if let Some(a) = arena {
                 a.used = 0;
             }
         });
@@ -141,13 +158,15 @@ pub(crate) fn verdict(slots: &[i32]) -> bool {
     clean
 }
 
-/// Makes the arena ready on the current device: created on first use,
-/// reset when a previous evaluation may have left a failure in it.
+/// Makes the current owner's arena ready on the current device: created on
+/// first use, reset when a previous evaluation may have left a failure in it.
 fn prepare_arena() -> Result<()> {
     let here = Device::current()?;
-    ARENA.with(|arena| {
-        let mut arena = arena.borrow_mut();
-        match arena.as_mut() {
+    let owner = OWNER.with(std::cell::Cell::get);
+    ARENAS.with(|arenas| {
+        let mut arenas = arenas.borrow_mut();
+        let mine = arenas.iter().position(|a| a.owner == owner);
+        match mine.map(|k| &mut arenas[k]) {
             Some(a) if a.flags.device() == Some(here) => {
                 if a.dirty {
                     a.flags.fill(i32::MAX)?;
@@ -156,11 +175,20 @@ fn prepare_arena() -> Result<()> {
                 a.used = 0;
             }
             _ => {
-                *arena = Some(Arena {
+                let arena = Arena {
+                    owner,
                     flags: MatrixCl::constant(CAPACITY, 1, i32::MAX)?,
                     used: 0,
                     dirty: false,
-                });
+                };
+                if let Some(k) = mine {
+                    arenas[k] = arena;
+                } else {
+                    if arenas.len() >= MAX_ARENAS {
+                        arenas.remove(0);
+                    }
+                    arenas.push(arena);
+                }
             }
         }
         Ok(())

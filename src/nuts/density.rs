@@ -309,6 +309,28 @@ pub trait Interleave {
     }
 }
 
+impl<D: Interleave + ?Sized> Interleave for Box<D> {
+    fn start(&mut self, position: &[f64]) -> Result<()> {
+        (**self).start(position)
+    }
+
+    fn finish(&mut self, gradient: &mut [f64]) -> Result<f64> {
+        (**self).finish(gradient)
+    }
+
+    fn prepare(&mut self, position: &[f64]) -> Result<bool> {
+        (**self).prepare(position)
+    }
+
+    fn replaying(&self) -> Option<&Recording> {
+        (**self).replaying()
+    }
+
+    fn queued(&mut self, reads: QueuedReads) -> Result<()> {
+        (**self).queued(reads)
+    }
+}
+
 impl<F: FnMut(&Var) -> Result<Var>> Interleave for DeviceDensity<F> {
     fn start(&mut self, position: &[f64]) -> Result<()> {
         DeviceDensity::start(self, position)

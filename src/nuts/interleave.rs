@@ -59,14 +59,8 @@ impl<M: Model> BatchDensity for Interleaved<'_, M> {
                     })??;
             self.densities.push(density);
         }
-        let chunks = positions.chunks(dim.max(1)).take(batch);
-        let prepared: Vec<Result<bool>> = self
-            .densities
-            .iter_mut()
-            .zip(chunks)
-            .map(|(density, position)| density.prepare(position))
-            .collect();
-        let started = self.queue_replays(prepared);
+        let chunks: Vec<&[f64]> = positions.chunks(dim.max(1)).take(batch).collect();
+        let started = start_round(&mut self.batch, &mut self.densities[..batch], &chunks);
         // Every started call is finished before an error returns.
         let mut values = Vec::with_capacity(batch);
         let mut first_error = None;
@@ -90,47 +84,77 @@ impl<M: Model> BatchDensity for Interleaved<'_, M> {
     }
 }
 
-impl<M: Model> Interleaved<'_, M> {
-    /// Queues together the replays the densities left to it (`Ok(true)`
-    /// in `prepared`); each density's call is then started, or failed.
-    fn queue_replays(&mut self, prepared: Vec<Result<bool>>) -> Vec<Result<()>> {
-        let replaying: Vec<usize> = (0..prepared.len())
-            .filter(|&k| matches!(prepared[k], Ok(true)))
+/// Starts each density's evaluation at its position (`densities[k]` at
+/// `positions[k]`) and queues the replays among them together (`batch`,
+/// see [`ReplayBatch`]), as [`sample`](super::sample) does for a round of
+/// a device's interleaved chains. Returns whether each one started; those
+/// that did are waited for by [`Interleave::finish`].
+///
+/// ```
+/// use clfuse::nuts::{DeviceDensity, Interleave, start_round};
+/// use clfuse::prelude::*;
+/// let model = |t: &clfuse::rev::Var| colwise_sum(-0.5f64 * square(t)).eval();
+/// let mut densities = vec![DeviceDensity::new(1, model)?, DeviceDensity::new(1, model)?];
+/// let mut batch = clfuse::ReplayBatch::new();
+/// let mut g = [0.0];
+/// for x in [1.0, 2.0, 3.0] {
+///     // From the third round on, both replay, launched together.
+///     for started in start_round(&mut batch, &mut densities, &[&[x], &[-x]]) {
+///         started?;
+///     }
+///     assert_eq!(densities[0].finish(&mut g)?, -0.5 * x * x);
+///     assert_eq!(g, [-x]);
+///     assert_eq!(densities[1].finish(&mut g)?, -0.5 * x * x);
+///     assert_eq!(g, [x]);
+/// }
+/// # Ok::<(), clfuse::Error>(())
+/// ```
+pub fn start_round<D: Interleave>(
+    batch: &mut ReplayBatch,
+    densities: &mut [D],
+    positions: &[&[f64]],
+) -> Vec<Result<()>> {
+    let prepared: Vec<Result<bool>> = densities
+        .iter_mut()
+        .zip(positions)
+        .map(|(density, position)| density.prepare(position))
+        .collect();
+    let replaying: Vec<usize> = (0..prepared.len())
+        .filter(|&k| matches!(prepared[k], Ok(true)))
+        .collect();
+    let queued = {
+        let recordings: Option<Vec<_>> = replaying
+            .iter()
+            .map(|&k| densities[k].replaying())
             .collect();
-        let queued = {
-            let recordings: Option<Vec<_>> = replaying
-                .iter()
-                .map(|&k| self.densities[k].replaying())
-                .collect();
-            match recordings {
-                Some(recordings) => self.batch.replay(&recordings),
-                None => Err(Error::InvalidArgument {
-                    function: "nuts::Interleaved",
-                    argument: "densities",
-                    reason: "a density left its replay to the batch but has no recording".into(),
-                }),
-            }
-        };
-        let mut started: Vec<Result<()>> = prepared.into_iter().map(|p| p.map(drop)).collect();
-        match queued {
-            Ok(reads) => {
-                for (&k, reads) in replaying.iter().zip(reads) {
-                    started[k] = self.densities[k].queued(reads);
-                }
-            }
-            Err(e) => {
-                // The first replaying chain reports the error; the others
-                // did not start either.
-                let mut error = Some(e);
-                for &k in &replaying {
-                    started[k] = Err(error.take().unwrap_or_else(|| Error::InvalidArgument {
-                        function: "nuts::Interleaved",
-                        argument: "densities",
-                        reason: "the round's batched replay failed".into(),
-                    }));
-                }
+        match recordings {
+            Some(recordings) => batch.replay(&recordings),
+            None => Err(Error::InvalidArgument {
+                function: "nuts::start_round",
+                argument: "densities",
+                reason: "a density left its replay to the round but has no recording".into(),
+            }),
+        }
+    };
+    let mut started: Vec<Result<()>> = prepared.into_iter().map(|p| p.map(drop)).collect();
+    match queued {
+        Ok(reads) => {
+            for (&k, reads) in replaying.iter().zip(reads) {
+                started[k] = densities[k].queued(reads);
             }
         }
-        started
+        Err(e) => {
+            // The first replaying density reports the error; the others
+            // did not start either.
+            let mut error = Some(e);
+            for &k in &replaying {
+                started[k] = Err(error.take().unwrap_or_else(|| Error::InvalidArgument {
+                    function: "nuts::start_round",
+                    argument: "densities",
+                    reason: "the round's replays failed to queue".into(),
+                }));
+            }
+        }
     }
+    started
 }

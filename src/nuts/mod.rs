@@ -47,6 +47,7 @@ mod density;
 pub mod diagnostics;
 mod draws;
 mod interleave;
+pub use interleave::start_round;
 mod model;
 mod progress;
 mod rendezvous;

@@ -66,7 +66,8 @@ fn value_in_adjoints(
     mut f: impl FnMut() -> Result<Var<f64>>,
 ) -> Result<f64> {
     let mut value = f64::NAN;
-    with_deferred_checks(function, || {
+    let owner = inputs.first().map_or(0, |v| v.value().buffer_id());
+    with_deferred_checks(function, owner, || {
         differentiate(function, inputs, &mut f, |result| {
             let Some(host) = read_with_verdicts(result, None, &mut 0)? else {
                 return Ok(false);
@@ -194,7 +195,7 @@ pub(crate) fn columns(
     layout: &mut ReadLayout,
 ) -> Result<Vec<f64>> {
     let mut columns = Vec::new();
-    with_deferred_checks(function, || {
+    with_deferred_checks(function, theta.value().buffer_id(), || {
         layout.evaluations += 1;
         differentiate_batch(function, &[theta], batch, &mut *f, |result| {
             let read = read_with_verdicts(result, Some(theta), &mut layout.verdicts)?;
@@ -213,12 +214,13 @@ pub(crate) fn columns(
 /// whether they all passed; when one failed, `evaluate` runs again with
 /// immediate checks, which stop it at the failing step with its error.
 /// A sampler's evaluation thus waits for the device once, not once per
-/// checked step.
+/// checked step. `owner` (the parameters' buffer) has its flags of its own.
 fn with_deferred_checks(
     function: &'static str,
+    owner: u64,
     mut evaluate: impl FnMut() -> Result<bool>,
 ) -> Result<()> {
-    if crate::deferred_checks::deferring(&mut evaluate)? {
+    if crate::deferred_checks::deferring(owner, &mut evaluate)? {
         return Ok(());
     }
     if crate::deferred_checks::immediate(&mut evaluate)? {

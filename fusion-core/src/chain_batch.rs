@@ -6,9 +6,12 @@
 //! enqueue each, and a sweep of one work-group leaves every other compute
 //! unit idle while it runs. A [`ReplayBatch`] issues each step that every
 //! chain's recording launches alike once for all of them: a variant of the
-//! kernel takes each buffer and scalar argument once per chain and has one
-//! more dimension, whose work items each belong to one chain. A sweep of
-//! four chains is then four work-groups side by side, one launch.
+//! kernel takes each buffer of a chain's own once per chain, a buffer they
+//! all pass once, the scalars from a table with a row per chain (on
+//! NVIDIA's driver an enqueue costs the host more the more arguments it
+//! carries), and has one more dimension, whose work items each belong to
+//! one chain. A sweep of four chains is then four work-groups side by side,
+//! one launch.
 
 use crate::bound_launch::BoundLaunch;
 use crate::compile::compile_kernel_for;

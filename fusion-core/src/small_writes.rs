@@ -23,6 +23,12 @@ const MAX_FILL_IN_SWEEP: usize = 1 << 14;
 /// the 1 KiB of arguments OpenCL guarantees).
 const VALUES_PER_KERNEL: usize = 64;
 
+/// Value slots of the smallest write kernel: a write of fewer values uses
+/// the kernel of the next power of two from here (8, 16, 32 or 64 slots),
+/// since on NVIDIA's driver every argument costs the host time at each
+/// launch (a position of 10 values sent as 64 arguments paid for 54 unused).
+const FEWEST_SLOTS: usize = 8;
+
 /// Most values a write sends as kernel arguments (16 kernels, a full sweep).
 pub(crate) const MAX_VALUES_AS_ARGUMENTS: usize = 16 * VALUES_PER_KERNEL;
 
@@ -52,17 +58,17 @@ fn scalar<'a, T: ClType>(value: T) -> Option<KernelArg<'a>> {
     }
 }
 
-/// The kernel cached under `marker` for `rt`'s device, built from `source`
+/// The kernel cached under `marker` (and `variant` of it) for `rt`'s device, built from `source`
 /// on a miss; `None` when the driver cannot build it (the caller does
 /// without).
 fn kernel(
     rt: &'static Runtime,
-    marker: TypeId,
+    (marker, variant): (TypeId, u32),
     name: &str,
     dump_name: &str,
     source: impl FnOnce() -> String,
 ) -> Result<Option<Arc<FusedKernel>>> {
-    let built = rt.kernels().fused(marker, Vec::new(), |_key| {
+    let built = rt.kernels().fused(marker, vec![variant], |_key| {
         let source = source();
         let compiled = compile_kernel_for(rt, name, &source, "", dump_name)?;
         Ok(FusedPlan::Direct(Arc::new(FusedKernel::new(
@@ -110,7 +116,7 @@ pub(crate) fn fill_joined<T: ClType>(
         )
     };
     let marker = TypeId::of::<FillKernel<T>>();
-    let Some(kernel) = kernel(rt, marker, "fill", &format!("fill_{ty}"), source)? else {
+    let Some(kernel) = kernel(rt, (marker, 0), "fill", &format!("fill_{ty}"), source)? else {
         return Ok(false);
     };
     let args = [target, value, KernelArg::Int(n as i32)];
@@ -131,15 +137,17 @@ pub(crate) fn write_as_arguments<T: ClType>(
         return Ok(false);
     }
     let ty = T::CL_NAME;
+    let slots = data
+        .len()
+        .next_power_of_two()
+        .clamp(FEWEST_SLOTS, VALUES_PER_KERNEL);
     let source = || {
-        let values: Vec<String> = (0..VALUES_PER_KERNEL)
-            .map(|i| format!("{ty} v{i}"))
-            .collect();
-        let stores: String = (0..VALUES_PER_KERNEL)
+        let values: Vec<String> = (0..slots).map(|i| format!("{ty} v{i}")).collect();
+        let stores: String = (0..slots)
             .map(|i| format!("    if ({i} < count) x[offset + {i}] = v{i};\n"))
             .collect();
         format!(
-            "{}// Stores up to {VALUES_PER_KERNEL} values passed as arguments at x[offset..].\n\
+            "{}// Stores up to {slots} values passed as arguments at x[offset..].\n\
              __kernel void write_values(__global {ty}* restrict x, int offset, int count,\n    \
              {}) {{\n  if (get_local_id(0) == 0) {{\n{stores}  }}\n}}\n",
             pragma::<T>(),
@@ -149,20 +157,20 @@ pub(crate) fn write_as_arguments<T: ClType>(
     let marker = TypeId::of::<WriteKernel<T>>();
     let Some(kernel) = kernel(
         rt,
-        marker,
+        (marker, slots as u32),
         "write_values",
-        &format!("write_values_{ty}"),
+        &format!("write_values_{ty}_{slots}"),
         source,
     )?
     else {
         return Ok(false);
     };
-    for (chunk, values) in data.chunks(VALUES_PER_KERNEL).enumerate() {
-        let mut args = Vec::with_capacity(3 + VALUES_PER_KERNEL);
+    for (chunk, values) in data.chunks(slots).enumerate() {
+        let mut args = Vec::with_capacity(3 + slots);
         args.push(target);
-        args.push(KernelArg::Int((chunk * VALUES_PER_KERNEL) as i32));
+        args.push(KernelArg::Int((chunk * slots) as i32));
         args.push(KernelArg::Int(values.len() as i32));
-        let padding = std::iter::repeat_n(T::default(), VALUES_PER_KERNEL - values.len());
+        let padding = std::iter::repeat_n(T::default(), slots - values.len());
         args.extend(values.iter().copied().chain(padding).filter_map(scalar));
         join_or_enqueue(&kernel, &args, one_group(rt), false, false)?;
     }

@@ -9,22 +9,7 @@ source "$(dirname "$0")/lease.sh"
 export FUSION_DEVICE=nvidia
 [ -f "$bin/bins.tgz" ] && tar xzf "$bin/bins.tgz" -C "$bin"
 if [ "$1" = bench ]; then
-{
-  for round in 1 2; do
-    for bind in 0 1; do
-      out="$OUT/dist-bind$bind-$round"
-      FUSION_BIND_REPLAYS=$bind timeout 200 "$bin/bench_report" --suite dist --reps 25 --out "$out" > /dev/null 2>&1
-      echo "== dist, bind $bind, round $round: rc=$?"
-      grep -A6 "## diamonds" "$out/report.md" | grep "^| 5000"
-      cp "$out/report.md" "$OUT/dist-bind$bind-$round.md"; rm -rf "$out"
-    done
-  done
-  for bind in 0 1; do
-    FUSION_BIND_REPLAYS=$bind FUSION_PROFILING=1 timeout 200 "$bin/bench_report" --suite dist --reps 5 --out "$OUT/profiles-bind$bind" > /dev/null 2>&1
-    echo "== profiles, bind $bind: rc=$?"
-    cp "$OUT/profiles-bind$bind/profiles.md" "$OUT/profiles-bind$bind.md"; rm -rf "$OUT/profiles-bind$bind"
-  done
-} >> "$S" 2>&1
+  dist_ab FUSION_BIND_REPLAYS bind
 fi
 if [ "$1" = runs ]; then
   # Whole runs, rebuilt then bound: chains_gpu.sh's loop (logs EXAMPLE-MODE-ROUND.log).

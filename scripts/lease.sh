@@ -22,3 +22,27 @@ run_tests() {
     grep -E "test result|panicked|FAILED" "$W/$binary-$filter.txt" | tail -6 >> $S
   done
 }
+
+# dist_ab VARIABLE TAG: the dist suite's diamonds call and round of four
+# with VARIABLE 0 / 1 alternating twice (reports $OUT/dist-TAG{0,1}-ROUND.md),
+# then each one's profiles ($OUT/profiles-TAG{0,1}.md); verdicts to the summary.
+dist_ab() {
+  local variable=$1 tag=$2 round value out
+  {
+    for round in 1 2; do
+      for value in 0 1; do
+        out="$OUT/dist-$tag$value-$round"
+        env "$variable=$value" timeout 200 "$bin/bench_report" --suite dist --reps 25 --out "$out" > /dev/null 2>&1
+        echo "== dist, $variable=$value, round $round: rc=$?"
+        grep -A6 "## diamonds" "$out/report.md" | grep "^| 5000"
+        cp "$out/report.md" "$OUT/dist-$tag$value-$round.md"; rm -rf "$out"
+      done
+    done
+    for value in 0 1; do
+      out="$OUT/profiles-$tag$value"
+      env "$variable=$value" FUSION_PROFILING=1 timeout 200 "$bin/bench_report" --suite dist --reps 5 --out "$out" > /dev/null 2>&1
+      echo "== profiles, $variable=$value: rc=$?"
+      cp "$out/profiles.md" "$OUT/profiles-$tag$value.md"; rm -rf "$out"
+    done
+  } >> "$S" 2>&1
+}

@@ -302,30 +302,15 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
             }
         }
         // Each table: a row of each chain's scalars of its type.
-        let scalars = |keep: &dyn Fn(&HeldArg) -> Option<f64>| -> Vec<f64> {
-            chunk
-                .iter()
-                .flat_map(|l| l.args().iter().filter_map(keep).collect::<Vec<_>>())
-                .collect()
-        };
-        let ints: Vec<i32> = scalars(&|a| match a {
-            HeldArg::Int(v) => Some(f64::from(*v)),
-            _ => None,
-        })
-        .into_iter()
-        .map(|v| v as i32)
-        .collect();
-        let floats: Vec<f32> = scalars(&|a| match a {
-            HeldArg::Float(v) => Some(f64::from(*v)),
-            _ => None,
-        })
-        .into_iter()
-        .map(|v| v as f32)
-        .collect();
-        let doubles = scalars(&|a| match a {
-            HeldArg::Double(v) => Some(*v),
-            _ => None,
-        });
+        let (mut ints, mut floats, mut doubles) = (Vec::new(), Vec::new(), Vec::new());
+        for arg in chunk.iter().flat_map(|l| l.args()) {
+            match *arg {
+                HeldArg::Int(v) => ints.push(v),
+                HeldArg::Float(v) => floats.push(v),
+                HeldArg::Double(v) => doubles.push(v),
+                HeldArg::Buffer { .. } | HeldArg::Local(_) => {}
+            }
+        }
         if !ints.is_empty() {
             args.push(table(&ints)?);
         }

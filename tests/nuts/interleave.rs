@@ -6,7 +6,7 @@
 //! must refuse misuse with an error.
 
 use clfuse::nuts::{
-    DeviceDensity, Interleave, Interleaving, Model, Sampler, UnconstrainedModel, sample,
+    DeviceDensity, Fit, Interleave, Interleaving, Model, Sampler, UnconstrainedModel, sample,
 };
 use clfuse::prelude::*;
 use clfuse::rev::Var;
@@ -31,15 +31,29 @@ fn log_density(x: &MatrixCl<f64>, y: &MatrixCl<f64>, b: &Var) -> Result<Var> {
     (&likelihood + &prior).eval()
 }
 
-fn settings(interleave: Interleaving, chains: usize) -> Sampler {
+fn settings(chains: usize) -> Sampler {
     Sampler {
         chains,
         warmup: 150,
         draws: 150,
         seed: 5,
-        interleave,
         ..Sampler::default()
     }
+}
+
+/// `model` sampled with `sampler`'s settings twice: chains interleaved
+/// from one thread, then on threads of their own.
+fn interleaved_and_threaded(model: &impl Model, sampler: &Sampler) -> Result<(Fit, Fit)> {
+    let with = |interleave| {
+        sample(
+            model,
+            &Sampler {
+                interleave,
+                ..sampler.clone()
+            },
+        )
+    };
+    Ok((with(Interleaving::Always)?, with(Interleaving::Never)?))
 }
 
 #[test]
@@ -48,8 +62,7 @@ fn interleaved_chains_draw_what_threaded_chains_draw() -> Result<()> {
         let (x, y) = regression(n, p)?;
         let model = UnconstrainedModel::new(p, |b: &Var| log_density(&x, &y, b));
         assert!(model.interleaves());
-        let interleaved = sample(&model, &settings(Interleaving::Always, chains))?;
-        let threaded = sample(&model, &settings(Interleaving::Never, chains))?;
+        let (interleaved, threaded) = interleaved_and_threaded(&model, &settings(chains))?;
         assert_eq!(interleaved.chains().len(), chains);
         for (k, (a, b)) in interleaved
             .chains()
@@ -282,20 +295,7 @@ fn a_failing_position_fails_only_its_own_chain_call() -> Result<()> {
         init: clfuse::nuts::Init::Points(vec![vec![0.5], vec![0.8], vec![1.5]]),
         ..Sampler::default()
     };
-    let interleaved = sample(
-        &model,
-        &Sampler {
-            interleave: Interleaving::Always,
-            ..sampler.clone()
-        },
-    )?;
-    let threaded = sample(
-        &model,
-        &Sampler {
-            interleave: Interleaving::Never,
-            ..sampler.clone()
-        },
-    )?;
+    let (interleaved, threaded) = interleaved_and_threaded(&model, &sampler)?;
     for (a, b) in interleaved.chains().iter().zip(threaded.chains()) {
         assert_eq!(a.draws, b.draws);
         assert!(a.draws.iter().all(|d| d[0] > 0.0));
@@ -334,20 +334,7 @@ fn interleaved_chains_of_a_declared_model_draw_what_threaded_chains_draw() -> Re
         seed: 8,
         ..Sampler::default()
     };
-    let interleaved = sample(
-        &model,
-        &Sampler {
-            interleave: Interleaving::Always,
-            ..sampler.clone()
-        },
-    )?;
-    let threaded = sample(
-        &model,
-        &Sampler {
-            interleave: Interleaving::Never,
-            ..sampler
-        },
-    )?;
+    let (interleaved, threaded) = interleaved_and_threaded(&model, &sampler)?;
     for (k, (a, b)) in interleaved
         .chains()
         .iter()

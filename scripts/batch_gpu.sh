@@ -6,20 +6,18 @@
 #   bash scripts/batch_gpu.sh runs    whole 4-chain runs, FUSION_BATCH_CHAINS 0 / 1
 #   bash scripts/batch_gpu.sh bench   the dist suite (a call, a round of four) and profiles, 0 / 1
 # then `bash scripts/chains_gpu.sh peers` for NumPyro in the same lease.
+# AB and TAG name another variable for `bench` (scripts/compact_gpu.sh).
 source "$(dirname "$0")/lease.sh"
 export FUSION_DEVICE=nvidia
 [ -f "$bin/bins.tgz" ] && tar xzf "$bin/bins.tgz" -C "$bin"
 if [ "$1" = tests ]; then
-  W=/tmp/tests; mkdir -p $W
-  run_tests "core_tests chain_batch" "nuts_tests interleave" "rev_tests rev_replay" \
-    "runtime_tests sweeps" "nuts_tests front_end"
-  cp $W/*.txt "$OUT/" 2>/dev/null
+  replay_tests
   cat "$S"
 fi
 if [ "$1" = runs ]; then
   MODES="${MODES:-unbatched batched}" ROUNDS=${ROUNDS:-2} bash "$here/chains_gpu.sh" runs
 fi
 if [ "$1" = bench ]; then
-  dist_ab FUSION_BATCH_CHAINS batch
+  dist_ab "${AB:-FUSION_BATCH_CHAINS}" "${TAG:-batch}"
   cat "$S"
 fi

@@ -14,7 +14,8 @@ if [ "$1" = runs ]; then
   # widen or narrow it. Modes: chains interleaved from one thread (the
   # default) or on threads of their own (--threaded); bound and rebuilt:
   # interleaved with FUSION_BIND_REPLAYS=1 / 0; batched and unbatched:
-  # interleaved with FUSION_BATCH_CHAINS=1 / 0.
+  # interleaved with FUSION_BATCH_CHAINS=1 / 0; compacted and uncompacted:
+  # interleaved with FUSION_COMPACT_LAUNCHES=1 / 0.
   for round in $(seq ${ROUNDS:-1}); do
     for example in ${EXAMPLES:-eight_schools regression}; do
       for mode in ${MODES:-interleaved threaded}; do
@@ -30,6 +31,9 @@ if [ "$1" = runs ]; then
           # Interleaved, the round's replays batched or not (FUSION_BATCH_CHAINS).
           batched) FUSION_BATCH_CHAINS=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
           unbatched) FUSION_BATCH_CHAINS=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          # Interleaved, bound launches compacted or not (FUSION_COMPACT_LAUNCHES).
+          compacted) FUSION_COMPACT_LAUNCHES=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          uncompacted) FUSION_COMPACT_LAUNCHES=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
         esac
         echo "rc=$?"
         grep "whole run\|R-hat" "$log" | head -3

@@ -46,3 +46,12 @@ dist_ab() {
     done
   } >> "$S" 2>&1
 }
+
+# replay_tests: the batch, interleave, replay, sweep and front-end tests of
+# the debug test binaries in .gpu/ (run_tests), their output copied to $OUT.
+replay_tests() {
+  W=/tmp/tests; mkdir -p $W
+  run_tests "core_tests chain_batch" "nuts_tests interleave" "rev_tests rev_replay" \
+    "runtime_tests sweeps" "nuts_tests front_end"
+  cp $W/*.txt "$OUT/" 2>/dev/null
+}

@@ -28,6 +28,10 @@ pub(crate) struct BoundLaunch {
     range: NdRange,
     /// Launches asked for that it stands for (a sweep's counted members).
     asked: usize,
+    /// The launch as recorded, when this is a compact variant of it
+    /// (`chain_batch::compact`): chains are batched from their recorded
+    /// launches, whose kernels are the same for every chain.
+    recorded: Option<Box<BoundLaunch>>,
 }
 
 impl BoundLaunch {
@@ -56,7 +60,20 @@ impl BoundLaunch {
             touches,
             range,
             asked,
+            recorded: None,
         })
+    }
+
+    /// This launch, standing in for `recorded` (its compact variant).
+    pub(crate) fn standing_for(mut self, recorded: BoundLaunch) -> Self {
+        self.recorded = Some(Box::new(recorded));
+        self
+    }
+
+    /// The launch as it was recorded: itself, or the one it is a compact
+    /// variant of.
+    pub(crate) fn as_recorded(&self) -> &BoundLaunch {
+        self.recorded.as_deref().unwrap_or(self)
     }
 
     /// Launches asked for that it stands for.

@@ -143,6 +143,8 @@ impl ReplayBatch {
 
 /// The batched plan of `recordings`, or `None` when their plans differ in
 /// length. (Their scalars may differ: each chain's are its own arguments.)
+/// It batches the launches as recorded, not their compact variants: those
+/// of two chains may differ in which buffers they pass twice.
 fn plan(recordings: &[&Recording]) -> Option<Vec<BatchStep>> {
     let plans: Vec<_> = recordings.iter().map(|r| r.plan()).collect();
     let steps = plans[0].len();
@@ -154,7 +156,7 @@ fn plan(recordings: &[&Recording]) -> Option<Vec<BatchStep>> {
             let launches: Option<Vec<&BoundLaunch>> = plans
                 .iter()
                 .map(|p| match &p[i] {
-                    Step::Bound(launch) => Some(launch),
+                    Step::Bound(launch) => Some(launch.as_recorded()),
                     Step::Again(_) => None,
                 })
                 .collect();
@@ -176,6 +178,9 @@ enum Pass {
     Shared,
     /// A buffer of each chain's own: once per chain (`name__c`).
     PerChain,
+    /// The buffer the parameter at this index is, in every chain: not
+    /// passed again (the kernel names it twice, the launch passes it once).
+    Same(usize),
     /// A scalar, read from the table of its type at this index (each
     /// chain's row of the table): scalars never change between replays,
     /// and each argument costs the host time at every launch.
@@ -223,13 +228,7 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
     }
     let source = kernel.source();
     let signature = KernelSignature::find(source, kernel.name())?;
-    if signature.locals.len() != first.args().len()
-        || first
-            .args()
-            .iter()
-            .zip(&signature.locals)
-            .any(|(arg, &local)| matches!(arg, HeldArg::Local(_)) != local)
-    {
+    if !signature.matches(first.args()) {
         return None;
     }
     // A work-group the driver sizes could take work items of two chains:
@@ -240,26 +239,7 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
     // The chains' dimension: one the kernel never asks about (a kernel
     // written for two dimensions may run with one, reading index 0 there).
     let chain_dim = free_dimension(source, range.dims())?;
-    let mut tables = [0usize; 3];
-    let passes: Vec<Pass> = first
-        .args()
-        .iter()
-        .enumerate()
-        .map(|(index, arg)| {
-            let mut next = |t: usize| {
-                tables[t] += 1;
-                tables[t] - 1
-            };
-            match arg {
-                HeldArg::Local(_) => Pass::Local,
-                HeldArg::Buffer { .. } if same_buffer(index) && !counters[index] => Pass::Shared,
-                HeldArg::Buffer { .. } => Pass::PerChain,
-                HeldArg::Int(_) => Pass::Int(next(0)),
-                HeldArg::Float(_) => Pass::Float(next(1)),
-                HeldArg::Double(_) => Pass::Double(next(2)),
-            }
-        })
-        .collect();
+    let passes = passes_of(launches, &signature, &counters);
     // Pointers, each 8 bytes at most: per chain, and once.
     let per_chain = 8 * passes.iter().filter(|&&p| p == Pass::PerChain).count();
     let once = 8
@@ -287,39 +267,21 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
         let mut args = Vec::new();
         for (index, pass) in passes.iter().enumerate() {
             match pass {
-                Pass::Local | Pass::Shared => args.push(chunk[0].args()[index].clone()),
+                Pass::Local | Pass::Shared => args.push(held(chunk[0], index, &passes)),
                 Pass::PerChain => {
                     for (c, l) in chunk.iter().enumerate() {
                         args.push(if counters[index] && c > 0 {
                             let counter = chain_counter(rt, c).ok()?;
                             HeldArg::hold(&KernelArg::buffer(&counter, Access::ReadWrite))
                         } else {
-                            l.args()[index].clone()
+                            held(l, index, &passes)
                         });
                     }
                 }
-                Pass::Int(_) | Pass::Float(_) | Pass::Double(_) => {}
+                Pass::Same(_) | Pass::Int(_) | Pass::Float(_) | Pass::Double(_) => {}
             }
         }
-        // Each table: a row of each chain's scalars of its type.
-        let (mut ints, mut floats, mut doubles) = (Vec::new(), Vec::new(), Vec::new());
-        for arg in chunk.iter().flat_map(|l| l.args()) {
-            match *arg {
-                HeldArg::Int(v) => ints.push(v),
-                HeldArg::Float(v) => floats.push(v),
-                HeldArg::Double(v) => doubles.push(v),
-                HeldArg::Buffer { .. } | HeldArg::Local(_) => {}
-            }
-        }
-        if !ints.is_empty() {
-            args.push(table(&ints)?);
-        }
-        if !floats.is_empty() {
-            args.push(table(&floats)?);
-        }
-        if !doubles.is_empty() {
-            args.push(table(&doubles)?);
-        }
+        args.extend(tables(chunk)?);
         let asked = chunk.iter().map(|l| l.asked()).sum();
         let range = range.with_chains(chunk.len(), chain_dim)?;
         let launch = BoundLaunch::new(&batched, args, range, asked);
@@ -328,10 +290,145 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
     Some(out)
 }
 
+/// How a variant of `launches[0]`'s kernel takes each of its parameters,
+/// given every chain's launch and which parameters are the shared
+/// finished-groups counter (`counters`: each chain gets its own).
+fn passes_of(
+    launches: &[&BoundLaunch],
+    signature: &KernelSignature,
+    counters: &[bool],
+) -> Vec<Pass> {
+    let id_at = |l: &BoundLaunch, index: usize| match &l.args()[index] {
+        HeldArg::Buffer { id, .. } => Some(*id),
+        _ => None,
+    };
+    let mut tables = [0usize; 3];
+    let mut passes: Vec<Pass> = Vec::with_capacity(launches[0].args().len());
+    for (index, arg) in launches[0].args().iter().enumerate() {
+        let mut next = |t: usize| {
+            tables[t] += 1;
+            tables[t] - 1
+        };
+        let pass = match arg {
+            HeldArg::Local(_) => Pass::Local,
+            HeldArg::Buffer { .. } => {
+                // The first parameter that is this buffer in every chain
+                // (and may name it: the same address space).
+                let earlier = (0..index).find(|&e| {
+                    matches!(passes[e], Pass::Shared | Pass::PerChain)
+                        && launches.iter().all(|l| id_at(l, e) == id_at(l, index))
+                        && signature.address_space(e) == signature.address_space(index)
+                });
+                let shared = launches
+                    .iter()
+                    .all(|l| id_at(l, index) == id_at(launches[0], index));
+                match earlier {
+                    Some(e) => Pass::Same(e),
+                    None if shared && !counters[index] => Pass::Shared,
+                    None => Pass::PerChain,
+                }
+            }
+            HeldArg::Int(_) => Pass::Int(next(0)),
+            HeldArg::Float(_) => Pass::Float(next(1)),
+            HeldArg::Double(_) => Pass::Double(next(2)),
+        };
+        passes.push(pass);
+    }
+    passes
+}
+
+/// `launch`'s argument at `index`, as the variant passes it: a buffer the
+/// kernel also names at later parameters (`Pass::Same`) with the access of
+/// all of them, so that it is ordered as a writer when any of them writes.
+fn held(launch: &BoundLaunch, index: usize, passes: &[Pass]) -> HeldArg {
+    let mut arg = launch.args()[index].clone();
+    if let HeldArg::Buffer { access, .. } = &mut arg {
+        for (other, pass) in launch.args().iter().zip(passes) {
+            if let (HeldArg::Buffer { access: also, .. }, Pass::Same(e)) = (other, pass)
+                && *e == index
+                && also != access
+            {
+                *access = Access::ReadWrite;
+            }
+        }
+    }
+    arg
+}
+
+/// The scalar tables of `launches` (ints, floats, doubles; each a row of
+/// every launch's scalars of its type, and only the types they have).
+fn tables(launches: &[&BoundLaunch]) -> Option<Vec<HeldArg>> {
+    let (mut ints, mut floats, mut doubles) = (Vec::new(), Vec::new(), Vec::new());
+    for arg in launches.iter().flat_map(|l| l.args()) {
+        match *arg {
+            HeldArg::Int(v) => ints.push(v),
+            HeldArg::Float(v) => floats.push(v),
+            HeldArg::Double(v) => doubles.push(v),
+            HeldArg::Buffer { .. } | HeldArg::Local(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if !ints.is_empty() {
+        out.push(table(&ints)?);
+    }
+    if !floats.is_empty() {
+        out.push(table(&floats)?);
+    }
+    if !doubles.is_empty() {
+        out.push(table(&doubles)?);
+    }
+    Some(out)
+}
+
+/// Launches with fewer arguments than this are never compacted: the
+/// driver's time per argument does not pay for building a variant.
+const COMPACT_FROM: usize = 24;
+
+/// `launch` as a compact variant of its kernel when that passes at most
+/// three quarters of its arguments: its scalars from a table (they never
+/// change between replays) and each buffer it passes at several
+/// parameters once. Else, or when the variant cannot be made, `launch`.
+/// (On NVIDIA's driver an enqueue costs the host about 0.1–0.3 µs per
+/// argument: a replayed sweep of 139 arguments 25 µs, one of 8 6 µs.)
+pub(crate) fn compact(launch: BoundLaunch) -> BoundLaunch {
+    let on = launch.kernel().runtime().tuning().compact_launches != Some(false);
+    if !on || launch.args().len() < COMPACT_FROM {
+        return launch;
+    }
+    match compacted(&launch) {
+        Some(variant) => variant.standing_for(launch),
+        None => launch,
+    }
+}
+
+/// The compact variant of `launch` (see [`compact`]), if it passes at most
+/// three quarters of the arguments.
+fn compacted(launch: &BoundLaunch) -> Option<BoundLaunch> {
+    let kernel = launch.kernel();
+    let signature = KernelSignature::find(kernel.source(), kernel.name())?;
+    if !signature.matches(launch.args()) {
+        return None;
+    }
+    let counters = vec![false; launch.args().len()];
+    let passes = passes_of(&[launch], &signature, &counters);
+    let mut args: Vec<HeldArg> = (0..passes.len())
+        .filter(|&index| matches!(passes[index], Pass::Local | Pass::Shared | Pass::PerChain))
+        .map(|index| held(launch, index, &passes))
+        .collect();
+    args.extend(tables(&[launch])?);
+    if 4 * args.len() > 3 * launch.args().len() {
+        return None;
+    }
+    let variant = batched_kernel(kernel, &signature, &passes, 1, 0)?;
+    BoundLaunch::new(&variant, args, launch.range(), launch.asked()).ok()
+}
+
 /// A table of scalars on the device, as a launch's argument (it keeps the
 /// buffer alive).
 fn table<T: crate::ClType>(values: &[T]) -> Option<HeldArg> {
-    let matrix = crate::MatrixCl::from_slice(values.len(), 1, values).ok()?;
+    // Written, not filled: a plan launches nothing of its own.
+    let matrix = crate::MatrixCl::uninitialized(values.len(), 1).ok()?;
+    matrix.write(values).ok()?;
     Some(HeldArg::hold(&KernelArg::buffer(&matrix, Access::Read)))
 }
 
@@ -414,7 +511,19 @@ fn batched_kernel(
         return Some(batched.clone());
     }
     let source = signature.batched(kernel.source(), passes, chains, dim);
-    let dump_name = format!("{}_chains{chains}", kernel.name());
+    // Named by its source, so that dumps and overrides tell variants apart.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&source, &mut hasher);
+    let form = if chains == 1 {
+        "compact".to_string()
+    } else {
+        format!("chains{chains}")
+    };
+    let dump_name = format!(
+        "{}_{form}_{:016x}",
+        kernel.name(),
+        std::hash::Hasher::finish(&hasher)
+    );
     let batched = compile_kernel_for(
         kernel.runtime(),
         kernel.name(),
@@ -499,11 +608,37 @@ impl KernelSignature {
         })
     }
 
+    /// Whether `args` are arguments of this kernel: one per parameter, work-group
+    /// memory exactly where it takes work-group memory.
+    fn matches(&self, args: &[HeldArg]) -> bool {
+        self.locals.len() == args.len()
+            && args
+                .iter()
+                .zip(&self.locals)
+                .all(|(arg, &local)| matches!(arg, HeldArg::Local(_)) == local)
+    }
+
+    /// The address space parameter `index` points into (`"global"`,
+    /// `"constant"`, or `""` for neither named).
+    fn address_space(&self, index: usize) -> &'static str {
+        let ty = &self.split[index].0;
+        let named = |space: &str| {
+            ty.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|w| w == space || w.strip_prefix("__") == Some(space))
+        };
+        ["global", "constant"]
+            .into_iter()
+            .find(|space| named(space))
+            .unwrap_or("")
+    }
+
     /// `source` with this kernel taking its parameters as `passes` says
     /// for `chains` chains: buffers of each chain's own once per chain
-    /// (`name__c`), scalars from tables (`chain_ints`, `chain_floats`,
-    /// `chain_doubles`: a row per chain), and each work item picking its
-    /// chain's from its index along dimension `dim`.
+    /// (`name__c`), a buffer passed at several parameters once, scalars from
+    /// tables (`chain_ints`, `chain_floats`, `chain_doubles`: a row per
+    /// chain), and each work item picking its chain's from its index along
+    /// dimension `dim`. One chain's variant (a compact launch) has no such
+    /// dimension, and its tables are `scalar_ints`, ... .
     fn batched(&self, source: &str, passes: &[Pass], chains: usize, dim: usize) -> String {
         let count = |kind: fn(&Pass) -> bool| passes.iter().filter(|p| kind(p)).count();
         let counts = [
@@ -511,22 +646,34 @@ impl KernelSignature {
             count(|p| matches!(p, Pass::Float(_))),
             count(|p| matches!(p, Pass::Double(_))),
         ];
-        const TABLES: [(&str, &str); 3] = [
-            ("int", "chain_ints"),
-            ("float", "chain_floats"),
-            ("double", "chain_doubles"),
-        ];
+        let one = chains == 1;
+        let tables: [(&str, &str); 3] = if one {
+            [
+                ("int", "scalar_ints"),
+                ("float", "scalar_floats"),
+                ("double", "scalar_doubles"),
+            ]
+        } else {
+            [
+                ("int", "chain_ints"),
+                ("float", "chain_floats"),
+                ("double", "chain_doubles"),
+            ]
+        };
         let mut params = Vec::new();
         let mut picks = String::new();
         for ((ty, name), pass) in self.split.iter().zip(passes) {
             let from_table = |t: usize, k: usize| {
-                format!(
-                    "  {ty}{name} = {}[chain * {} + {k}];\n",
-                    TABLES[t].1, counts[t]
-                )
+                let row = if one {
+                    String::new()
+                } else {
+                    format!("chain * {} + ", counts[t])
+                };
+                format!("  {ty}{name} = {}[{row}{k}];\n", tables[t].1)
             };
             match *pass {
                 Pass::Local | Pass::Shared => params.push(format!("{ty}{name}")),
+                Pass::PerChain if one => params.push(format!("{ty}{name}")),
                 Pass::PerChain => {
                     let mut pick = format!("{name}__{}", chains - 1);
                     for c in (0..chains - 1).rev() {
@@ -535,21 +682,42 @@ impl KernelSignature {
                     picks.push_str(&format!("  {ty}{name} = {pick};\n"));
                     params.extend((0..chains).map(|c| format!("{ty}{name}__{c}")));
                 }
+                Pass::Same(e) => {
+                    // Cast: one parameter may point to const, the other not.
+                    let pointer: Vec<&str> =
+                        ty.split_whitespace().filter(|w| *w != "restrict").collect();
+                    let other = &self.split[e].1;
+                    picks.push_str(&format!("  {ty}{name} = ({}){other};\n", pointer.join(" ")));
+                }
                 Pass::Int(k) => picks.push_str(&from_table(0, k)),
                 Pass::Float(k) => picks.push_str(&from_table(1, k)),
                 Pass::Double(k) => picks.push_str(&from_table(2, k)),
             }
         }
-        for (t, (ty, table)) in TABLES.iter().enumerate() {
+        for (t, (ty, table)) in tables.iter().enumerate() {
             if counts[t] > 0 {
                 params.push(format!("__constant {ty}* restrict {table}"));
             }
         }
+        let (header, chain) = if one {
+            (
+                "// Compacted: scalars from a table, and each buffer passed at several\n\
+                 // parameters once.\n"
+                    .to_string(),
+                String::new(),
+            )
+        } else {
+            (
+                format!(
+                    "// Batched for {chains} chains: buffers of each chain's own come once per\n\
+                     // chain (name__c), scalars from a table row per chain, and work items\n\
+                     // along dimension {dim} belong to chain get_global_id({dim}).\n"
+                ),
+                format!("  const int chain = get_global_id({dim});\n"),
+            )
+        };
         format!(
-            "// Batched for {chains} chains: buffers of each chain's own come once per\n\
-             // chain (name__c), scalars from a table row per chain, and work items\n\
-             // along dimension {dim} belong to chain get_global_id({dim}).\n\
-             {}\n    {}){}\n  const int chain = get_global_id({dim});\n{picks}{}",
+            "{header}{}\n    {}){}\n{chain}{picks}{}",
             &source[..self.params.start],
             params.join(",\n    "),
             &source[self.params.end + 1..self.body],
@@ -588,13 +756,48 @@ mod tests {
             .collect()
     }
 
+    /// A kernel of one work-group that adds `v` to `x[0]`, as a sweep's member.
+    fn add_to_kernel() -> Result<Arc<FusedKernel>> {
+        let source = "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n";
+        Ok(Arc::new(FusedKernel::new(
+            compile_kernel("add_to", source, "", "add_to")?,
+            source.into(),
+        )))
+    }
+
+    /// Each chain's recording of `work(x, c)`, recorded again (up to ten
+    /// times) until every plan has `steps` steps: another test thread's
+    /// `Runtime::finish` launches every thread's pending sweep, which can
+    /// split a chain's sweep while it records (its replay then runs alone,
+    /// correctly, but the plans' shapes differ).
+    fn record_alike(
+        chains: &[MatrixCl<i32>],
+        work: impl Fn(&MatrixCl<i32>, i32) -> Result<Vec<i32>>,
+        steps: usize,
+    ) -> Result<Vec<Recording>> {
+        let record_chains = || -> Result<Vec<Recording>> {
+            chains
+                .iter()
+                .enumerate()
+                .map(|(c, x)| {
+                    let (_, r) = record(|| work(x, c as i32))?;
+                    r.map_err(|why| crate::Error::Unsupported { what: why.into() })
+                })
+                .collect()
+        };
+        let mut recordings = record_chains()?;
+        for _ in 0..10 {
+            if recordings.iter().all(|r| r.plan().len() == steps) {
+                break;
+            }
+            recordings = record_chains()?;
+        }
+        Ok(recordings)
+    }
+
     #[test]
     fn chains_replay_each_sweep_and_kernel_as_one_launch() -> Result<()> {
-        let add_source = "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n";
-        let add = Arc::new(FusedKernel::new(
-            compile_kernel("add_to", add_source, "", "add_to")?,
-            add_source.into(),
-        ));
+        let add = add_to_kernel()?;
         // Written for two dimensions, launched with one (its column index 0):
         // the chains must take the third.
         let double = compile_kernel(
@@ -626,28 +829,7 @@ mod tests {
         };
         let before = set_launch_sweeps(LaunchSweeps::Always);
         let outcome = (|| -> Result<()> {
-            let record_chains = || -> Result<Vec<Recording>> {
-                chains
-                    .iter()
-                    .enumerate()
-                    .map(|(c, x)| {
-                        let (_, r) = record(|| work(x, c as i32))?;
-                        r.map_err(|why| crate::Error::Unsupported { what: why.into() })
-                    })
-                    .collect()
-            };
-            // Another test thread's `Runtime::finish` launches every
-            // thread's pending sweep, which can split one chain's sweep
-            // while it records (its replay then runs alone, correctly):
-            // record again until the three saw the same launches.
-            let mut recordings = record_chains()?;
-            for _ in 0..10 {
-                let lengths: Vec<usize> = recordings.iter().map(|r| r.plan().len()).collect();
-                if lengths.iter().all(|&l| l == lengths[0]) {
-                    break;
-                }
-                recordings = record_chains()?;
-            }
+            let recordings = record_alike(&chains, work, 3)?;
             let all: Vec<&Recording> = recordings.iter().collect();
             let mut batch = ReplayBatch::new();
             for start in [1, -5, 0] {
@@ -720,5 +902,117 @@ mod tests {
         let helper = "void scale_step(int a) {}\n__kernel void scale(int a) { scale_step(a); }";
         let found = KernelSignature::find(helper, "scale").expect("found");
         assert_eq!(found.split, [("int ".to_string(), "a".to_string())]);
+    }
+    #[test]
+    fn a_replayed_launch_of_many_arguments_is_compacted() -> Result<()> {
+        let add = add_to_kernel()?;
+        let group = sweep_group(Runtime::get()?);
+        let one_group = NdRange::d1(group).with_local(&[group]);
+        let chains: Vec<MatrixCl<i32>> = (0..2)
+            .map(|_| MatrixCl::from_slice(1, 1, &[0]))
+            .collect::<Result<_>>()?;
+        // One chain's call: a sweep of 13 members (26 arguments: its buffer
+        // 13 times, 13 ints), then a read.
+        let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
+            for v in 1..=13 {
+                let args = [
+                    KernelArg::buffer(x, Access::ReadWrite),
+                    KernelArg::Int(v * (1 + shift)),
+                ];
+                enqueue_joined(&add, &args, one_group, false)?;
+            }
+            x.to_vec()
+        };
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            let recordings = record_alike(&chains, work, 2)?;
+            let sum = |c: i32| 91 * (1 + c);
+            for (c, recording) in recordings.iter().enumerate() {
+                // The sweep passes its buffer once and its ints as a table.
+                if let Step::Bound(launch) = &recording.plan()[0] {
+                    assert_eq!(launch.args().len(), 2);
+                    assert_eq!(launch.asked(), 13);
+                    assert!(launch.kernel().source().starts_with("// Compacted"));
+                } else {
+                    panic!("the sweep is not bound");
+                }
+                for start in [4, -100] {
+                    chains[c].write(&[start])?;
+                    let got = recording.replay()?;
+                    let want = start + sum(c as i32);
+                    assert_eq!(got[0].downcast_ref::<Vec<i32>>(), Some(&vec![want]));
+                }
+            }
+            // Two chains of compacted launches, batched: each chain's buffer
+            // and table once.
+            let all: Vec<&Recording> = recordings.iter().collect();
+            let mut batch = ReplayBatch::new();
+            for start in [7, 0] {
+                for x in &chains {
+                    x.write(&[start])?;
+                }
+                for (c, queued) in batch.replay(&all)?.into_iter().enumerate() {
+                    let want = start + sum(c as i32);
+                    assert_eq!(
+                        queued.wait()?[0].downcast_ref::<Vec<i32>>(),
+                        Some(&vec![want])
+                    );
+                }
+            }
+            assert_eq!(shape(&batch, &all), ["L26", "E"]);
+            // Batched from the recorded launches: each chain's buffer once,
+            // one table of both chains' ints.
+            let key: Vec<u64> = all.iter().map(|r| r.id()).collect();
+            let Some(Some(steps)) = batch.plans.get(&key) else {
+                panic!("no plan");
+            };
+            let BatchStep::Together { parts, .. } = &steps[0] else {
+                panic!("the sweeps are not batched");
+            };
+            let Part::Launch(launch) = &parts[0] else {
+                panic!("the sweeps are not one launch");
+            };
+            assert_eq!(launch.args().len(), 3);
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
+    }
+
+    #[test]
+    fn a_compact_kernel_takes_scalars_from_a_table_and_each_buffer_once() {
+        let source = "__kernel void step(__global double* restrict x, int n, __global const double* restrict y, __global const double* x_again, double a, __constant double* c, __global double* c_again) {\n  x[0] += n * a * y[0] * x_again[0] + c[0] + c_again[0];\n}\n";
+        let signature = KernelSignature::find(source, "step").expect("found");
+        assert_eq!(signature.address_space(0), "global");
+        assert_eq!(signature.address_space(5), "constant");
+        assert_eq!(signature.address_space(1), "");
+        // `x` once per chain (or once), then its scalars and buffers.
+        let passes = |x: Pass| {
+            [
+                x,
+                Pass::Int(0),
+                Pass::Shared,
+                Pass::Same(0),
+                Pass::Double(0),
+                Pass::Shared,
+                Pass::Shared,
+            ]
+        };
+        let compact = signature.batched(source, &passes(Pass::Shared), 1, 0);
+        assert!(compact.starts_with("// Compacted"));
+        assert!(compact.contains("(\n    __global double* restrict x,\n    __global const double* restrict y,\n    __constant double* c,\n    __global double* c_again,\n    __constant int* restrict scalar_ints,\n    __constant double* restrict scalar_doubles) {\n"));
+        assert!(
+            compact.contains("  __global const double* x_again = (__global const double*)x;\n")
+        );
+        assert!(compact.contains("  int n = scalar_ints[0];\n"));
+        assert!(compact.contains("  double a = scalar_doubles[0];\n"));
+        assert!(!compact.contains("chain"));
+        // Two chains: the repeated buffer is each chain's pick again.
+        let batched = signature.batched(source, &passes(Pass::PerChain), 2, 1);
+        assert!(batched.contains("  __global double* restrict x = chain == 0 ? x__0 : x__1;\n"));
+        assert!(
+            batched.contains("  __global const double* x_again = (__global const double*)x;\n")
+        );
+        assert!(batched.contains("  int n = chain_ints[chain * 1 + 0];\n"));
     }
 }

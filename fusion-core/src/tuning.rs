@@ -126,10 +126,16 @@ pub struct Tuning {
     /// or 1; default 1; see [`ReplayBatch`](crate::ReplayBatch)), instead
     /// of once per chain.
     pub batch_chains: Option<bool>,
+    /// Whether a bound replayed launch of many arguments takes its scalars
+    /// from a table and each buffer it passes twice once
+    /// (`FUSION_COMPACT_LAUNCHES`, 0 or 1; default 1), instead of as the
+    /// kernel was written: on NVIDIA's driver every argument costs the host
+    /// time at each enqueue.
+    pub compact_launches: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 20] = [
+pub const TUNING_VARIABLES: [&str; 21] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -150,6 +156,7 @@ pub const TUNING_VARIABLES: [&str; 20] = [
     "FUSION_REPLAY",
     "FUSION_BIND_REPLAYS",
     "FUSION_BATCH_CHAINS",
+    "FUSION_COMPACT_LAUNCHES",
 ];
 
 impl Tuning {
@@ -232,6 +239,9 @@ impl Tuning {
                 .transpose()?,
             batch_chains: lookup("FUSION_BATCH_CHAINS")
                 .map(|text| parse_flag("FUSION_BATCH_CHAINS", &text))
+                .transpose()?,
+            compact_launches: lookup("FUSION_COMPACT_LAUNCHES")
+                .map(|text| parse_flag("FUSION_COMPACT_LAUNCHES", &text))
                 .transpose()?,
         };
         tuning.validate()?;

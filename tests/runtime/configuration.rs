@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 20] = [
+    let cases: [(&'static str, &'static str); 21] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -40,6 +40,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_REPLAY", "0"),
         ("FUSION_BIND_REPLAYS", "0"),
         ("FUSION_BATCH_CHAINS", "0"),
+        ("FUSION_COMPACT_LAUNCHES", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -73,6 +74,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         replay: Some(false),
         bind_replays: Some(false),
         batch_chains: Some(false),
+        compact_launches: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())

@@ -29,7 +29,7 @@ pub(crate) struct BoundLaunch {
     /// Launches asked for that it stands for (a sweep's counted members).
     asked: usize,
     /// The launch as recorded, when this is a compact variant of it
-    /// (`chain_batch::compact`): chains are batched from their recorded
+    /// (`kernel_variants::compact`): chains are batched from their recorded
     /// launches, whose kernels are the same for every chain.
     recorded: Option<Box<BoundLaunch>>,
 }

@@ -60,6 +60,7 @@ mod faer_conv;
 mod gemm_config;
 mod groups_done;
 mod kernel_cache;
+mod kernel_variants;
 mod launch;
 mod matrix;
 #[cfg(feature = "nalgebra")]

@@ -161,7 +161,7 @@ impl Recording {
     /// its own, its arguments set once, and each sweep the recording saw
     /// as one such launch of the sweep's kernel, so that replaying only
     /// enqueues; a launch of many arguments as a compact variant of its
-    /// kernel (`chain_batch::compact`). A sweep whose members the recording
+    /// kernel (`kernel_variants::compact`). A sweep whose members the recording
     /// did not all see, or whose launch cannot be bound, is joined again
     /// member by member.
     fn steps(&self) -> Vec<Step> {
@@ -193,7 +193,7 @@ impl Recording {
                     let args = notes.clone().flat_map(|m| m.args.iter().cloned()).collect();
                     let asked = notes.map(|m| m.asked).sum();
                     let launch = BoundLaunch::new(kernel, args, note.range, asked).ok()?;
-                    Some((crate::chain_batch::compact(launch), n))
+                    Some((crate::kernel_variants::compact(launch), n))
                 });
             match bound {
                 Some((launch, n)) => {

@@ -89,8 +89,9 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 #endif
 #define OWN (LEAF / GROUPS)
 // Loads in flight per step of the L21 product: 16 was 1–2% faster per
-// factorization than 8 on an H200 (n = 2048 to 16384), where asking the rows
-// into L1 at the leaf's start (prefetch.global.L1) added nothing more.
+// factorization than 8 on an H200 (n = 2048 to 16384), 32 the same, 64 3%
+// slower; asking the rows into L1 at the leaf's start (prefetch.global.L1)
+// added nothing more.
 #ifndef L21_LOADS
 #define L21_LOADS 16
 #endif

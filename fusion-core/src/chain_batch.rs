@@ -430,6 +430,13 @@ mod tests {
         let before = set_launch_sweeps(LaunchSweeps::Always);
         let outcome = (|| -> Result<()> {
             let recordings = record_alike(&chains, work, 3)?;
+            // A sweep of 6 arguments is too few to compact.
+            for recording in &recordings {
+                if let Step::Bound(launch) = &recording.plan()[0] {
+                    assert_eq!(launch.args().len(), 6);
+                    assert!(std::ptr::eq(launch.as_recorded(), launch));
+                }
+            }
             let all: Vec<&Recording> = recordings.iter().collect();
             let mut batch = ReplayBatch::new();
             for start in [1, -5, 0] {

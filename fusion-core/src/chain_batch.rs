@@ -356,6 +356,19 @@ mod tests {
             .collect()
     }
 
+    /// A range of one work-group, as sweeps take.
+    fn one_group() -> Result<NdRange> {
+        let group = sweep_group(Runtime::get()?);
+        Ok(NdRange::d1(group).with_local(&[group]))
+    }
+
+    /// One `1 x 1` zero of each of `chains` chains.
+    fn counters(chains: usize) -> Result<Vec<MatrixCl<i32>>> {
+        (0..chains)
+            .map(|_| MatrixCl::from_slice(1, 1, &[0]))
+            .collect()
+    }
+
     /// A kernel of one work-group that adds `v` to `x[0]`, as a sweep's member.
     fn add_to_kernel() -> Result<Arc<FusedKernel>> {
         let source = "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n";
@@ -406,11 +419,7 @@ mod tests {
             "",
             "double_it",
         )?;
-        let group = sweep_group(Runtime::get()?);
-        let one_group = NdRange::d1(group).with_local(&[group]);
-        let chains: Vec<MatrixCl<i32>> = (0..3)
-            .map(|_| MatrixCl::from_slice(1, 1, &[0]))
-            .collect::<Result<_>>()?;
+        let (one_group, chains) = (one_group()?, counters(3)?);
         // One chain's call: three members of a sweep, a kernel, a read.
         let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
             for v in [2, 3, 4] {
@@ -484,11 +493,7 @@ mod tests {
     #[test]
     fn a_replayed_launch_of_many_arguments_is_compacted() -> Result<()> {
         let add = add_to_kernel()?;
-        let group = sweep_group(Runtime::get()?);
-        let one_group = NdRange::d1(group).with_local(&[group]);
-        let chains: Vec<MatrixCl<i32>> = (0..2)
-            .map(|_| MatrixCl::from_slice(1, 1, &[0]))
-            .collect::<Result<_>>()?;
+        let (one_group, chains) = (one_group()?, counters(2)?);
         // One chain's call: a sweep of 13 members (26 arguments: its buffer
         // 13 times, 13 ints), then a read.
         let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {

@@ -17,7 +17,7 @@ use crate::launch::{HeldArg, KernelArg};
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-/// How a batched kernel takes one of the kernel's parameters.
+/// How a variant (batched or compact) takes one of the kernel's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Pass {
     /// Work-group memory: once.
@@ -158,14 +158,23 @@ fn compacted(launch: &BoundLaunch) -> Option<BoundLaunch> {
     }
     let counters = vec![false; launch.args().len()];
     let passes = passes_of(&[launch], &signature, &counters);
+    let passed = |p: &Pass| matches!(p, Pass::Local | Pass::Shared | Pass::PerChain);
+    // Counted before any table is uploaded: one table per scalar type used.
+    let table_kinds = [
+        passes.iter().any(|p| matches!(p, Pass::Int(_))),
+        passes.iter().any(|p| matches!(p, Pass::Float(_))),
+        passes.iter().any(|p| matches!(p, Pass::Double(_))),
+    ];
+    let count =
+        passes.iter().filter(|p| passed(p)).count() + table_kinds.iter().filter(|&&k| k).count();
+    if 4 * count > 3 * launch.args().len() {
+        return None;
+    }
     let mut args: Vec<HeldArg> = (0..passes.len())
-        .filter(|&index| matches!(passes[index], Pass::Local | Pass::Shared | Pass::PerChain))
+        .filter(|&index| passed(&passes[index]))
         .map(|index| held(launch, index, &passes))
         .collect();
     args.extend(tables(&[launch])?);
-    if 4 * args.len() > 3 * launch.args().len() {
-        return None;
-    }
     let variant = batched_kernel(kernel, &signature, &passes, 1, 0)?;
     BoundLaunch::new(&variant, args, launch.range(), launch.asked()).ok()
 }
@@ -179,14 +188,15 @@ fn table<T: crate::ClType>(values: &[T]) -> Option<HeldArg> {
     Some(HeldArg::hold(&KernelArg::buffer(&matrix, Access::Read)))
 }
 
-/// Batched variants built so far, by the kernel they vary (kept alive
-/// with them, so that its identity is not reused), how it takes each
-/// parameter, its chains and their dimension.
+/// Variants built so far (batched and compact), by the kernel they vary
+/// (kept alive with them, so that its identity is not reused), how it takes
+/// each parameter, its chains and their dimension.
 type BatchedKey = (usize, Vec<Pass>, usize, usize);
 type Built = HashMap<BatchedKey, (CompiledKernel, CompiledKernel)>;
 static BATCHED: LazyLock<Mutex<Built>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The variant of `kernel` for `chains` chains (built once).
+/// The variant of `kernel` for `chains` chains, one being a compact launch
+/// (built once).
 pub(crate) fn batched_kernel(
     kernel: &CompiledKernel,
     signature: &KernelSignature,

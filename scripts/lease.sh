@@ -26,13 +26,14 @@ run_tests() {
 # dist_ab VARIABLE TAG: the dist suite's diamonds call and round of four
 # with VARIABLE 0 / 1 alternating twice (reports $OUT/dist-TAG{0,1}-ROUND.md),
 # then each one's profiles ($OUT/profiles-TAG{0,1}.md); verdicts to the summary.
+# VARIABLE `build` compares builds instead: 0 is .gpu/old/, 1 is .gpu/.
 dist_ab() {
   local variable=$1 tag=$2 round value out
   {
     for round in 1 2; do
       for value in 0 1; do
         out="$OUT/dist-$tag$value-$round"
-        env "$variable=$value" timeout 200 "$bin/bench_report" --suite dist --reps 25 --out "$out" > /dev/null 2>&1
+        env "$variable=$value" timeout 200 "$(build_of $variable $value)/bench_report" --suite dist --reps 25 --out "$out" > /dev/null 2>&1
         echo "== dist, $variable=$value, round $round: rc=$?"
         grep -A6 "## diamonds" "$out/report.md" | grep "^| 5000"
         cp "$out/report.md" "$OUT/dist-$tag$value-$round.md"; rm -rf "$out"
@@ -40,18 +41,25 @@ dist_ab() {
     done
     for value in 0 1; do
       out="$OUT/profiles-$tag$value"
-      env "$variable=$value" FUSION_PROFILING=1 timeout 200 "$bin/bench_report" --suite dist --reps 5 --out "$out" > /dev/null 2>&1
+      env "$variable=$value" FUSION_PROFILING=1 timeout 200 "$(build_of $variable $value)/bench_report" --suite dist --reps 5 --out "$out" > /dev/null 2>&1
       echo "== profiles, $variable=$value: rc=$?"
       cp "$out/profiles.md" "$OUT/profiles-$tag$value.md"; rm -rf "$out"
     done
   } >> "$S" 2>&1
 }
 
+# build_of VARIABLE VALUE: the folder of the binaries to run; with VARIABLE
+# `build`, .gpu/old/ for 0 (the build before the change) and .gpu/ for 1.
+build_of() {
+  if [ "$1" = build ] && [ "$2" = 0 ]; then echo "$bin/old"; else echo "$bin"; fi
+}
+
 # replay_tests: the batch, interleave, replay, sweep and front-end tests of
 # the debug test binaries in .gpu/ (run_tests), their output copied to $OUT.
 replay_tests() {
   W=/tmp/tests; mkdir -p $W
-  run_tests "core_tests chain_batch" "nuts_tests interleave" "rev_tests rev_replay" \
+  run_tests "core_tests chain_batch" "core_tests replay::" "core_tests sweep::" \
+    "nuts_tests interleave" "rev_tests rev_replay" \
     "runtime_tests sweeps" "nuts_tests front_end"
   cp $W/*.txt "$OUT/" 2>/dev/null
 }

@@ -65,7 +65,7 @@ __kernel void adjoint(
       atomic_add_float(&adjoint1[e], local_adjoint1[e]);
     }
   }
-  // The work-group's sums of its 1 x 1 variables, kept for the last group.
+  // The work-group's sums of its 1 x 1 variables.
   scratch[lid] = sum3;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = lsize / 2; step > 0; step /= 2) {
@@ -74,38 +74,46 @@ __kernel void adjoint(
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (lid == 0) {
-    group_sums[get_group_id(0)] = scratch[0];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  // The last group to finish adds every group's sums: their writes are
-  // made visible before each group counts itself done.
-  if (lid == 0) {
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    scratch[0] = atomic_inc(groups_done) == get_num_groups(0) - 1;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const bool last_group = scratch[0] != 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (last_group) {
-    // Read past any cache that may hold stale sums.
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    volatile __global const float* sums = group_sums;
-    float total = 0;
-    for (int g = lid; g < get_num_groups(0); g += lsize) {
-      total += sums[g];
-    }
-    scratch[lid] = total;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = lsize / 2; step > 0; step /= 2) {
-      if (lid < step) {
-        scratch[lid] += scratch[lid + step];
-      }
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
+  if (get_num_groups(0) == 1) {
+    // One work-group: its sums are the totals.
     if (lid == 0) {
       adjoint3[0] += scratch[0];
-      *groups_done = 0;
+    }
+  } else {
+    // Kept for the last group to finish.
+    if (lid == 0) {
+      group_sums[get_group_id(0)] = scratch[0];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // The last group to finish adds every group's sums: their writes are
+    // made visible before each group counts itself done.
+    if (lid == 0) {
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      scratch[0] = atomic_inc(groups_done) == get_num_groups(0) - 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool last_group = scratch[0] != 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last_group) {
+      // Read past any cache that may hold stale sums.
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      volatile __global const float* sums = group_sums;
+      float total = 0;
+      for (int g = lid; g < get_num_groups(0); g += lsize) {
+        total += sums[g];
+      }
+      scratch[lid] = total;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int step = lsize / 2; step > 0; step /= 2) {
+        if (lid < step) {
+          scratch[lid] += scratch[lid + step];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+      if (lid == 0) {
+        adjoint3[0] += scratch[0];
+        *groups_done = 0;
+      }
     }
   }
 }

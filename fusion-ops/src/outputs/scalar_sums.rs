@@ -191,6 +191,21 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
         }
         g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
         g.statements(&tree);
+        // A launch of one work-group (a sweep's member, a small sum) has its
+        // totals already: no counter, fences or second tree.
+        let totals: String = targets
+            .iter()
+            .enumerate()
+            .map(|(slot, target)| format!("{target}_global[0] = {scratch}[{slot} * lsize];\n"))
+            .collect();
+        g.statements(&format!(
+            "if (get_num_groups(0) == 1) {{
+               // One work-group: its sums are the totals.
+               if (lid == 0) {{
+                 {totals}
+               }}
+             }} else {{"
+        ));
         g.statements(&format!(
             "for (int slot = lid; slot < {count}; slot += lsize) {{
                {sums}_global[slot * get_num_groups(0) + get_group_id(0)] = {scratch}[slot * lsize];
@@ -218,13 +233,10 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
                }}
                barrier(CLK_LOCAL_MEM_FENCE);
                {tree}
-               if (lid == 0) {{"
-        ));
-        for (slot, target) in targets.iter().enumerate() {
-            g.statement(&format!("{target}_global[0] = {scratch}[{slot} * lsize];"));
-        }
-        g.statements(&format!(
-            "{done}_global[0] = 0;
+               if (lid == 0) {{
+                 {totals}
+                 {done}_global[0] = 0;
+               }}
              }}
              }}
              }}"

@@ -255,8 +255,19 @@ pub(crate) fn reverse_source(
         .filter(|&k| modes[k] == Mode::Reduce)
         .collect();
     if reduces {
+        group_totals(&mut g, &reduced);
+        // A launch of one work-group (a sweep's member, a small step) has
+        // its totals already: no counter, fences or second tree, which cost
+        // a sweep step a few dependent global round trips.
+        g.statements(
+            "if (get_num_groups(0) == 1) {
+               // One work-group: its sums are the totals.",
+        );
+        totals_added(&mut g, partials, &reduced, "");
+        g.statement("} else {");
         kept_group_sums(&mut g, &reduced);
         last_group_adds(&mut g, cl_type, partials, &reduced);
+        g.statement("}");
     }
     g.kernel_source()
 }
@@ -437,17 +448,23 @@ fn scratch_slot(slot: usize) -> String {
 }
 
 /// After the loop, the work-group's totals of its `1 x 1` variables (the
-/// partials `reduced`), each kept in its slot of the group sums for the
-/// last group to finish. All of them go through one tree, whose barriers do
-/// not multiply with the variables (a tree each made PoCL's compile time
-/// grow steeply with their number: minutes for four).
-fn kept_group_sums(g: &mut Generator, reduced: &[usize]) {
-    g.statement("// The work-group's sums of its 1 x 1 variables, kept for the last group.");
+/// partials `reduced`), each in `scratch` at the head of its slot. All of
+/// them go through one tree, whose barriers do not multiply with the
+/// variables (a tree each made PoCL's compile time grow steeply with their
+/// number: minutes for four).
+fn group_totals(g: &mut Generator, reduced: &[usize]) {
+    g.statement("// The work-group's sums of its 1 x 1 variables.");
     for (slot, k) in reduced.iter().enumerate() {
         g.statement(&format!("scratch[{}] = sum{k};", scratch_slot(slot)));
     }
     g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
     group_trees(g, reduced.len());
+}
+
+/// Keeps the work-group's totals (see [`group_totals`]) in the group sums,
+/// each in its slot, for the last group to finish.
+fn kept_group_sums(g: &mut Generator, reduced: &[usize]) {
+    g.statement("// Kept for the last group to finish.");
     if reduced.len() == 1 {
         g.statements(
             "if (lid == 0) {
@@ -541,6 +558,13 @@ fn last_group_adds(
     }
     g.statement("barrier(CLK_LOCAL_MEM_FENCE);");
     group_trees(g, reduced.len());
+    totals_added(g, partials, reduced, "*groups_done = 0;");
+    g.statement("}");
+}
+
+/// Work item 0 adds the totals in `scratch` (see [`group_totals`]) to the
+/// adjoints of the `reduced` partials, then runs `also`.
+fn totals_added(g: &mut Generator, partials: &[KernelPartial], reduced: &[usize], also: &str) {
     g.statement("if (lid == 0) {");
     for (slot, &k) in reduced.iter().enumerate() {
         g.statement(&format!(
@@ -553,10 +577,9 @@ fn last_group_adds(
             }
         ));
     }
-    g.statements(
-        "*groups_done = 0;
-         }",
-    );
+    if !also.is_empty() {
+        g.statement(also);
+    }
     g.statement("}");
 }
 

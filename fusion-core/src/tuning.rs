@@ -132,16 +132,10 @@ pub struct Tuning {
     /// kernel was written: on NVIDIA's driver every argument costs the host
     /// time at each enqueue.
     pub compact_launches: Option<bool>,
-    /// Whether a replayed launch of one work-group (a recorded sweep) runs
-    /// the calling thread's pending launches from outside the recording
-    /// (a sampler's position write) as its first steps
-    /// (`FUSION_REPLAY_PROLOGUES`, 0 or 1; default 1), instead of their
-    /// own sweep launched before it: one kernel fewer per call.
-    pub replay_prologues: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 22] = [
+pub const TUNING_VARIABLES: [&str; 21] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -163,7 +157,6 @@ pub const TUNING_VARIABLES: [&str; 22] = [
     "FUSION_BIND_REPLAYS",
     "FUSION_BATCH_CHAINS",
     "FUSION_COMPACT_LAUNCHES",
-    "FUSION_REPLAY_PROLOGUES",
 ];
 
 impl Tuning {
@@ -249,9 +242,6 @@ impl Tuning {
                 .transpose()?,
             compact_launches: lookup("FUSION_COMPACT_LAUNCHES")
                 .map(|text| parse_flag("FUSION_COMPACT_LAUNCHES", &text))
-                .transpose()?,
-            replay_prologues: lookup("FUSION_REPLAY_PROLOGUES")
-                .map(|text| parse_flag("FUSION_REPLAY_PROLOGUES", &text))
                 .transpose()?,
         };
         tuning.validate()?;

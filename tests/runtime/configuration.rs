@@ -41,7 +41,6 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_BIND_REPLAYS", "0"),
         ("FUSION_BATCH_CHAINS", "0"),
         ("FUSION_COMPACT_LAUNCHES", "0"),
-        ("FUSION_REPLAY_PROLOGUES", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -76,7 +75,6 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         bind_replays: Some(false),
         batch_chains: Some(false),
         compact_launches: Some(false),
-        replay_prologues: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())

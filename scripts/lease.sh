@@ -27,13 +27,14 @@ run_tests() {
 # with VARIABLE 0 / 1 alternating twice (reports $OUT/dist-TAG{0,1}-ROUND.md),
 # then each one's profiles ($OUT/profiles-TAG{0,1}.md); verdicts to the summary.
 # VARIABLE `build` compares builds instead: 0 is .gpu/old/, 1 is .gpu/.
+# REPS (default 25): repetitions per row.
 dist_ab() {
   local variable=$1 tag=$2 round value out
   {
     for round in 1 2; do
       for value in 0 1; do
         out="$OUT/dist-$tag$value-$round"
-        env "$variable=$value" timeout 200 "$(build_of $variable $value)/bench_report" --suite dist --reps 25 --out "$out" > /dev/null 2>&1
+        env "$variable=$value" timeout 200 "$(build_of $variable $value)/bench_report" --suite dist --reps ${REPS:-25} --out "$out" > /dev/null 2>&1
         echo "== dist, $variable=$value, round $round: rc=$?"
         grep -A6 "## diamonds" "$out/report.md" | grep "^| 5000"
         cp "$out/report.md" "$OUT/dist-$tag$value-$round.md"; rm -rf "$out"

@@ -3,6 +3,9 @@
 //! increments it as it finishes, and the last one, seeing every other
 //! group's count, does the final step and sets it back to zero. So it is
 //! zero between launches and one counter serves every launch of a thread.
+//! It holds [`GROUPS_DONE_SLOTS`] counts, so that one kernel may end several
+//! reductions this way (a step's scalar sums and its `xᵀ·v`), each counting
+//! its groups in a slot of its own.
 //!
 //! Launches of several chains batched into one (`chain_batch`) run at the
 //! same time, so each chain but the first gets a counter of its own.
@@ -18,15 +21,20 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// This thread's finished-groups counter on `rt`'s device: zero between
-/// launches, since each launch's last group sets it back. The launches that
-/// use it are ordered by its event lists (each reads and writes it), and
-/// other threads have their own.
+/// How many reductions one kernel may end with a last-group step: the
+/// counts a finished-groups counter holds.
+pub const GROUPS_DONE_SLOTS: usize = 8;
+
+/// This thread's finished-groups counter on `rt`'s device
+/// ([`GROUPS_DONE_SLOTS`] counts): zero between launches, since each
+/// launch's last group sets its slot back. The launches that use it are
+/// ordered by its event lists (each reads and writes it), and other threads
+/// have their own.
 ///
 /// ```
 /// let rt = clfuse_core::Runtime::get()?;
 /// let counter = clfuse_core::groups_done_counter(rt)?;
-/// assert_eq!(counter.to_vec()?, vec![0]);
+/// assert_eq!(counter.to_vec()?, vec![0; clfuse_core::GROUPS_DONE_SLOTS]);
 /// assert_eq!(clfuse_core::groups_done_counter(rt)?.buffer_id(), counter.buffer_id());
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
@@ -48,7 +56,7 @@ pub(crate) fn chain_counter(rt: &Runtime, chain: usize) -> Result<MatrixCl<i32>>
         };
         let own = &mut counters[index].1;
         while own.len() <= chain {
-            own.push(MatrixCl::<i32>::zeros(1, 1)?);
+            own.push(MatrixCl::<i32>::zeros(GROUPS_DONE_SLOTS, 1)?);
         }
         Ok(own[chain].share())
     })

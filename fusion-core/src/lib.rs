@@ -93,7 +93,7 @@ pub use error::{Error, Result};
 pub use events::{Access, BufferOwner, ClEvent, EventLists, raw_handles};
 pub use expr::{Expr, IntoOperand};
 pub use gemm_config::GemmConfig;
-pub use groups_done::groups_done_counter;
+pub use groups_done::{GROUPS_DONE_SLOTS, groups_done_counter};
 pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,

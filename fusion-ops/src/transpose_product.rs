@@ -4,8 +4,9 @@
 //! The kernel walks blocks of rows with each block of `x` held in registers
 //! spread over the work-group (see `StagedMatrix`): the row-wise product
 //! `x·β` inside `v` and `x_blockᵀ·v_block` both use the held elements, so
-//! `x` is read once. Each work-group writes its sums; the column-wise
-//! reduction over the groups finishes the job.
+//! `x` is read once. Each work-group writes its sums; the last group to
+//! finish adds them up into the target (a second kernel does it instead
+//! when the groups' sums are too many for one work-group to read).
 //!
 //! How rows are spread over work items depends on what else the kernel
 //! computes (`RowBlockKind`): alone, up to 16 elements per work item in
@@ -27,11 +28,17 @@ use crate::templates::convert;
 use clfuse_core::expr::{Load, MatrixRef};
 use clfuse_core::{Access, ClType, Error, Expr, IntoOperand, MatrixCl, Result, View};
 use std::any::Any;
+use std::sync::OnceLock;
 
 /// Columns whose staged sums are added up together at the end of a
 /// row-block kernel (each work item stores this many in local memory).
 const SUM_ROUND: usize = 8;
-use std::sync::OnceLock;
+
+/// Most of the work-groups' sums per work item for which the kernel's last
+/// group adds them up itself; with more, a second kernel (one work-group
+/// per column) does. On an H200 the second kernel cost a diamonds call
+/// (`n = 5000`, 24 columns, 40 groups) 7.6 µs of device time besides its launch.
+const LAST_GROUP_READS_PER_ITEM: usize = 32;
 
 /// Most work items sharing a row of `x` for which a kernel with per-row
 /// work computes `xᵀ·v` itself by default: with more, a second pass
@@ -229,6 +236,11 @@ pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
     block_rows: OnceLock<usize>,
     /// Elements of the `sums` local buffer.
     sums_len: OnceLock<usize>,
+    /// Whether the kernel's last group writes the target (else `finish`
+    /// runs the second kernel).
+    last_group_sums: OnceLock<bool>,
+    /// This thread's finished-groups counter (one slot of it).
+    counter: OnceLock<MatrixCl<i32>>,
 }
 
 impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T, X, V> {
@@ -240,6 +252,8 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
             partial: OnceLock::new(),
             block_rows: OnceLock::new(),
             sums_len: OnceLock::new(),
+            last_group_sums: OnceLock::new(),
+            counter: OnceLock::new(),
         }
     }
 
@@ -342,6 +356,82 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
         ));
         g.statement("}");
         g.set_section(Section::Outputs);
+    }
+
+    /// The kernel's end, active when its argument `last_group_sums` is
+    /// set: each group counts itself done once its row of `partial` is
+    /// written, and the last one adds up every group's row into the target,
+    /// `slices` work items per column. A launch of one group skips the count.
+    fn generate_last_group_sums(
+        &self,
+        g: &mut Generator,
+        names: &Names,
+        last_group_sums: &str,
+        done: &str,
+        target: &str,
+    ) {
+        let t = T::CL_NAME;
+        let Names {
+            sums,
+            cols,
+            partial,
+            ..
+        } = names;
+        let slot = g.groups_done_slot();
+        let [last, all, slices, task, col, total, group, slice] =
+            std::array::from_fn(|_| g.fresh());
+        // Every barrier at the top level: PoCL miscompiled one inside the
+        // last group's branch (it corrupted the host's heap).
+        g.statements(&format!(
+            "{{
+               // The last group to finish adds every group's sums into the
+               // target: their writes are made visible before each group
+               // counts itself done.
+               barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+               if (lid == 0) {{
+                 bool {last} = {last_group_sums} && get_num_groups(0) == 1;
+                 if ({last_group_sums} && get_num_groups(0) > 1) {{
+                   mem_fence(CLK_GLOBAL_MEM_FENCE);
+                   {last} = atomic_inc(&{done}_global[{slot}]) == get_num_groups(0) - 1;
+                 }}
+                 {sums}[0] = {last};
+               }}
+               barrier(CLK_LOCAL_MEM_FENCE);
+               const bool {last} = {sums}[0] != 0;
+               barrier(CLK_LOCAL_MEM_FENCE);
+               const int {slices} = max(1, lsize / max(1, {cols}));
+               if ({last}) {{
+                 // Read past any cache that may hold stale sums.
+                 mem_fence(CLK_GLOBAL_MEM_FENCE);
+                 volatile __global const {t}* {all} = {partial}_global;
+                 for (int {task} = lid; {task} < {cols} * {slices}; {task} += lsize) {{
+                   const int {col} = {task} % {cols};
+                   {t} {total} = 0;
+                   for (int {group} = {task} / {cols}; {group} < get_num_groups(0); {group} += {slices}) {{
+                     {total} += {all}[{group} + {partial}_rows * {col}];
+                   }}
+                   if ({slices} == 1) {{
+                     {target}_global[{col}] = {total};
+                   }} else {{
+                     {sums}[{task}] = {total};
+                   }}
+                 }}
+               }}
+               barrier(CLK_LOCAL_MEM_FENCE);
+               if ({last} && {slices} > 1) {{
+                 for (int {col} = lid; {col} < {cols}; {col} += lsize) {{
+                   {t} {total} = 0;
+                   for (int {slice} = 0; {slice} < {slices}; {slice}++) {{
+                     {total} += {sums}[{col} + {cols} * {slice}];
+                   }}
+                   {target}_global[{col}] = {total};
+                 }}
+               }}
+               if ({last} && lid == 0 && get_num_groups(0) > 1) {{
+                 {done}_global[{slot}] = 0;
+               }}
+             }}"
+        ));
     }
 
     /// Whether `v` reads `x` (its row-wise product, say): binding `v` after
@@ -458,6 +548,16 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             _ => self.x_cols().max(launch.local[0]),
         };
         let _ = self.sums_len.set(sums_len);
+        let groups = launch.row_groups().max(1);
+        let cols = self.x_cols();
+        let _ = self.last_group_sums.set(
+            launch.rows > 0
+                && cols > 0
+                && groups * cols <= LAST_GROUP_READS_PER_ITEM * launch.local[0].max(1),
+        );
+        let _ = self.counter.set(clfuse_core::groups_done_counter(
+            clfuse_core::Runtime::get()?,
+        )?);
         Ok(())
     }
 
@@ -472,8 +572,16 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         b.local(self.sums_len.get().copied().unwrap_or(1).max(1) * size);
         b.int(self.x_cols() as i32);
         if let Some(p) = self.partial.get() {
-            b.matrix(p, Access::Write, false);
+            // Read back by the last group.
+            b.matrix(p, Access::ReadWrite, false);
         }
+        b.int(i32::from(
+            self.last_group_sums.get().copied().unwrap_or(false),
+        ));
+        if let Some(counter) = self.counter.get() {
+            b.matrix(counter, Access::ReadWrite, false);
+        }
+        b.matrix(self.target, Access::Write, false);
         self.product.0.bind(b);
     }
 
@@ -491,6 +599,17 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let partial_id = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
         let partial = g.buffer(partial_id, t, false);
         g.mark_written(partial_id);
+        let last_group_sums = g.value_param("int");
+        // Before `prepare` (kernel_source) there is no counter yet; the
+        // identity only has to be distinct from every bound buffer.
+        let counter_id =
+            Identity::Buffer(self.counter.get().map_or(u64::MAX - 1, MatrixCl::buffer_id));
+        let done = g.buffer(counter_id, "int", false);
+        g.mark_written(counter_id);
+        let target_id = Identity::Buffer(self.target.buffer_id());
+        let target = g.buffer(target_id, t, false);
+        g.mark_written(target_id);
+        g.use_local_ids();
         let names = Names {
             block_values,
             sums,
@@ -506,6 +625,8 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             Some(staged) => self.generate_staged(g, &staged, &v, &names),
             None => self.generate_generic(g, &v, &names),
         }
+        g.set_section(Section::After);
+        self.generate_last_group_sums(g, &names, &last_group_sums, &done, &target);
         g.set_section(Section::Outputs);
     }
 
@@ -517,7 +638,7 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         if self.target.rows() > 0 {
             if launch.rows == 0 {
                 self.target.fill(T::default())?;
-            } else {
+            } else if self.last_group_sums.get() != Some(&true) {
                 // The second step: each column's sums over the work-groups,
                 // one work-group per column, written straight into the target.
                 run_direct(&ColwiseAssignment::<T, SumOp, _>::last_step(
@@ -544,6 +665,56 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
     }
 
     fn copy_from_temporaries(&self, _temps: &mut std::vec::IntoIter<Box<dyn Any>>) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch_shape::LaunchShape;
+    use crate::prelude::*;
+    use clfuse_core::Runtime;
+
+    /// Whether the kernel's last group, not a second kernel, would add up
+    /// the groups' sums of `xᵀ·v` for this `x`.
+    fn ends_in_kernel(x: &MatrixCl<f64>, v: &MatrixCl<f64>) -> Result<bool> {
+        let target = MatrixCl::<f64>::uninitialized(x.cols(), 1)?;
+        let assignment =
+            TransposeProductAssignment::new(&target, transpose_vector_multiply(x, v).0);
+        let launch = LaunchShape::choose(x.rows(), 1, assignment.schedule(), Runtime::get()?);
+        assignment.prepare(&launch)?;
+        Ok(assignment.last_group_sums.get() == Some(&true))
+    }
+
+    #[test]
+    fn the_last_group_or_a_second_kernel_adds_up_the_groups_sums() -> Result<()> {
+        let mut ends = Vec::new();
+        // One group, several groups, and several groups of many columns
+        // (too many sums for one group to add up: a second kernel).
+        for (n, p) in [(1, 4), (33, 5), (100_003, 3), (2_001, 7), (256, 4_096)] {
+            let xs: Vec<f64> = (0..n * p).map(|k| ((k * 7) % 13) as f64 - 6.0).collect();
+            let vs: Vec<f64> = (0..n).map(|i| ((i * 5) % 11) as f64 / 4.0 - 1.0).collect();
+            let x = MatrixCl::from_slice(n, p, &xs)?;
+            let v = MatrixCl::from_slice(n, 1, &vs)?;
+            ends.push(ends_in_kernel(&x, &v)?);
+            // Twice: the second launch finds the counter set back to zero.
+            for _ in 0..2 {
+                let got = transpose_vector_multiply(&x, &v).eval()?.to_vec()?;
+                for (j, got) in got.iter().enumerate() {
+                    let want: f64 = (0..n).map(|i| xs[i + n * j] * vs[i]).sum();
+                    assert!(
+                        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                        "{n} x {p}, column {j}: {got} against {want}"
+                    );
+                }
+            }
+        }
+        assert!(ends.contains(&true), "{ends:?}");
+        // The widest needs more than two groups to leave it to a second kernel.
+        if Runtime::get()?.device_info().compute_units >= 2 {
+            assert!(ends.contains(&false), "{ends:?}");
+        }
         Ok(())
     }
 }

@@ -44,9 +44,14 @@ __kernel void calculate(
     int var45,
     __global double* restrict var46_global,
     int var46_rows,
-    __global double* restrict var60_global,
-    int var60_rows,
-    __local double* var61_local,
+    int var47,
+    __global int* restrict var48_global,
+    int var48_rows,
+    __global double* restrict var49_global,
+    int var49_rows,
+    __global double* restrict var71_global,
+    int var71_rows,
+    __local double* var72_local,
     int rows,
     int cols,
     int block_rows) {
@@ -128,8 +133,8 @@ __kernel void calculate(
   }
   __local double var13[512];
   double var39 = 0;
-  double var47[25] = {0};
-  double var59 = 0;
+  double var50[25] = {0};
+  double var70 = 0;
   for (int block = get_group_id(0) * block_rows, parity = 0; block < rows; block += get_num_groups(0) * block_rows, parity ^= 1) {
     const int rows_here = min(block_rows, rows - block);
     #pragma unroll
@@ -176,7 +181,7 @@ __kernel void calculate(
       double var36 = -var35;
       #pragma unroll
       for (int k = 0; k < 25; k++) {
-        var47[k] += var3[k] * var33;
+        var50[k] += var3[k] * var33;
       }
       if (tile_col == 0) {
         if (!(var11)) {
@@ -186,7 +191,7 @@ __kernel void calculate(
           atomic_min(&var38_global[0], i + rows * j);
         }
         var39 = var39 + var33;
-        var59 = var59 + var36;
+        var70 = var70 + var36;
       }
     }
   }
@@ -201,148 +206,196 @@ __kernel void calculate(
   if (lid == 0 && j < cols) {
     var40_global[get_group_id(0) + get_num_groups(0) * j] = var41_local[0];
   }
-  var44_local[lid * 8 + 0] = var47[0];
-  var44_local[lid * 8 + 1] = var47[1];
-  var44_local[lid * 8 + 2] = var47[2];
-  var44_local[lid * 8 + 3] = var47[3];
-  var44_local[lid * 8 + 4] = var47[4];
-  var44_local[lid * 8 + 5] = var47[5];
-  var44_local[lid * 8 + 6] = var47[6];
-  var44_local[lid * 8 + 7] = var47[7];
+  var44_local[lid * 8 + 0] = var50[0];
+  var44_local[lid * 8 + 1] = var50[1];
+  var44_local[lid * 8 + 2] = var50[2];
+  var44_local[lid * 8 + 3] = var50[3];
+  var44_local[lid * 8 + 4] = var50[4];
+  var44_local[lid * 8 + 5] = var50[5];
+  var44_local[lid * 8 + 6] = var50[6];
+  var44_local[lid * 8 + 7] = var50[7];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var48 = tile_col_step * 8;
-    const int var49 = max(1, lsize / var48);
-    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
-      const int var51 = var50 % var48;
-      const int var52 = var50 / var48;
-      const int var53 = var51 / 8;
-      const int var54 = var51 % 8;
-      double var55 = 0;
-      for (int var56 = var52; var56 < block_rows; var56 += var49) {
-        var55 += var44_local[(var53 * block_rows + var56) * 8 + var54];
+    const int var51 = tile_col_step * 8;
+    const int var52 = max(1, lsize / var51);
+    for (int var53 = lid; var53 < var51 * var52; var53 += lsize) {
+      const int var54 = var53 % var51;
+      const int var55 = var53 / var51;
+      const int var56 = var54 / 8;
+      const int var57 = var54 % 8;
+      double var58 = 0;
+      for (int var59 = var55; var59 < block_rows; var59 += var52) {
+        var58 += var44_local[(var56 * block_rows + var59) * 8 + var57];
       }
-      var44_local[lsize * 8 + var50] = var55;
+      var44_local[lsize * 8 + var53] = var58;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var51 = lid; var51 < var48; var51 += lsize) {
-      double var57 = 0;
-      for (int var52 = 0; var52 < var49; var52++) {
-        var57 += var44_local[lsize * 8 + var52 * var48 + var51];
+    for (int var54 = lid; var54 < var51; var54 += lsize) {
+      double var60 = 0;
+      for (int var55 = 0; var55 < var52; var55++) {
+        var60 += var44_local[lsize * 8 + var55 * var51 + var54];
       }
-      const int var58 = var51 / 8 + tile_col_step * (var51 % 8);
-      if (var58 < var45) {
-        var46_global[get_group_id(0) + var46_rows * var58] = var57;
+      const int var61 = var54 / 8 + tile_col_step * (var54 % 8);
+      if (var61 < var45) {
+        var46_global[get_group_id(0) + var46_rows * var61] = var60;
       }
     }
   }
-  var44_local[lid * 8 + 0] = var47[8];
-  var44_local[lid * 8 + 1] = var47[9];
-  var44_local[lid * 8 + 2] = var47[10];
-  var44_local[lid * 8 + 3] = var47[11];
-  var44_local[lid * 8 + 4] = var47[12];
-  var44_local[lid * 8 + 5] = var47[13];
-  var44_local[lid * 8 + 6] = var47[14];
-  var44_local[lid * 8 + 7] = var47[15];
+  var44_local[lid * 8 + 0] = var50[8];
+  var44_local[lid * 8 + 1] = var50[9];
+  var44_local[lid * 8 + 2] = var50[10];
+  var44_local[lid * 8 + 3] = var50[11];
+  var44_local[lid * 8 + 4] = var50[12];
+  var44_local[lid * 8 + 5] = var50[13];
+  var44_local[lid * 8 + 6] = var50[14];
+  var44_local[lid * 8 + 7] = var50[15];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var48 = tile_col_step * 8;
-    const int var49 = max(1, lsize / var48);
-    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
-      const int var51 = var50 % var48;
-      const int var52 = var50 / var48;
-      const int var53 = var51 / 8;
-      const int var54 = var51 % 8;
-      double var55 = 0;
-      for (int var56 = var52; var56 < block_rows; var56 += var49) {
-        var55 += var44_local[(var53 * block_rows + var56) * 8 + var54];
+    const int var51 = tile_col_step * 8;
+    const int var52 = max(1, lsize / var51);
+    for (int var53 = lid; var53 < var51 * var52; var53 += lsize) {
+      const int var54 = var53 % var51;
+      const int var55 = var53 / var51;
+      const int var56 = var54 / 8;
+      const int var57 = var54 % 8;
+      double var58 = 0;
+      for (int var59 = var55; var59 < block_rows; var59 += var52) {
+        var58 += var44_local[(var56 * block_rows + var59) * 8 + var57];
       }
-      var44_local[lsize * 8 + var50] = var55;
+      var44_local[lsize * 8 + var53] = var58;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var51 = lid; var51 < var48; var51 += lsize) {
-      double var57 = 0;
-      for (int var52 = 0; var52 < var49; var52++) {
-        var57 += var44_local[lsize * 8 + var52 * var48 + var51];
+    for (int var54 = lid; var54 < var51; var54 += lsize) {
+      double var60 = 0;
+      for (int var55 = 0; var55 < var52; var55++) {
+        var60 += var44_local[lsize * 8 + var55 * var51 + var54];
       }
-      const int var58 = var51 / 8 + tile_col_step * (8 + var51 % 8);
-      if (var58 < var45) {
-        var46_global[get_group_id(0) + var46_rows * var58] = var57;
+      const int var61 = var54 / 8 + tile_col_step * (8 + var54 % 8);
+      if (var61 < var45) {
+        var46_global[get_group_id(0) + var46_rows * var61] = var60;
       }
     }
   }
-  var44_local[lid * 8 + 0] = var47[16];
-  var44_local[lid * 8 + 1] = var47[17];
-  var44_local[lid * 8 + 2] = var47[18];
-  var44_local[lid * 8 + 3] = var47[19];
-  var44_local[lid * 8 + 4] = var47[20];
-  var44_local[lid * 8 + 5] = var47[21];
-  var44_local[lid * 8 + 6] = var47[22];
-  var44_local[lid * 8 + 7] = var47[23];
+  var44_local[lid * 8 + 0] = var50[16];
+  var44_local[lid * 8 + 1] = var50[17];
+  var44_local[lid * 8 + 2] = var50[18];
+  var44_local[lid * 8 + 3] = var50[19];
+  var44_local[lid * 8 + 4] = var50[20];
+  var44_local[lid * 8 + 5] = var50[21];
+  var44_local[lid * 8 + 6] = var50[22];
+  var44_local[lid * 8 + 7] = var50[23];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var48 = tile_col_step * 8;
-    const int var49 = max(1, lsize / var48);
-    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
-      const int var51 = var50 % var48;
-      const int var52 = var50 / var48;
-      const int var53 = var51 / 8;
-      const int var54 = var51 % 8;
-      double var55 = 0;
-      for (int var56 = var52; var56 < block_rows; var56 += var49) {
-        var55 += var44_local[(var53 * block_rows + var56) * 8 + var54];
+    const int var51 = tile_col_step * 8;
+    const int var52 = max(1, lsize / var51);
+    for (int var53 = lid; var53 < var51 * var52; var53 += lsize) {
+      const int var54 = var53 % var51;
+      const int var55 = var53 / var51;
+      const int var56 = var54 / 8;
+      const int var57 = var54 % 8;
+      double var58 = 0;
+      for (int var59 = var55; var59 < block_rows; var59 += var52) {
+        var58 += var44_local[(var56 * block_rows + var59) * 8 + var57];
       }
-      var44_local[lsize * 8 + var50] = var55;
+      var44_local[lsize * 8 + var53] = var58;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var51 = lid; var51 < var48; var51 += lsize) {
-      double var57 = 0;
-      for (int var52 = 0; var52 < var49; var52++) {
-        var57 += var44_local[lsize * 8 + var52 * var48 + var51];
+    for (int var54 = lid; var54 < var51; var54 += lsize) {
+      double var60 = 0;
+      for (int var55 = 0; var55 < var52; var55++) {
+        var60 += var44_local[lsize * 8 + var55 * var51 + var54];
       }
-      const int var58 = var51 / 8 + tile_col_step * (16 + var51 % 8);
-      if (var58 < var45) {
-        var46_global[get_group_id(0) + var46_rows * var58] = var57;
+      const int var61 = var54 / 8 + tile_col_step * (16 + var54 % 8);
+      if (var61 < var45) {
+        var46_global[get_group_id(0) + var46_rows * var61] = var60;
       }
     }
   }
-  var44_local[lid * 1 + 0] = var47[24];
+  var44_local[lid * 1 + 0] = var50[24];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var48 = tile_col_step * 1;
-    const int var49 = max(1, lsize / var48);
-    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
-      const int var51 = var50 % var48;
-      const int var52 = var50 / var48;
-      const int var53 = var51 / 1;
-      const int var54 = var51 % 1;
-      double var55 = 0;
-      for (int var56 = var52; var56 < block_rows; var56 += var49) {
-        var55 += var44_local[(var53 * block_rows + var56) * 1 + var54];
+    const int var51 = tile_col_step * 1;
+    const int var52 = max(1, lsize / var51);
+    for (int var53 = lid; var53 < var51 * var52; var53 += lsize) {
+      const int var54 = var53 % var51;
+      const int var55 = var53 / var51;
+      const int var56 = var54 / 1;
+      const int var57 = var54 % 1;
+      double var58 = 0;
+      for (int var59 = var55; var59 < block_rows; var59 += var52) {
+        var58 += var44_local[(var56 * block_rows + var59) * 1 + var57];
       }
-      var44_local[lsize * 1 + var50] = var55;
+      var44_local[lsize * 1 + var53] = var58;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var51 = lid; var51 < var48; var51 += lsize) {
-      double var57 = 0;
-      for (int var52 = 0; var52 < var49; var52++) {
-        var57 += var44_local[lsize * 1 + var52 * var48 + var51];
+    for (int var54 = lid; var54 < var51; var54 += lsize) {
+      double var60 = 0;
+      for (int var55 = 0; var55 < var52; var55++) {
+        var60 += var44_local[lsize * 1 + var55 * var51 + var54];
       }
-      const int var58 = var51 / 1 + tile_col_step * (24 + var51 % 1);
-      if (var58 < var45) {
-        var46_global[get_group_id(0) + var46_rows * var58] = var57;
+      const int var61 = var54 / 1 + tile_col_step * (24 + var54 % 1);
+      if (var61 < var45) {
+        var46_global[get_group_id(0) + var46_rows * var61] = var60;
       }
     }
   }
-  var61_local[lid] = var59;
+  {
+    // The last group to finish adds every group's sums into the
+    // target: their writes are made visible before each group
+    // counts itself done.
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+      bool var62 = var47 && get_num_groups(0) == 1;
+      if (var47 && get_num_groups(0) > 1) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        var62 = atomic_inc(&var48_global[0]) == get_num_groups(0) - 1;
+      }
+      var44_local[0] = var62;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool var62 = var44_local[0] != 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int var64 = max(1, lsize / max(1, var45));
+    if (var62) {
+      // Read past any cache that may hold stale sums.
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      volatile __global const double* var63 = var46_global;
+      for (int var65 = lid; var65 < var45 * var64; var65 += lsize) {
+        const int var66 = var65 % var45;
+        double var67 = 0;
+        for (int var68 = var65 / var45; var68 < get_num_groups(0); var68 += var64) {
+          var67 += var63[var68 + var46_rows * var66];
+        }
+        if (var64 == 1) {
+          var49_global[var66] = var67;
+        } else {
+          var44_local[var65] = var67;
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (var62 && var64 > 1) {
+      for (int var66 = lid; var66 < var45; var66 += lsize) {
+        double var67 = 0;
+        for (int var69 = 0; var69 < var64; var69++) {
+          var67 += var44_local[var66 + var45 * var69];
+        }
+        var49_global[var66] = var67;
+      }
+    }
+    if (var62 && lid == 0 && get_num_groups(0) > 1) {
+      var48_global[0] = 0;
+    }
+  }
+  var72_local[lid] = var70;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int var62 = lsize / 2; var62 > 0; var62 /= 2) {
-    if (lid < var62) {
-      var61_local[lid] = var61_local[lid] + var61_local[lid + var62];
+  for (int var73 = lsize / 2; var73 > 0; var73 /= 2) {
+    if (lid < var73) {
+      var72_local[lid] = var72_local[lid] + var72_local[lid + var73];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0 && j < cols) {
-    var60_global[get_group_id(0) + get_num_groups(0) * j] = var61_local[0];
+    var71_global[get_group_id(0) + get_num_groups(0) * j] = var72_local[0];
   }
 }

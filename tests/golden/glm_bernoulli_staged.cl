@@ -44,9 +44,14 @@ __kernel void calculate(
     int var42,
     __global double* restrict var43_global,
     int var43_rows,
-    __global double* restrict var57_global,
-    int var57_rows,
-    __local double* var58_local,
+    int var44,
+    __global int* restrict var45_global,
+    int var45_rows,
+    __global double* restrict var46_global,
+    int var46_rows,
+    __global double* restrict var68_global,
+    int var68_rows,
+    __local double* var69_local,
     int rows,
     int cols,
     int block_rows) {
@@ -71,8 +76,8 @@ __kernel void calculate(
     }
   }
   double var36 = 0;
-  double var44[10] = {0};
-  double var56 = 0;
+  double var47[10] = {0};
+  double var67 = 0;
   for (int block = get_group_id(0) * block_rows; block < rows; block += get_num_groups(0) * block_rows) {
     const int rows_here = min(block_rows, rows - block);
     #pragma unroll
@@ -109,7 +114,7 @@ __kernel void calculate(
       double var33 = -var32;
       #pragma unroll
       for (int k = 0; k < 10; k++) {
-        var44[k] += var3[k] * var30;
+        var47[k] += var3[k] * var30;
       }
       if (!(var11)) {
         atomic_min(&var34_global[0], i + rows * j);
@@ -118,7 +123,7 @@ __kernel void calculate(
         atomic_min(&var35_global[0], i + rows * j);
       }
       var36 = var36 + var30;
-      var56 = var56 + var33;
+      var67 = var67 + var33;
     }
   }
   var38_local[lid] = var36;
@@ -132,79 +137,127 @@ __kernel void calculate(
   if (lid == 0 && j < cols) {
     var37_global[get_group_id(0) + get_num_groups(0) * j] = var38_local[0];
   }
-  var41_local[lid * 8 + 0] = var44[0];
-  var41_local[lid * 8 + 1] = var44[1];
-  var41_local[lid * 8 + 2] = var44[2];
-  var41_local[lid * 8 + 3] = var44[3];
-  var41_local[lid * 8 + 4] = var44[4];
-  var41_local[lid * 8 + 5] = var44[5];
-  var41_local[lid * 8 + 6] = var44[6];
-  var41_local[lid * 8 + 7] = var44[7];
+  var41_local[lid * 8 + 0] = var47[0];
+  var41_local[lid * 8 + 1] = var47[1];
+  var41_local[lid * 8 + 2] = var47[2];
+  var41_local[lid * 8 + 3] = var47[3];
+  var41_local[lid * 8 + 4] = var47[4];
+  var41_local[lid * 8 + 5] = var47[5];
+  var41_local[lid * 8 + 6] = var47[6];
+  var41_local[lid * 8 + 7] = var47[7];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var45 = tile_col_step * 8;
-    const int var46 = max(1, lsize / var45);
-    for (int var47 = lid; var47 < var45 * var46; var47 += lsize) {
-      const int var48 = var47 % var45;
-      const int var49 = var47 / var45;
-      const int var50 = var48 / 8;
-      const int var51 = var48 % 8;
-      double var52 = 0;
-      for (int var53 = var49; var53 < block_rows; var53 += var46) {
-        var52 += var41_local[(var50 * block_rows + var53) * 8 + var51];
+    const int var48 = tile_col_step * 8;
+    const int var49 = max(1, lsize / var48);
+    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
+      const int var51 = var50 % var48;
+      const int var52 = var50 / var48;
+      const int var53 = var51 / 8;
+      const int var54 = var51 % 8;
+      double var55 = 0;
+      for (int var56 = var52; var56 < block_rows; var56 += var49) {
+        var55 += var41_local[(var53 * block_rows + var56) * 8 + var54];
       }
-      var41_local[lsize * 8 + var47] = var52;
+      var41_local[lsize * 8 + var50] = var55;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var48 = lid; var48 < var45; var48 += lsize) {
-      double var54 = 0;
-      for (int var49 = 0; var49 < var46; var49++) {
-        var54 += var41_local[lsize * 8 + var49 * var45 + var48];
+    for (int var51 = lid; var51 < var48; var51 += lsize) {
+      double var57 = 0;
+      for (int var52 = 0; var52 < var49; var52++) {
+        var57 += var41_local[lsize * 8 + var52 * var48 + var51];
       }
-      const int var55 = var48 / 8 + tile_col_step * (var48 % 8);
-      if (var55 < var42) {
-        var43_global[get_group_id(0) + var43_rows * var55] = var54;
+      const int var58 = var51 / 8 + tile_col_step * (var51 % 8);
+      if (var58 < var42) {
+        var43_global[get_group_id(0) + var43_rows * var58] = var57;
       }
     }
   }
-  var41_local[lid * 2 + 0] = var44[8];
-  var41_local[lid * 2 + 1] = var44[9];
+  var41_local[lid * 2 + 0] = var47[8];
+  var41_local[lid * 2 + 1] = var47[9];
   barrier(CLK_LOCAL_MEM_FENCE);
   {
-    const int var45 = tile_col_step * 2;
-    const int var46 = max(1, lsize / var45);
-    for (int var47 = lid; var47 < var45 * var46; var47 += lsize) {
-      const int var48 = var47 % var45;
-      const int var49 = var47 / var45;
-      const int var50 = var48 / 2;
-      const int var51 = var48 % 2;
-      double var52 = 0;
-      for (int var53 = var49; var53 < block_rows; var53 += var46) {
-        var52 += var41_local[(var50 * block_rows + var53) * 2 + var51];
+    const int var48 = tile_col_step * 2;
+    const int var49 = max(1, lsize / var48);
+    for (int var50 = lid; var50 < var48 * var49; var50 += lsize) {
+      const int var51 = var50 % var48;
+      const int var52 = var50 / var48;
+      const int var53 = var51 / 2;
+      const int var54 = var51 % 2;
+      double var55 = 0;
+      for (int var56 = var52; var56 < block_rows; var56 += var49) {
+        var55 += var41_local[(var53 * block_rows + var56) * 2 + var54];
       }
-      var41_local[lsize * 2 + var47] = var52;
+      var41_local[lsize * 2 + var50] = var55;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int var48 = lid; var48 < var45; var48 += lsize) {
-      double var54 = 0;
-      for (int var49 = 0; var49 < var46; var49++) {
-        var54 += var41_local[lsize * 2 + var49 * var45 + var48];
+    for (int var51 = lid; var51 < var48; var51 += lsize) {
+      double var57 = 0;
+      for (int var52 = 0; var52 < var49; var52++) {
+        var57 += var41_local[lsize * 2 + var52 * var48 + var51];
       }
-      const int var55 = var48 / 2 + tile_col_step * (8 + var48 % 2);
-      if (var55 < var42) {
-        var43_global[get_group_id(0) + var43_rows * var55] = var54;
+      const int var58 = var51 / 2 + tile_col_step * (8 + var51 % 2);
+      if (var58 < var42) {
+        var43_global[get_group_id(0) + var43_rows * var58] = var57;
       }
     }
   }
-  var58_local[lid] = var56;
+  {
+    // The last group to finish adds every group's sums into the
+    // target: their writes are made visible before each group
+    // counts itself done.
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+      bool var59 = var44 && get_num_groups(0) == 1;
+      if (var44 && get_num_groups(0) > 1) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        var59 = atomic_inc(&var45_global[0]) == get_num_groups(0) - 1;
+      }
+      var41_local[0] = var59;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool var59 = var41_local[0] != 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int var61 = max(1, lsize / max(1, var42));
+    if (var59) {
+      // Read past any cache that may hold stale sums.
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
+      volatile __global const double* var60 = var43_global;
+      for (int var62 = lid; var62 < var42 * var61; var62 += lsize) {
+        const int var63 = var62 % var42;
+        double var64 = 0;
+        for (int var65 = var62 / var42; var65 < get_num_groups(0); var65 += var61) {
+          var64 += var60[var65 + var43_rows * var63];
+        }
+        if (var61 == 1) {
+          var46_global[var63] = var64;
+        } else {
+          var41_local[var62] = var64;
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (var59 && var61 > 1) {
+      for (int var63 = lid; var63 < var42; var63 += lsize) {
+        double var64 = 0;
+        for (int var66 = 0; var66 < var61; var66++) {
+          var64 += var41_local[var63 + var42 * var66];
+        }
+        var46_global[var63] = var64;
+      }
+    }
+    if (var59 && lid == 0 && get_num_groups(0) > 1) {
+      var45_global[0] = 0;
+    }
+  }
+  var69_local[lid] = var67;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int var59 = lsize / 2; var59 > 0; var59 /= 2) {
-    if (lid < var59) {
-      var58_local[lid] = var58_local[lid] + var58_local[lid + var59];
+  for (int var70 = lsize / 2; var70 > 0; var70 /= 2) {
+    if (lid < var70) {
+      var69_local[lid] = var69_local[lid] + var69_local[lid + var70];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0 && j < cols) {
-    var57_global[get_group_id(0) + get_num_groups(0) * j] = var58_local[0];
+    var68_global[get_group_id(0) + get_num_groups(0) * j] = var69_local[0];
   }
 }

@@ -343,10 +343,19 @@ fn two_products_of_one_matrix_in_one_step() -> Result<()> {
 }
 
 /// One coefficient vector through products of two matrices in one step:
-/// two sums for one variable, written and then added by one work item.
+/// two sums for one variable, written and then added by one work item. At
+/// 20 011 rows the kernel has several work-groups, and each product's last
+/// group adds up its groups' sums (a slot of the counter each).
 #[test]
 fn one_coefficient_through_two_matrices() -> Result<()> {
-    let (n, p) = (29, 3);
+    for n in [29, 20_011] {
+        one_coefficient_through_two_matrices_of(n)?;
+    }
+    Ok(())
+}
+
+fn one_coefficient_through_two_matrices_of(n: usize) -> Result<()> {
+    let p = 3;
     let (x1s, x2s) = (values(n * p, 17.5), values(n * p, 18.5));
     let x1 = MatrixCl::from_slice(n, p, &x1s)?;
     let x2 = MatrixCl::from_slice(n, p, &x2s)?;
@@ -365,6 +374,11 @@ fn one_coefficient_through_two_matrices() -> Result<()> {
         .zip(transpose_product(&x2s, n, p, &vec![1.0; n]))
         .map(|(a, b)| a + b)
         .collect();
-    close("two matrices", &beta.adjoint().to_vec()?, &want, 1e-10);
+    close(
+        &format!("two matrices, n = {n}"),
+        &beta.adjoint().to_vec()?,
+        &want,
+        1e-10,
+    );
     rev::clear()
 }

@@ -134,6 +134,9 @@ pub struct Generator {
     /// The gathers checking their indices, by node address: each one's slot
     /// in the gather flags (see [`gather_flags`](Self::gather_flags)).
     gathers: Vec<usize>,
+    /// Slots of the finished-groups counter taken so far (see
+    /// [`groups_done_slot`](Self::groups_done_slot)).
+    groups_done_slots: usize,
 }
 
 impl Default for Generator {
@@ -207,6 +210,7 @@ impl Generator {
             uniform: std::collections::HashSet::new(),
             reciprocals: std::collections::HashMap::new(),
             gathers: Vec::new(),
+            groups_done_slots: 0,
         }
     }
 
@@ -472,6 +476,24 @@ impl Generator {
     /// Declares that the kernel uses `lid` / `lsize` (local id and size along rows).
     pub fn use_local_ids(&mut self) {
         self.needs_local_size = true;
+    }
+
+    /// A slot of the finished-groups counter (`clfuse_core::groups_done_counter`)
+    /// for one reduction of this kernel that ends in a last-group step, so
+    /// that several such reductions count their groups apart. Past the
+    /// counter's [`GROUPS_DONE_SLOTS`](clfuse_core::GROUPS_DONE_SLOTS) the
+    /// kernel carries an `#error`: it fails to build with that message
+    /// rather than share a count.
+    pub fn groups_done_slot(&mut self) -> usize {
+        let slot = self.groups_done_slots;
+        self.groups_done_slots += 1;
+        if slot >= clfuse_core::GROUPS_DONE_SLOTS {
+            self.helper(format!(
+                "#error \"more than {} reductions end in a last-group step in one kernel\"",
+                clfuse_core::GROUPS_DONE_SLOTS
+            ));
+        }
+        slot
     }
 
     /// Records that the statements cannot be a GEMM's epilogue (see

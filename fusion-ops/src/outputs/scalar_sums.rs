@@ -162,6 +162,7 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
         g.mark_written(group_sums);
         let done = g.buffer(counter, "int", false);
         g.mark_written(counter);
+        let slot = g.groups_done_slot();
         let targets: Vec<String> = std::iter::once(self.lead.0)
             .chain(self.sums.iter().map(|(t, _)| *t))
             .map(|t| {
@@ -215,7 +216,7 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
              // are made visible before each group counts itself done.
              if (lid == 0) {{
                mem_fence(CLK_GLOBAL_MEM_FENCE);
-               {scratch}[0] = atomic_inc(&{done}_global[0]) == get_num_groups(0) - 1;
+               {scratch}[0] = atomic_inc(&{done}_global[{slot}]) == get_num_groups(0) - 1;
              }}
              barrier(CLK_LOCAL_MEM_FENCE);
              const bool last_group = {scratch}[0] != 0;
@@ -235,7 +236,7 @@ impl<T: ClType, L: Operation, E: Operation> OutputList for ScalarSums<'_, T, L, 
                {tree}
                if (lid == 0) {{
                  {totals}
-                 {done}_global[0] = 0;
+                 {done}_global[{slot}] = 0;
                }}
              }}
              }}

@@ -47,6 +47,10 @@ test: opencl
 	# shared by work items, blocks prefetched) or never; rows split finer.
 	FUSION_GLM_ONE_PASS=2 FUSION_STAGED_PER_WORK_ITEM=4 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
 	FUSION_GLM_ONE_PASS=0 FUSION_ROW_BLOCK_PREFETCH=0 FUSION_ROW_BLOCK_GROUP_SIZE=64 $(TESTS) --test glm --test ops -- glm:: ops_transpose_product:: --skip golden_glm::
+	# xᵀ·v's groups' sums added up by its kernel's last group, on by default
+	# only on GPUs (PoCL builds the ending's barriers slowly): its unit test,
+	# the products, the GLMs and the likelihoods reading products inline.
+	FUSION_LAST_GROUP_SUMS=1 $(TESTS) --lib --test ops --test glm --test rev -- transpose_product glm:: rev_inline_products:: --skip golden_glm::
 	# Sweeps (small launches run as one kernel), on by default only on GPUs:
 	# the launch-count and reverse-pass tests with them on. (Not every test:
 	# PoCL compiles a sweep of large kernels slowly, for minutes: not rev_replay, whose

@@ -3,7 +3,8 @@
 # work-groups' sums itself (its last group), instead of a second kernel.
 # Compares the build before (.gpu/old/) with this one (.gpu/) in one lease
 # (device tool, carry .gpu):
-#   bash scripts/last_group_gpu.sh tests   the ops, glm and rev tests and fusion-ops' own
+#   bash scripts/last_group_gpu.sh tests   the ops, glm and rev tests and fusion-ops' own; then
+#                                          those of xᵀ·v with FUSION_LAST_GROUP_SUMS=0
 #   bash scripts/last_group_gpu.sh bench   the dist suite, before / after alternating, profiles;
 #                                          then the GLM suite, before / after alternating
 #   bash scripts/last_group_gpu.sh ab      the dist suite only, three times two alternating rounds
@@ -21,6 +22,12 @@ case $1 in
     run_tests "ops_lib_tests transpose_product" "ops_lib_tests scalar_sums" \
       "ops_tests transpose" "glm_tests glm" "rev_tests rev_"
     cp $W/*.txt "$OUT/" 2>/dev/null
+    # The second kernel on the GPU too (the CPUs' default).
+    echo "== FUSION_LAST_GROUP_SUMS=0" >> "$S"
+    W=/tmp/tests-off; mkdir -p $W; mkdir -p "$OUT/ending-off"
+    FUSION_LAST_GROUP_SUMS=0 run_tests "ops_lib_tests transpose_product" \
+      "ops_tests transpose" "glm_tests glm" "rev_tests rev_inline_products"
+    cp $W/*.txt "$OUT/ending-off/" 2>/dev/null
     cat "$S" ;;
   bench)
     dist_ab build build

@@ -132,10 +132,17 @@ pub struct Tuning {
     /// kernel was written: on NVIDIA's driver every argument costs the host
     /// time at each enqueue.
     pub compact_launches: Option<bool>,
+    /// Whether a kernel computing `xᵀ·v` ends with its last work-group
+    /// adding up every group's sums, when they are few enough, instead of
+    /// leaving them to a second kernel (`FUSION_LAST_GROUP_SUMS`, 0 or 1;
+    /// default 1 on GPUs, 0 elsewhere: PoCL takes seconds to build the
+    /// ending's barriers into a large kernel, and a CPU's second launch
+    /// costs little).
+    pub last_group_sums: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 21] = [
+pub const TUNING_VARIABLES: [&str; 22] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -157,6 +164,7 @@ pub const TUNING_VARIABLES: [&str; 21] = [
     "FUSION_BIND_REPLAYS",
     "FUSION_BATCH_CHAINS",
     "FUSION_COMPACT_LAUNCHES",
+    "FUSION_LAST_GROUP_SUMS",
 ];
 
 impl Tuning {
@@ -242,6 +250,9 @@ impl Tuning {
                 .transpose()?,
             compact_launches: lookup("FUSION_COMPACT_LAUNCHES")
                 .map(|text| parse_flag("FUSION_COMPACT_LAUNCHES", &text))
+                .transpose()?,
+            last_group_sums: lookup("FUSION_LAST_GROUP_SUMS")
+                .map(|text| parse_flag("FUSION_LAST_GROUP_SUMS", &text))
                 .transpose()?,
         };
         tuning.validate()?;

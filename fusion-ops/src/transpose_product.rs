@@ -239,6 +239,8 @@ pub struct TransposeProductAssignment<'t, T: ClType, X, V> {
     /// Whether the kernel's last group writes the target (else `finish`
     /// runs the second kernel).
     last_group_sums: OnceLock<bool>,
+    /// Whether the kernel has that ending at all (the device's tuning).
+    may_end_in_kernel: OnceLock<bool>,
     /// This thread's finished-groups counter (one slot of it).
     counter: OnceLock<MatrixCl<i32>>,
 }
@@ -253,8 +255,22 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
             block_rows: OnceLock::new(),
             sums_len: OnceLock::new(),
             last_group_sums: OnceLock::new(),
+            may_end_in_kernel: OnceLock::new(),
             counter: OnceLock::new(),
         }
+    }
+
+    /// Whether the kernel carries the last-group ending
+    /// ([`Tuning::last_group_sums`](clfuse_core::Tuning::last_group_sums):
+    /// by default on GPUs only); `prepare` then picks it per launch.
+    fn may_end_in_kernel(&self) -> bool {
+        *self.may_end_in_kernel.get_or_init(|| {
+            clfuse_core::Runtime::get().is_ok_and(|rt| {
+                rt.tuning()
+                    .last_group_sums
+                    .unwrap_or(rt.device_info().is_gpu)
+            })
+        })
     }
 
     fn x_cols(&self) -> usize {
@@ -551,13 +567,16 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let groups = launch.row_groups().max(1);
         let cols = self.x_cols();
         let _ = self.last_group_sums.set(
-            launch.rows > 0
+            self.may_end_in_kernel()
+                && launch.rows > 0
                 && cols > 0
                 && groups * cols <= LAST_GROUP_READS_PER_ITEM * launch.local[0].max(1),
         );
-        let _ = self.counter.set(clfuse_core::groups_done_counter(
-            clfuse_core::Runtime::get()?,
-        )?);
+        if self.may_end_in_kernel() {
+            let _ = self.counter.set(clfuse_core::groups_done_counter(
+                clfuse_core::Runtime::get()?,
+            )?);
+        }
         Ok(())
     }
 
@@ -571,17 +590,25 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         b.local(block_rows.max(1) * size);
         b.local(self.sums_len.get().copied().unwrap_or(1).max(1) * size);
         b.int(self.x_cols() as i32);
+        let ending = self.may_end_in_kernel();
         if let Some(p) = self.partial.get() {
-            // Read back by the last group.
-            b.matrix(p, Access::ReadWrite, false);
+            // Read back by the last group, when the kernel has that ending.
+            let access = if ending {
+                Access::ReadWrite
+            } else {
+                Access::Write
+            };
+            b.matrix(p, access, false);
         }
-        b.int(i32::from(
-            self.last_group_sums.get().copied().unwrap_or(false),
-        ));
-        if let Some(counter) = self.counter.get() {
-            b.matrix(counter, Access::ReadWrite, false);
+        if ending {
+            b.int(i32::from(
+                self.last_group_sums.get().copied().unwrap_or(false),
+            ));
+            if let Some(counter) = self.counter.get() {
+                b.matrix(counter, Access::ReadWrite, false);
+            }
+            b.matrix(self.target, Access::Write, false);
         }
-        b.matrix(self.target, Access::Write, false);
         self.product.0.bind(b);
     }
 
@@ -599,16 +626,19 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
         let partial_id = Identity::Buffer(self.partial.get().map_or(u64::MAX, MatrixCl::buffer_id));
         let partial = g.buffer(partial_id, t, false);
         g.mark_written(partial_id);
-        let last_group_sums = g.value_param("int");
-        // Before `prepare` (kernel_source) there is no counter yet; the
-        // identity only has to be distinct from every bound buffer.
-        let counter_id =
-            Identity::Buffer(self.counter.get().map_or(u64::MAX - 1, MatrixCl::buffer_id));
-        let done = g.buffer(counter_id, "int", false);
-        g.mark_written(counter_id);
-        let target_id = Identity::Buffer(self.target.buffer_id());
-        let target = g.buffer(target_id, t, false);
-        g.mark_written(target_id);
+        let ending = self.may_end_in_kernel().then(|| {
+            let last_group_sums = g.value_param("int");
+            // Before `prepare` (kernel_source) there is no counter yet; the
+            // identity only has to be distinct from every bound buffer.
+            let counter_id =
+                Identity::Buffer(self.counter.get().map_or(u64::MAX - 1, MatrixCl::buffer_id));
+            let done = g.buffer(counter_id, "int", false);
+            g.mark_written(counter_id);
+            let target_id = Identity::Buffer(self.target.buffer_id());
+            let target = g.buffer(target_id, t, false);
+            g.mark_written(target_id);
+            (last_group_sums, done, target)
+        });
         g.use_local_ids();
         let names = Names {
             block_values,
@@ -625,9 +655,11 @@ impl<T: ClType, X: Operation, V: Operation> OutputList for TransposeProductAssig
             Some(staged) => self.generate_staged(g, &staged, &v, &names),
             None => self.generate_generic(g, &v, &names),
         }
-        g.set_section(Section::After);
-        self.generate_last_group_sums(g, &names, &last_group_sums, &done, &target);
-        g.set_section(Section::Outputs);
+        if let Some((last_group_sums, done, target)) = ending {
+            g.set_section(Section::After);
+            self.generate_last_group_sums(g, &names, &last_group_sums, &done, &target);
+            g.set_section(Section::Outputs);
+        }
     }
 
     fn finish(&self, launch: &LaunchShape) -> Result<()> {
@@ -710,9 +742,15 @@ mod tests {
                 }
             }
         }
-        assert!(ends.contains(&true), "{ends:?}");
+        // CPUs leave the ending out unless asked (`FUSION_LAST_GROUP_SUMS=1`).
+        let may = Runtime::get()?;
+        let may = may
+            .tuning()
+            .last_group_sums
+            .unwrap_or(may.device_info().is_gpu);
+        assert_eq!(ends.contains(&true), may, "{ends:?}");
         // The widest needs more than two groups to leave it to a second kernel.
-        if Runtime::get()?.device_info().compute_units >= 2 {
+        if !may || Runtime::get()?.device_info().compute_units >= 2 {
             assert!(ends.contains(&false), "{ends:?}");
         }
         Ok(())

@@ -54,6 +54,9 @@ fn glm_kernels_staged_and_prefetched() -> Result<()> {
         // default at 100 predictors; a CPU takes a second pass instead).
         tuning: clfuse::Tuning {
             glm_one_pass: Some(clfuse::GlmOnePass::WheneverStaged),
+            // The GPUs' ending of `xᵀ·v` (its last group adds up the
+            // groups' sums), off on CPUs.
+            last_group_sums: Some(true),
             ..config.tuning.clone()
         },
         ..config

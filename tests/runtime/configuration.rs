@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 21] = [
+    let cases: [(&'static str, &'static str); 22] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -41,6 +41,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_BIND_REPLAYS", "0"),
         ("FUSION_BATCH_CHAINS", "0"),
         ("FUSION_COMPACT_LAUNCHES", "0"),
+        ("FUSION_LAST_GROUP_SUMS", "1"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -75,6 +76,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         bind_replays: Some(false),
         batch_chains: Some(false),
         compact_launches: Some(false),
+        last_group_sums: Some(true),
     };
     assert_eq!(tuning, expected);
     Ok(())
@@ -82,7 +84,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
 
 #[test]
 fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
-    let bad: [(&'static str, &'static str, &str); 17] = [
+    let bad: [(&'static str, &'static str, &str); 18] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "0", "1–1024"),
         ("FUSION_REDUCTION_GROUPS_PER_CU", "lots", "1–1024"),
         ("FUSION_STAGED_PER_WORK_ITEM", "65", "1–64"),
@@ -100,6 +102,7 @@ fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
         ("FUSION_MIXTURE_ROWS", "9", "1–8"),
         ("FUSION_SWEEPS", "2", "0 or 1"),
         ("FUSION_REPLAY", "2", "0 or 1"),
+        ("FUSION_LAST_GROUP_SUMS", "sometimes", "0 or 1"),
     ];
     for (name, value, accepted) in bad {
         let error = only(name, value).expect_err(name).to_string();

@@ -514,6 +514,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn past_the_counters_slots_a_kernel_fails_to_build_naming_the_limit() -> clfuse_core::Result<()>
+    {
+        let slots = clfuse_core::GROUPS_DONE_SLOTS;
+        let mut g = Generator::named("k");
+        let taken: Vec<usize> = (0..slots).map(|_| g.groups_done_slot()).collect();
+        assert_eq!(taken, (0..slots).collect::<Vec<_>>());
+        let source = g.kernel_source();
+        assert!(!source.contains("#error"), "{source}");
+        clfuse_core::compile_kernel("k", &source, "", "k_all_slots")?;
+        // One reduction more than the counter has slots for.
+        assert_eq!(g.groups_done_slot(), slots);
+        let source = g.kernel_source();
+        let limit = format!("more than {slots} reductions");
+        assert!(source.contains(&limit), "{source}");
+        match clfuse_core::compile_kernel("k", &source, "", "k_too_many_slots") {
+            Err(clfuse_core::Error::Build { log, .. }) => assert!(log.contains(&limit), "{log}"),
+            other => panic!("expected a build error naming the limit, got {other:?}"),
+        }
+        Ok(())
+    }
+
+    #[test]
     fn a_division_by_a_uniform_float_multiplies_by_its_reciprocal_once() {
         let mut g = Generator::named("k");
         let sigma = g.declare_uniform("double", "1.5");

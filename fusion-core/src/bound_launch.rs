@@ -9,13 +9,38 @@
 //! program, with its arguments set once: replaying it only enqueues. With
 //! four chains interleaved on one device, the shared objects had every
 //! argument set again on every launch.
+//!
+//! A bound launch of one work-group (a recorded sweep) also takes the
+//! thread's pending launches from outside the recording, such as a
+//! sampler's position write, as its first steps (`sweep::take_prologue`):
+//! a kernel with that prologue is built once per sequence of prologue
+//! kernels, on an object of its own whose launch arguments are set once;
+//! only the prologue's are set at each replay.
 
 use crate::compile::count_launch;
 use crate::error::Result;
 use crate::events::Access;
 use crate::kernel_cache::CompiledKernel;
-use crate::launch::{HeldArg, KernelArg, NdRange, launch_again, note_launch, set_arg, submit};
+use crate::launch::{
+    HeldArg, KernelArg, NdRange, launch_again, note_launch, note_writes, set_arg, submit,
+};
+use crate::runtime::Runtime;
+use crate::sweep::{Prologue, build_with_prologue, launch_prologue, sweep_group, take_prologue};
 use opencl3::kernel::Kernel;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Most prologue kernels one bound launch builds (a replay sees one or two
+/// sequences of pending launches before it).
+const MAX_PROLOGUES: usize = 4;
+
+/// A bound launch's kernel with a prologue before its own steps, on an
+/// object of its own: the launch's arguments set once, after the
+/// prologue's.
+struct WithPrologue {
+    kernel: CompiledKernel,
+    object: Kernel,
+}
 
 /// A launch with its own kernel object, its arguments set.
 pub(crate) struct BoundLaunch {
@@ -32,6 +57,9 @@ pub(crate) struct BoundLaunch {
     /// (`kernel_variants::compact`): chains are batched from their recorded
     /// launches, whose kernels are the same for every chain.
     recorded: Option<Box<BoundLaunch>>,
+    /// Its kernel with prologues before it, by the prologue's kernels;
+    /// `None`: that one did not build (the prologue launches alone).
+    prologues: Mutex<HashMap<Vec<u64>, Option<WithPrologue>>>,
 }
 
 impl BoundLaunch {
@@ -61,6 +89,7 @@ impl BoundLaunch {
             range,
             asked,
             recorded: None,
+            prologues: Mutex::new(HashMap::new()),
         })
     }
 
@@ -109,21 +138,107 @@ impl BoundLaunch {
             },
             || {
                 let rt = self.kernel.runtime();
-                let _ordering = rt.ordered(&self.touches)?;
-                // Only this launch uses `object`, and its arguments are set.
-                submit(
-                    rt,
-                    self.object.get(),
-                    self.kernel.name(),
-                    &args,
-                    self.range,
-                    false,
-                )?;
+                let mut held = rt.ordering_only();
+                let prologue = if self.takes_prologues(rt) {
+                    let bytes = 8 * args.len();
+                    take_prologue(&mut held, &self.touches, bytes, self.local_bytes(), rt)?
+                } else {
+                    if let Some(held) = held.as_mut() {
+                        held.launch_before(&self.touches)?;
+                    }
+                    None
+                };
+                let ran = match prologue {
+                    Some(prologue) => {
+                        let ran = self.submit_after(&prologue, &args)?;
+                        if !ran {
+                            launch_prologue(&mut held, prologue)?;
+                        }
+                        ran
+                    }
+                    None => false,
+                };
+                if !ran {
+                    // Only this launch uses `object`, and its arguments are set.
+                    submit(
+                        rt,
+                        self.object.get(),
+                        self.kernel.name(),
+                        &args,
+                        self.range,
+                        false,
+                    )?;
+                }
                 for _ in 0..self.asked {
                     count_launch();
                 }
                 Ok(())
             },
         )
+    }
+
+    /// Whether it runs the thread's pending launches as its first steps:
+    /// a launch of one sweep-sized work-group, unless
+    /// `FUSION_REPLAY_PROLOGUES=0`.
+    fn takes_prologues(&self, rt: &Runtime) -> bool {
+        rt.tuning().replay_prologues != Some(false)
+            && self.range.one_group() == Some(sweep_group(rt))
+    }
+
+    /// Bytes of local memory its arguments ask for.
+    fn local_bytes(&self) -> usize {
+        self.args
+            .iter()
+            .map(|a| match a {
+                HeldArg::Local(bytes) => *bytes,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Submits its kernel with `prologue` before it (built on first use),
+    /// with `args`, its own arguments; `false` when that kernel does not
+    /// build (nothing was submitted). Under the ordering lock.
+    fn submit_after(&self, prologue: &Prologue, args: &[KernelArg<'_>]) -> Result<bool> {
+        let mut built = self.prologues.lock().unwrap_or_else(|p| p.into_inner());
+        let key = prologue.key();
+        if !built.contains_key(&key) {
+            if built.len() >= MAX_PROLOGUES {
+                return Ok(false);
+            }
+            let made = match build_with_prologue(prologue, &self.kernel)? {
+                Some(kernel) => {
+                    let object = kernel.new_object()?;
+                    let first = prologue.args().len();
+                    for (index, arg) in args.iter().enumerate() {
+                        set_arg(&object, first + index, arg)?;
+                    }
+                    Some(WithPrologue { kernel, object })
+                }
+                None => None,
+            };
+            built.insert(key.clone(), made);
+        }
+        let Some(Some(with)) = built.get(&key) else {
+            return Ok(false);
+        };
+        let mut all = prologue.args();
+        for (index, arg) in all.iter().enumerate() {
+            set_arg(&with.object, index, arg)?;
+        }
+        // The prologue's writes were noted when its members joined; this
+        // launch's are noted here, as `submit` would have.
+        note_writes(args);
+        all.extend(args.iter().copied());
+        // Only this launch uses `with.object`, and its arguments are set.
+        submit(
+            with.kernel.runtime(),
+            with.object.get(),
+            with.kernel.name(),
+            &all,
+            self.range,
+            true,
+        )?;
+        Ok(true)
     }
 }

@@ -359,4 +359,67 @@ mod tests {
         set_launch_sweeps(before);
         outcome
     }
+
+    /// A member queued before a replay (a sampler's position write) runs
+    /// as the first step of the replay's recorded sweep: one kernel.
+    #[test]
+    fn a_replayed_sweep_takes_the_member_queued_before_it() -> Result<()> {
+        let add = fused(
+            "add_to",
+            "__kernel void add_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] += v;\n}\n",
+        )?;
+        let set = fused(
+            "set_to",
+            "__kernel void set_to(__global int* x, int v) {\n  if (get_global_id(0) == 0) x[0] = v;\n}\n",
+        )?;
+        let x = MatrixCl::from_slice(1, 1, &[0])?;
+        let rt = Runtime::get()?;
+        let group = sweep_group(rt);
+        let one_group = crate::NdRange::d1(group).with_local(&[group]);
+        let join = |kernel: &Arc<FusedKernel>, v: i32| {
+            let args = [KernelArg::buffer(&x, Access::ReadWrite), KernelArg::Int(v)];
+            enqueue_joined(kernel, &args, one_group, false)
+        };
+        let triple = fused(
+            "triple",
+            "__kernel void triple(__global int* x, int unused) {\n  if (get_global_id(0) == 0) x[0] *= 3;\n}\n",
+        )?;
+        // The recorded work: x = 3 * (x + 1), as three members, then a read.
+        let work = || -> Result<Vec<i32>> {
+            join(&add, 1)?;
+            join(&triple, 0)?;
+            join(&add, 0)?;
+            x.to_vec()
+        };
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            join(&set, 4)?;
+            let (first, recording) = record(work)?;
+            assert_eq!(first, vec![15]);
+            let recording =
+                recording.map_err(|why| crate::Error::Unsupported { what: why.into() })?;
+            assert_eq!(shape(&recording), ["B3", "A"]);
+            let prologues = rt.tuning().replay_prologues != Some(false);
+            for input in [5, -7, 0, 2] {
+                // Queued before the replay, outside the recording.
+                join(&set, input)?;
+                let queued = crate::thread_kernel_stats().queued;
+                let got = recording.replay()?;
+                let kernels = crate::thread_kernel_stats().queued - queued;
+                assert_eq!(
+                    got[0].downcast_ref::<Vec<i32>>(),
+                    Some(&vec![3 * (input + 1)])
+                );
+                assert_eq!(kernels, if prologues { 1 } else { 2 });
+            }
+            // Two members queued before: both run first, in order.
+            join(&set, 10)?;
+            join(&add, 1)?;
+            let got = recording.replay()?;
+            assert_eq!(got[0].downcast_ref::<Vec<i32>>(), Some(&vec![36]));
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
+    }
 }

@@ -17,6 +17,12 @@
 //! A sweep's kernel is built once per sequence of member kernels; one the
 //! driver cannot build launches its members one by one from then on, as do
 //! sequences past the first [`MAX_BUILT`] of a device.
+//!
+//! A replayed launch of one work-group may instead take the thread's
+//! pending sweep as its prologue ([`take_prologue`]): a sampler writes its
+//! position by a small kernel before each replayed call, and that write
+//! then runs as the first step of the call's first kernel
+//! ([`with_prologue`]) instead of as a kernel of its own.
 
 use crate::compile::compile_kernel_for;
 use crate::compile::count_launch;
@@ -29,6 +35,7 @@ use crate::launch::{
 };
 use crate::recorder::Command;
 use crate::runtime::{HeldLaunches, Runtime};
+use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -230,8 +237,7 @@ fn join_now(
     check_buffers(kernel.compiled().name(), rt, args)?;
     let member = Member::hold(kernel, args, tag);
     let mut held = rt.ordering_only();
-    let held: &mut dyn std::any::Any =
-        &mut **held.get_or_insert_with(|| Box::new(Sweeps::default()));
+    let held: &mut dyn Any = &mut **held.get_or_insert_with(|| Box::new(Sweeps::default()));
     let sweeps = held
         .downcast_mut::<Sweeps>()
         .ok_or_else(|| Error::InvalidArgument {
@@ -547,71 +553,261 @@ fn param_name(param: &str) -> &str {
 /// dropped: a later step reads what an earlier one wrote.
 fn compose(sources: &[&str]) -> Result<String> {
     let parts: Vec<KernelParts<'_>> = sources.iter().map(|s| parts(s)).collect::<Result<_>>()?;
-    let mut pragmas: Vec<&str> = Vec::new();
     let mut helpers: Vec<&str> = Vec::new();
     for p in &parts {
-        for line in p.preamble.lines().filter(|l| l.starts_with("#pragma")) {
-            if !pragmas.contains(&line) {
-                pragmas.push(line);
-            }
-        }
-        let rest: Vec<&str> = p
-            .preamble
-            .lines()
-            .filter(|l| !l.starts_with("#pragma"))
-            .collect();
-        let rest = rest.join("\n");
-        for block in rest.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
+        for block in helper_blocks(p.preamble) {
             if !helpers.contains(&block) {
-                // A block borrowed from `rest` would not outlive it: keep
-                // the one inside the source instead.
-                if let Some(at) = p.preamble.find(block) {
-                    helpers.push(&p.preamble[at..at + block.len()]);
-                }
+                helpers.push(block);
             }
         }
     }
-    let mut out = String::new();
-    for pragma in &pragmas {
-        out.push_str(pragma);
-        out.push('\n');
-    }
-    out.push('\n');
+    let mut out = pragmas(&parts);
     for helper in &helpers {
         out.push_str(helper);
         out.push_str("\n\n");
     }
-    let unrestricted = |p: &str| p.replace(" restrict ", " ");
+    let names: Vec<String> = (0..parts.len()).map(|k| format!("step_{k}")).collect();
     for (k, p) in parts.iter().enumerate() {
-        let params: Vec<String> = p.params.iter().map(|q| unrestricted(q)).collect();
-        out.push_str(&format!(
-            "// Step {k} of the sweep.\nvoid step_{k}(\n    {}) {{{}}}\n\n",
-            params.join(",\n    "),
-            p.body.replace(" restrict ", " ")
+        out.push_str(&as_function(
+            p,
+            &names[k],
+            &format!("Step {k} of the sweep."),
         ));
     }
+    out.push_str(&calling_kernel(&parts, &names));
+    Ok(out)
+}
+
+/// `kernel`'s source (a kernel of one work-group: a sweep's among them) with
+/// `prologue`'s kernels run before it: each of those the function
+/// `prologue_k`, the kernel itself the function `after_prologue`, called in
+/// that order by one kernel with a barrier between calls (see [`compose`]).
+/// The kernel's helpers stay as they are; a prologue's helper that they
+/// already hold is not repeated.
+pub(crate) fn with_prologue(prologue: &[&str], kernel: &str) -> Result<String> {
+    let taken = |s: &&str| s.contains("prologue_");
+    if taken(&kernel) || prologue.iter().any(taken) {
+        return Err(Error::Unsupported {
+            what: "sweep: a source already names a prologue".into(),
+        });
+    }
+    let mut all: Vec<KernelParts<'_>> = prologue.iter().map(|s| parts(s)).collect::<Result<_>>()?;
+    all.push(parts(kernel)?);
+    let own: Vec<&str> = all[all.len() - 1]
+        .preamble
+        .lines()
+        .filter(|l| !l.starts_with("#pragma"))
+        .collect();
+    let own = own.join("\n");
+    let mut out = pragmas(&all);
+    let mut helpers: Vec<&str> = Vec::new();
+    for p in &all[..all.len() - 1] {
+        for block in helper_blocks(p.preamble) {
+            if !own.contains(block) && !helpers.contains(&block) {
+                helpers.push(block);
+            }
+        }
+    }
+    for helper in &helpers {
+        out.push_str(helper);
+        out.push_str("\n\n");
+    }
+    out.push_str(own.trim());
+    out.push_str("\n\n");
+    let mut names: Vec<String> = (0..prologue.len())
+        .map(|k| format!("prologue_{k}"))
+        .collect();
+    names.push("after_prologue".into());
+    for (k, p) in all.iter().enumerate() {
+        let what = if k < prologue.len() {
+            format!("Prologue step {k}: a launch queued before the replay.")
+        } else {
+            "The replayed kernel.".to_string()
+        };
+        out.push_str(&as_function(p, &names[k], &what));
+    }
+    out.push_str(&calling_kernel(&all, &names));
+    Ok(out)
+}
+
+/// The `#pragma` lines of `parts`' preambles, each once, then a blank line.
+fn pragmas(parts: &[KernelParts<'_>]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in parts {
+        for line in p.preamble.lines().filter(|l| l.starts_with("#pragma")) {
+            if !seen.contains(&line) {
+                seen.push(line);
+            }
+        }
+    }
+    let mut out = String::new();
+    for pragma in &seen {
+        out.push_str(pragma);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// A preamble's helpers (all but its pragmas) in blocks separated by blank
+/// lines, each a slice of `preamble`.
+fn helper_blocks(preamble: &str) -> Vec<&str> {
+    let rest: Vec<&str> = preamble
+        .lines()
+        .filter(|l| !l.starts_with("#pragma"))
+        .collect();
+    let rest = rest.join("\n");
+    rest.split("\n\n")
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        // A block borrowed from `rest` would not outlive it: keep the one
+        // inside the preamble instead.
+        .filter_map(|block| {
+            preamble
+                .find(block)
+                .map(|at| &preamble[at..at + block.len()])
+        })
+        .collect()
+}
+
+/// `part`'s kernel as the function `name`, headed by the comment `what`
+/// (`restrict` dropped).
+fn as_function(part: &KernelParts<'_>, name: &str, what: &str) -> String {
+    let params: Vec<String> = part
+        .params
+        .iter()
+        .map(|q| q.replace(" restrict ", " "))
+        .collect();
+    format!(
+        "// {what}\nvoid {name}(\n    {}) {{{}}}\n\n",
+        params.join(",\n    "),
+        part.body.replace(" restrict ", " ")
+    )
+}
+
+/// The kernel [`SWEEP`] whose parameters are each part's, renamed `_k`,
+/// calling `names[k]` with part `k`'s in order, a barrier between calls.
+fn calling_kernel(parts: &[KernelParts<'_>], names: &[String]) -> String {
     let mut params = Vec::new();
     let mut calls = Vec::new();
     for (k, p) in parts.iter().enumerate() {
-        let names: Vec<String> = p
+        let renamed: Vec<String> = p
             .params
             .iter()
             .map(|q| format!("{}_{k}", param_name(q)))
             .collect();
-        for (q, name) in p.params.iter().zip(&names) {
-            let declared = unrestricted(q);
+        for (q, name) in p.params.iter().zip(&renamed) {
+            let declared = q.replace(" restrict ", " ");
             let old = param_name(q);
             let cut = declared.len() - old.len();
             params.push(format!("{}{name}", &declared[..cut]));
         }
-        calls.push(format!("  step_{k}({});", names.join(", ")));
+        calls.push(format!("  {}({});", names[k], renamed.join(", ")));
     }
-    out.push_str(&format!(
+    format!(
         "__kernel void {SWEEP}(\n    {}) {{\n{}\n}}\n",
         params.join(",\n    "),
         calls.join("\n  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n")
-    ));
-    Ok(out)
+    )
+}
+
+/// A thread's pending launches from outside any recording, taken out of
+/// its sweep to run as the first steps of a replayed launch of one
+/// work-group ([`take_prologue`], `BoundLaunch::issue`).
+pub(crate) struct Prologue {
+    members: Vec<Member>,
+}
+
+impl Prologue {
+    /// Its members' kernel ids in order: what a kernel with it is built for.
+    pub(crate) fn key(&self) -> Vec<u64> {
+        self.members.iter().map(|m| m.kernel.id()).collect()
+    }
+
+    /// Its members' sources in order.
+    pub(crate) fn sources(&self) -> Vec<&str> {
+        self.members.iter().map(|m| m.kernel.source()).collect()
+    }
+
+    /// Its members' arguments in order.
+    pub(crate) fn args(&self) -> Vec<KernelArg<'_>> {
+        self.members.iter().flat_map(Member::args).collect()
+    }
+}
+
+/// Takes the calling thread's pending sweep out of the device's held
+/// launches (`held`, under the ordering lock) as the prologue of the
+/// thread's next launch, one work-group that uses `touches` and passes
+/// `bytes` of arguments and `local` bytes of local memory: when none of
+/// its members was recorded and they fit beside that launch. Otherwise
+/// that sweep is launched now. Either way, other threads' sweeps that
+/// share a buffer with the launch or the prologue, one side writing, are
+/// launched first, as before any command.
+pub(crate) fn take_prologue(
+    held: &mut Option<Box<dyn HeldLaunches>>,
+    touches: &[(u64, Access)],
+    bytes: usize,
+    local: usize,
+    rt: &Runtime,
+) -> Result<Option<Prologue>> {
+    let Some(held) = held.as_mut() else {
+        return Ok(None);
+    };
+    let any: &mut dyn Any = &mut **held;
+    let Some(sweeps) = any.downcast_mut::<Sweeps>() else {
+        held.launch_before(touches)?;
+        return Ok(None);
+    };
+    let thread = std::thread::current().id();
+    let info = rt.device_info();
+    let mine = sweeps.pending.iter().position(|p| {
+        p.thread == thread
+            && p.members.iter().all(|m| m.tag.is_none())
+            && p.bytes + bytes <= info.max_parameter_bytes
+            && p.local + local <= info.local_mem_bytes as usize / 2
+    });
+    let taken = mine.map(|k| sweeps.pending.swap_remove(k));
+    let mut uses = touches.to_vec();
+    for member in taken.iter().flat_map(|p| &p.members) {
+        uses.extend(member.touches());
+    }
+    sweeps.launch_where(|p| p.thread == thread || p.conflicts(&uses))?;
+    Ok(taken.map(|p| Prologue { members: p.members }))
+}
+
+/// Launches `prologue` as the sweep it was, when the launch that took it
+/// could not run it (its kernel did not build). Under the ordering lock
+/// (`held`).
+pub(crate) fn launch_prologue(
+    held: &mut Option<Box<dyn HeldLaunches>>,
+    prologue: Prologue,
+) -> Result<()> {
+    let sweeps = held
+        .as_mut()
+        .and_then(|h| (&mut **h as &mut dyn Any).downcast_mut::<Sweeps>());
+    match sweeps {
+        Some(sweeps) => launch(prologue.members, &mut sweeps.built),
+        None => launch(prologue.members, &mut HashMap::new()),
+    }
+}
+
+/// Builds `kernel` with `prologue` before it ([`with_prologue`]); `None`
+/// when the driver cannot (or the sources are not in a form this composes).
+pub(crate) fn build_with_prologue(
+    prologue: &Prologue,
+    kernel: &CompiledKernel,
+) -> Result<Option<CompiledKernel>> {
+    let Ok(source) = with_prologue(&prologue.sources(), kernel.source()) else {
+        return Ok(None);
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&source, &mut hasher);
+    let dump = format!("sweep_prologue_{:016x}", std::hash::Hasher::finish(&hasher));
+    match compile_kernel_for(kernel.runtime(), SWEEP, &source, kernel.options(), &dump) {
+        Ok(built) => Ok(Some(built)),
+        Err(Error::Build { .. } | Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -664,6 +860,37 @@ __kernel void calculate(
         assert_eq!(source.matches("barrier(").count(), 2);
         assert!(source.find("step_0(result").unwrap() < source.find("step_2(result").unwrap());
         assert!(source.contains("__kernel void sweep("));
+        Ok(())
+    }
+
+    #[test]
+    fn a_prologue_runs_before_the_kernel_whose_helpers_stay_once() -> Result<()> {
+        let kernel = compose(&[A, B])?;
+        let source = with_prologue(&[B, A], &kernel)?;
+        // The kernel's helpers and steps as they were, B's helper once.
+        assert_eq!(source.matches("inline void add(").count(), 1);
+        assert_eq!(source.matches("void step_0(").count(), 1);
+        assert_eq!(
+            source
+                .matches("#pragma OPENCL EXTENSION cl_khr_fp64")
+                .count(),
+            1
+        );
+        for name in ["prologue_0", "prologue_1", "after_prologue"] {
+            assert!(source.contains(&format!("void {name}(")), "{source}");
+        }
+        assert!(!source.contains("restrict"));
+        // The prologue first, in order, a barrier after each of its steps.
+        let calls = &source[source.find("__kernel void sweep(").unwrap()..];
+        let at = |call: &str| calls.find(call).unwrap();
+        assert!(at("  prologue_0(result_adjoint_0") < at("  prologue_1(result_adjoint_1"));
+        assert!(at("  prologue_1(") < at("  after_prologue(result_adjoint_0_2, adjoint0_0_2"));
+        assert_eq!(calls.matches("barrier(").count(), 2);
+        assert!(calls.contains("__local double* scratch_0"));
+        // Only one kernel, named as a sweep.
+        assert_eq!(source.matches("__kernel").count(), 1);
+        // A source that already has a prologue is not composed again.
+        assert!(with_prologue(&[A], &source).is_err());
         Ok(())
     }
 

@@ -139,10 +139,16 @@ pub struct Tuning {
     /// ending's barriers into a large kernel, and a CPU's second launch
     /// costs little).
     pub last_group_sums: Option<bool>,
+    /// Whether a replayed launch of one work-group (a recorded sweep) runs
+    /// the calling thread's pending launches from outside the recording
+    /// (a sampler's position write) as its first steps
+    /// (`FUSION_REPLAY_PROLOGUES`, 0 or 1; default 1), instead of their
+    /// own sweep launched before it: one kernel fewer per call.
+    pub replay_prologues: Option<bool>,
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 22] = [
+pub const TUNING_VARIABLES: [&str; 23] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -165,6 +171,7 @@ pub const TUNING_VARIABLES: [&str; 22] = [
     "FUSION_BATCH_CHAINS",
     "FUSION_COMPACT_LAUNCHES",
     "FUSION_LAST_GROUP_SUMS",
+    "FUSION_REPLAY_PROLOGUES",
 ];
 
 impl Tuning {
@@ -253,6 +260,8 @@ impl Tuning {
                 .transpose()?,
             last_group_sums: lookup("FUSION_LAST_GROUP_SUMS")
                 .map(|text| parse_flag("FUSION_LAST_GROUP_SUMS", &text))
+            replay_prologues: lookup("FUSION_REPLAY_PROLOGUES")
+                .map(|text| parse_flag("FUSION_REPLAY_PROLOGUES", &text))
                 .transpose()?,
         };
         tuning.validate()?;

@@ -42,6 +42,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_BATCH_CHAINS", "0"),
         ("FUSION_COMPACT_LAUNCHES", "0"),
         ("FUSION_LAST_GROUP_SUMS", "1"),
+        ("FUSION_REPLAY_PROLOGUES", "0"),
     ];
     assert_eq!(
         cases.map(|(name, _)| name),
@@ -77,6 +78,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         batch_chains: Some(false),
         compact_launches: Some(false),
         last_group_sums: Some(true),
+        replay_prologues: Some(false),
     };
     assert_eq!(tuning, expected);
     Ok(())

@@ -31,10 +31,13 @@ pub fn per_gradient<F: CpuLogpFunc<LogpError = DensityError>>(
 ) -> Result<(f64, f64)> {
     let mut grad = vec![0.0; theta.len()];
     let value = f.logp(theta, &mut grad).map_err(|e| e.0)?;
-    // Two more calls before the clock starts: a replaying density records
-    // twice, then builds its replay (compiling any compact variant) at the
-    // third call, once per machine and model.
-    for _ in 0..2 {
+    // More calls before the clock starts: a replaying density records
+    // twice, builds its replay (compiling any compact variant) at the third
+    // call, and builds the kernels that run the position write as its first
+    // step over its first replays (one per sequence of launches found
+    // pending before it): on a fresh machine a build inside the timed calls
+    // made a density look 50x slower than it is (2026-11-29, H200).
+    for _ in 0..6 {
         f.logp(theta, &mut grad).map_err(|e| e.0)?;
     }
     let start = Instant::now();

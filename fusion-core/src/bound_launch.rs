@@ -140,7 +140,7 @@ impl BoundLaunch {
                 let rt = self.kernel.runtime();
                 let mut held = rt.ordering_only();
                 let prologue = if self.takes_prologues(rt) {
-                    let bytes = 8 * args.len();
+                    let bytes = args.iter().map(KernelArg::parameter_bytes).sum();
                     take_prologue(&mut held, &self.touches, bytes, self.local_bytes(), rt)?
                 } else {
                     if let Some(held) = held.as_mut() {

@@ -78,6 +78,8 @@ pub(crate) fn passes_of(
             HeldArg::Int(_) => Pass::Int(next(0)),
             HeldArg::Float(_) => Pass::Float(next(1)),
             HeldArg::Double(_) => Pass::Double(next(2)),
+            // Never reached: `KernelSignature::matches` turns such launches away.
+            HeldArg::Lanes(_) => Pass::PerChain,
         };
         passes.push(pass);
     }
@@ -111,7 +113,7 @@ pub(crate) fn tables(launches: &[&BoundLaunch]) -> Option<Vec<HeldArg>> {
             HeldArg::Int(v) => ints.push(v),
             HeldArg::Float(v) => floats.push(v),
             HeldArg::Double(v) => doubles.push(v),
-            HeldArg::Buffer { .. } | HeldArg::Local(_) => {}
+            HeldArg::Buffer { .. } | HeldArg::Local(_) | HeldArg::Lanes(_) => {}
         }
     }
     let mut out = Vec::new();
@@ -308,9 +310,12 @@ impl KernelSignature {
     }
 
     /// Whether `args` are arguments of this kernel: one per parameter, work-group
-    /// memory exactly where it takes work-group memory.
+    /// memory exactly where it takes work-group memory. Launches with
+    /// vector values (a position's write) have no variants: their values
+    /// change at every launch, so no table could hold them.
     pub(crate) fn matches(&self, args: &[HeldArg]) -> bool {
         self.locals.len() == args.len()
+            && !args.iter().any(|a| matches!(a, HeldArg::Lanes(_)))
             && args
                 .iter()
                 .zip(&self.locals)

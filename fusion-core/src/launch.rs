@@ -37,19 +37,76 @@ pub enum KernelArg<'a> {
     Float(f32),
     /// A `double` value.
     Double(f64),
+    /// Sixteen values as one vector argument (`int16`, `float16`, `double16`).
+    Lanes(Lanes16),
     /// `__local` memory of this many bytes.
     Local(usize),
 }
 
+/// Sixteen values of one OpenCL type, passed as one vector argument
+/// (`int16`, `float16` or `double16`). On NVIDIA's driver every argument
+/// costs the host time at each enqueue, so a kernel that carries many
+/// values (a sampler's position) takes them sixteen to an argument.
+///
+/// ```
+/// use clfuse_core::Lanes16;
+/// let lanes = Lanes16::Double([0.5; 16]);
+/// assert_eq!(lanes.cl_type(), "double16");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lanes16 {
+    /// An `int16`.
+    Int([i32; 16]),
+    /// A `float16`.
+    Float([f32; 16]),
+    /// A `double16`.
+    Double([f64; 16]),
+}
+
+impl Lanes16 {
+    /// The OpenCL C type of the argument.
+    pub fn cl_type(&self) -> &'static str {
+        match self {
+            Lanes16::Int(_) => "int16",
+            Lanes16::Float(_) => "float16",
+            Lanes16::Double(_) => "double16",
+        }
+    }
+
+    /// The lanes' bits, lane by lane (for a recording's signature).
+    fn bits(&self) -> [u64; 16] {
+        match self {
+            Lanes16::Int(v) => v.map(|x| x as u32 as u64),
+            Lanes16::Float(v) => v.map(|x| x.to_bits() as u64),
+            Lanes16::Double(v) => v.map(f64::to_bits),
+        }
+    }
+}
+
 impl<'a> KernelArg<'a> {
-    /// The value as set on the kernel, to tell whether it changed.
-    fn value(&self) -> ArgValue {
-        match *self {
+    /// The value as set on the kernel, to tell whether it changed; `None`
+    /// for vector values, which are set at every launch (a position changes
+    /// every call, and comparing sixteen lanes would cost what setting does).
+    fn value(&self) -> Option<ArgValue> {
+        Some(match *self {
             KernelArg::Buffer { mem, id, .. } => ArgValue::Mem(mem as usize, id),
             KernelArg::Int(v) => ArgValue::Int(v),
             KernelArg::Float(v) => ArgValue::Float(v.to_bits()),
             KernelArg::Double(v) => ArgValue::Double(v.to_bits()),
+            KernelArg::Lanes(_) => return None,
             KernelArg::Local(bytes) => ArgValue::Local(bytes),
+        })
+    }
+
+    /// Bytes the argument takes among a kernel's parameters, its alignment
+    /// padding included (a vector of sixteen is aligned to its size).
+    pub(crate) fn parameter_bytes(&self) -> usize {
+        match self {
+            KernelArg::Lanes(lanes) => match lanes {
+                Lanes16::Double(_) => 2 * 128,
+                Lanes16::Int(_) | Lanes16::Float(_) => 2 * 64,
+            },
+            _ => 8,
         }
     }
 }
@@ -155,6 +212,7 @@ pub(crate) enum HeldArg {
     Int(i32),
     Float(f32),
     Double(f64),
+    Lanes(Lanes16),
     Local(usize),
 }
 
@@ -177,6 +235,7 @@ impl HeldArg {
             KernelArg::Int(v) => HeldArg::Int(v),
             KernelArg::Float(v) => HeldArg::Float(v),
             KernelArg::Double(v) => HeldArg::Double(v),
+            KernelArg::Lanes(v) => HeldArg::Lanes(v),
             KernelArg::Local(bytes) => HeldArg::Local(bytes),
         }
     }
@@ -199,6 +258,7 @@ impl HeldArg {
             HeldArg::Int(v) => KernelArg::Int(*v),
             HeldArg::Float(v) => KernelArg::Float(*v),
             HeldArg::Double(v) => KernelArg::Double(*v),
+            HeldArg::Lanes(v) => KernelArg::Lanes(*v),
             HeldArg::Local(bytes) => KernelArg::Local(*bytes),
         }
     }
@@ -366,6 +426,7 @@ pub(crate) fn note_launch(
             KernelArg::Int(v) => notes.mix((1u8, *v)),
             KernelArg::Float(v) => notes.mix((2u8, v.to_bits())),
             KernelArg::Double(v) => notes.mix((3u8, v.to_bits())),
+            KernelArg::Lanes(v) => notes.mix((5u8, v.bits())),
             KernelArg::Local(bytes) => notes.mix((4u8, *bytes)),
         }
     }
@@ -456,7 +517,7 @@ pub(crate) fn enqueue_ordered(
     let mut state = kernel.lock();
     for (index, arg) in args.iter().enumerate() {
         let value = arg.value();
-        if state.set.get(index) == Some(&Some(value)) {
+        if value.is_some() && state.set.get(index) == Some(&value) {
             continue;
         }
         if let Err(error) = set_arg(&state.kernel, index, arg) {
@@ -467,7 +528,7 @@ pub(crate) fn enqueue_ordered(
         if state.set.len() <= index {
             state.set.resize(index + 1, None);
         }
-        state.set[index] = Some(value);
+        state.set[index] = value;
     }
     submit(
         kernel.runtime(),
@@ -483,7 +544,7 @@ pub(crate) fn enqueue_ordered(
 pub(crate) fn set_arg(kernel: &Kernel, index: usize, arg: &KernelArg<'_>) -> Result<()> {
     let slot = index as u32;
     // SAFETY: each value matches the kernel parameter's size: buffers are
-    // `cl_mem`, scalars their C type; callers (generated code or typed
+    // `cl_mem`, scalars their C type, vectors sixteen lanes of it; callers (generated code or typed
     // launchers) keep the parameter list and `args` in step.
     unsafe {
         match arg {
@@ -491,6 +552,10 @@ pub(crate) fn set_arg(kernel: &Kernel, index: usize, arg: &KernelArg<'_>) -> Res
             KernelArg::Int(v) => kernel.set_arg(slot, v),
             KernelArg::Float(v) => kernel.set_arg(slot, v),
             KernelArg::Double(v) => kernel.set_arg(slot, v),
+            // A vector of sixteen: its lanes in order, as the C type lays them out.
+            KernelArg::Lanes(Lanes16::Int(v)) => kernel.set_arg(slot, v),
+            KernelArg::Lanes(Lanes16::Float(v)) => kernel.set_arg(slot, v),
+            KernelArg::Lanes(Lanes16::Double(v)) => kernel.set_arg(slot, v),
             KernelArg::Local(bytes) => kernel.set_arg_local_buffer(slot, *bytes),
         }
     }

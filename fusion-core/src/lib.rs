@@ -98,7 +98,7 @@ pub use kernel_cache::{
     CompiledKernel, FusedKernel, FusedKey, FusedPlan, KernelCache, TypedKey, snippet_code,
     type_code,
 };
-pub use launch::{KernelArg, NdRange, enqueue};
+pub use launch::{KernelArg, Lanes16, NdRange, enqueue};
 pub use matrix::{MAX_ELEMENTS, MatrixCl};
 pub use pending_read::PendingRead;
 pub use profile::{

@@ -401,9 +401,9 @@ impl<T: ClType> MatrixCl<T> {
 
     /// Overwrites the contents with a column-major host slice without
     /// waiting for the device where it can: up to 1024 elements travel as
-    /// the arguments of small kernels, copied when they are queued (and on
-    /// GPUs joining the thread's sweep of small launches), so the call
-    /// returns at once. A sampler writing its position each call thus saves
+    /// the arguments of small kernels, sixteen to a vector argument, copied
+    /// when they are queued (and on GPUs joining the thread's sweep of small
+    /// launches), so the call returns at once. A sampler writing its position each call thus saves
     /// a round trip. A longer slice is written as by [`write`](Self::write).
     ///
     /// ```

@@ -422,4 +422,75 @@ mod tests {
         set_launch_sweeps(before);
         outcome
     }
+
+    /// A sampler's position (26 doubles, written as two vectors of 16)
+    /// queued before each replay is what the replayed sweep reads: taken as
+    /// its prologue, one kernel; else its own sweep first, two.
+    #[test]
+    fn a_packed_position_write_runs_first_in_the_replayed_sweep() -> Result<()> {
+        let weigh = fused(
+            "weigh",
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n\
+             __kernel void weigh(__global const double* p, __global double* s, int n) {\n  \
+             if (get_local_id(0) == 0) {\n    double t = 0;\n    \
+             for (int i = 0; i < n; i++) t += (i + 1) * p[i];\n    s[0] = t;\n  }\n}\n",
+        )?;
+        let scale = fused(
+            "scale",
+            "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\n\
+             __kernel void scale(__global double* s, int k) {\n  \
+             if (get_local_id(0) == 0) s[0] *= k;\n}\n",
+        )?;
+        let n = 26;
+        let position = MatrixCl::<f64>::zeros(n, 1)?;
+        let sum = MatrixCl::<f64>::zeros(1, 1)?;
+        let rt = Runtime::get()?;
+        let group = sweep_group(rt);
+        let one_group = crate::NdRange::d1(group).with_local(&[group]);
+        // The recorded work: s = 2 * sum((i + 1) * p[i]), two members, then a read.
+        let work = || -> Result<Vec<f64>> {
+            let args = [
+                KernelArg::buffer(&position, Access::Read),
+                KernelArg::buffer(&sum, Access::Write),
+                KernelArg::Int(n as i32),
+            ];
+            enqueue_joined(&weigh, &args, one_group, false)?;
+            let args = [
+                KernelArg::buffer(&sum, Access::ReadWrite),
+                KernelArg::Int(2),
+            ];
+            enqueue_joined(&scale, &args, one_group, false)?;
+            sum.to_vec()
+        };
+        let expected = |p: &[f64]| {
+            2.0 * p
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i + 1) as f64 * v)
+                .sum::<f64>()
+        };
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            let first: Vec<f64> = (0..n).map(|i| 0.25 * i as f64 - 1.0).collect();
+            position.write_queued(&first)?;
+            let (got, recording) = record(work)?;
+            assert_eq!(got, vec![expected(&first)]);
+            let recording =
+                recording.map_err(|why| crate::Error::Unsupported { what: why.into() })?;
+            assert_eq!(shape(&recording), ["B2", "A"]);
+            let prologues = rt.tuning().replay_prologues != Some(false);
+            for call in 1..5 {
+                let p: Vec<f64> = (0..n).map(|i| ((i * call) % 7) as f64 - 2.5).collect();
+                position.write_queued(&p)?;
+                let queued = crate::thread_kernel_stats().queued;
+                let got = recording.replay()?;
+                let kernels = crate::thread_kernel_stats().queued - queued;
+                assert_eq!(got[0].downcast_ref::<Vec<f64>>(), Some(&vec![expected(&p)]));
+                assert_eq!(kernels, if prologues { 1 } else { 2 }, "call {call}");
+            }
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
+    }
 }

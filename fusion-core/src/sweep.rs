@@ -261,7 +261,8 @@ struct Member {
     args: Vec<HeldArg>,
     /// Set when the member was recorded: told how it ran.
     tag: Option<Arc<SweepTag>>,
-    /// Bytes its arguments take (each counted as 8: a pointer or a double).
+    /// Bytes its arguments take (8 for a pointer or a scalar, a vector's
+    /// size with its alignment padding).
     bytes: usize,
     /// Bytes of local memory it takes.
     local: usize,
@@ -280,7 +281,7 @@ impl Member {
             kernel: Arc::clone(kernel),
             args: args.iter().map(HeldArg::hold).collect(),
             tag,
-            bytes: 8 * args.len(),
+            bytes: args.iter().map(KernelArg::parameter_bytes).sum(),
             local,
         }
     }

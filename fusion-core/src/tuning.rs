@@ -260,6 +260,7 @@ impl Tuning {
                 .transpose()?,
             last_group_sums: lookup("FUSION_LAST_GROUP_SUMS")
                 .map(|text| parse_flag("FUSION_LAST_GROUP_SUMS", &text))
+                .transpose()?,
             replay_prologues: lookup("FUSION_REPLAY_PROLOGUES")
                 .map(|text| parse_flag("FUSION_REPLAY_PROLOGUES", &text))
                 .transpose()?,

@@ -1,7 +1,8 @@
 //! `MatrixCl::write_queued`: values written as the arguments of small
 //! kernels, without waiting. Every write must read back as written (and as
-//! `write` writes), at sizes around the 8, 16, 32 and 64 values the write
-//! kernels carry and the 1024 beyond which it writes as `write` does, for
+//! `write` writes), at sizes around the 16, 32 and 64 values the write
+//! kernels carry (as vectors of 16) and the 1024 beyond which it writes as
+//! `write` does, for
 //! each element type,
 //! with sweeps on and off, ordered behind reads and before kernels that
 //! read it.
@@ -17,7 +18,7 @@ fn with_sweeps<R>(sweeps: LaunchSweeps, f: impl FnOnce() -> Result<R>) -> Result
     outcome
 }
 
-const SIZES: [usize; 13] = [1, 2, 8, 9, 16, 31, 33, 63, 64, 65, 1000, 1024, 1025];
+const SIZES: [usize; 15] = [1, 2, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1000, 1024, 1025];
 
 #[test]
 fn queued_writes_read_back_as_written_at_every_size_and_type() -> Result<()> {

@@ -444,12 +444,22 @@ fn launch(
     let group = sweep_group(rt);
     let range = NdRange::d1(group).with_local(&[group]);
     let sweep = if members.len() > 1 {
-        let key: Vec<u64> = members.iter().map(|m| m.kernel.id()).collect();
+        // Built per sequence of kernels and the barriers their buffers
+        // need. On a CPU every barrier stays: PoCL built a reverse pass's
+        // sweep minutes slower with the regions between them merged (a
+        // test that took ~65 s cold ran past 8 minutes).
+        let barriers = if rt.device_info().is_gpu {
+            barriers_between(&members)
+        } else {
+            vec![true; members.len() - 1]
+        };
+        let mut key: Vec<u64> = members.iter().map(|m| m.kernel.id()).collect();
+        key.extend(barriers.iter().map(|&b| u64::from(b)));
         match built.get(&key) {
             Some(kernel) => kernel.clone(),
             None if built.len() >= MAX_BUILT => None,
             None => {
-                let kernel = build(rt, &members)?;
+                let kernel = build(rt, &members, &barriers)?;
                 built.insert(key, kernel.clone());
                 kernel
             }
@@ -486,9 +496,13 @@ fn launch(
 }
 
 /// Builds the sweep kernel of `members`; `None` when the driver cannot.
-fn build(rt: &'static Runtime, members: &[Member]) -> Result<Option<Arc<CompiledKernel>>> {
+fn build(
+    rt: &'static Runtime,
+    members: &[Member],
+    barriers: &[bool],
+) -> Result<Option<Arc<CompiledKernel>>> {
     let sources: Vec<&str> = members.iter().map(|m| m.kernel.source()).collect();
-    let Ok(source) = compose(&sources) else {
+    let Ok(source) = compose(&sources, barriers) else {
         return Ok(None);
     };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -550,9 +564,10 @@ fn param_name(param: &str) -> &str {
 
 /// The sweep kernel: each kernel as a function `step_k` (pragmas and
 /// helpers once), called in order by one kernel whose parameters are
-/// theirs, renamed `_k`, with a barrier between calls. `restrict` is
-/// dropped: a later step reads what an earlier one wrote.
-fn compose(sources: &[&str]) -> Result<String> {
+/// theirs, renamed `_k`, with a barrier between calls `k` and `k + 1`
+/// where `barriers[k]` (or is missing). `restrict` is dropped: a later step
+/// reads what an earlier one wrote.
+fn compose(sources: &[&str], barriers: &[bool]) -> Result<String> {
     let parts: Vec<KernelParts<'_>> = sources.iter().map(|s| parts(s)).collect::<Result<_>>()?;
     let mut helpers: Vec<&str> = Vec::new();
     for p in &parts {
@@ -575,7 +590,7 @@ fn compose(sources: &[&str]) -> Result<String> {
             &format!("Step {k} of the sweep."),
         ));
     }
-    out.push_str(&calling_kernel(&parts, &names));
+    out.push_str(&calling_kernel(&parts, &names, barriers));
     Ok(out)
 }
 
@@ -627,7 +642,9 @@ pub(crate) fn with_prologue(prologue: &[&str], kernel: &str) -> Result<String> {
         };
         out.push_str(&as_function(p, &names[k], &what));
     }
-    out.push_str(&calling_kernel(&all, &names));
+    // A prologue's steps keep their barriers: the write it holds is what
+    // the replayed kernel reads.
+    out.push_str(&calling_kernel(&all, &names, &[]));
     Ok(out)
 }
 
@@ -688,9 +705,9 @@ fn as_function(part: &KernelParts<'_>, name: &str, what: &str) -> String {
 
 /// The kernel [`SWEEP`] whose parameters are each part's, renamed `_k`,
 /// calling `names[k]` with part `k`'s in order, a barrier between calls.
-fn calling_kernel(parts: &[KernelParts<'_>], names: &[String]) -> String {
+fn calling_kernel(parts: &[KernelParts<'_>], names: &[String], barriers: &[bool]) -> String {
     let mut params = Vec::new();
-    let mut calls = Vec::new();
+    let mut calls = String::new();
     for (k, p) in parts.iter().enumerate() {
         let renamed: Vec<String> = p
             .params
@@ -703,13 +720,48 @@ fn calling_kernel(parts: &[KernelParts<'_>], names: &[String]) -> String {
             let cut = declared.len() - old.len();
             params.push(format!("{}{name}", &declared[..cut]));
         }
-        calls.push(format!("  {}({});", names[k], renamed.join(", ")));
+        if k > 0 {
+            calls.push_str(if barriers.get(k - 1).copied().unwrap_or(true) {
+                "\n  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n"
+            } else {
+                "\n  // No barrier: no buffer written here or since the last one is shared.\n"
+            });
+        }
+        calls.push_str(&format!("  {}({});", names[k], renamed.join(", ")));
     }
     format!(
-        "__kernel void {SWEEP}(\n    {}) {{\n{}\n}}\n",
+        "__kernel void {SWEEP}(\n    {}) {{\n{calls}\n}}\n",
         params.join(",\n    "),
-        calls.join("\n  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n")
     )
+}
+
+/// Where a sweep of `members` needs a barrier: entry `k` is whether one
+/// stands between members `k` and `k + 1`. Member `k + 1` needs one when it
+/// uses a buffer that a member since the last barrier uses, one of them
+/// writing it; otherwise no work item can see the other's work, and the
+/// barrier (with its global fence, a wait for the memory system on a GPU)
+/// is left out: a sampler's fills and independent priors run back to back.
+/// (GPUs only: see [`launch`].)
+fn barriers_between(members: &[Member]) -> Vec<bool> {
+    let writes = |a: Access| a != Access::Read;
+    let mut since: Vec<(u64, Access)> = Vec::new();
+    let mut barriers = Vec::with_capacity(members.len().saturating_sub(1));
+    for (k, member) in members.iter().enumerate() {
+        let touches = member.touches();
+        if k > 0 {
+            let conflict = touches.iter().any(|&(id, access)| {
+                since
+                    .iter()
+                    .any(|&(other, was)| other == id && (writes(access) || writes(was)))
+            });
+            barriers.push(conflict);
+            if conflict {
+                since.clear();
+            }
+        }
+        since.extend(touches);
+    }
+    barriers
 }
 
 /// A thread's pending launches from outside any recording, taken out of
@@ -844,7 +896,7 @@ __kernel void calculate(
 
     #[test]
     fn kernels_become_functions_called_in_order_with_a_barrier_between() -> Result<()> {
-        let source = compose(&[A, B, A])?;
+        let source = compose(&[A, B, A], &[true, true])?;
         assert_eq!(
             source
                 .matches("#pragma OPENCL EXTENSION cl_khr_fp64")
@@ -866,7 +918,7 @@ __kernel void calculate(
 
     #[test]
     fn a_prologue_runs_before_the_kernel_whose_helpers_stay_once() -> Result<()> {
-        let kernel = compose(&[A, B])?;
+        let kernel = compose(&[A, B], &[true])?;
         let source = with_prologue(&[B, A], &kernel)?;
         // The kernel's helpers and steps as they were, B's helper once.
         assert_eq!(source.matches("inline void add(").count(), 1);
@@ -897,8 +949,54 @@ __kernel void calculate(
 
     #[test]
     fn a_source_in_another_form_is_an_error_not_a_panic() {
-        assert!(compose(&["void helper() {}"]).is_err());
-        assert!(compose(&["__kernel void a() {}\n__kernel void b() {}"]).is_err());
+        assert!(compose(&["void helper() {}"], &[]).is_err());
+        assert!(compose(&["__kernel void a() {}\n__kernel void b() {}"], &[]).is_err());
+    }
+
+    #[test]
+    fn a_barrier_stands_only_where_one_is_needed() -> Result<()> {
+        let source = compose(&[A, B, A], &[false, true])?;
+        let calls = &source[source.find("__kernel void sweep(").unwrap()..];
+        assert_eq!(calls.matches("barrier(").count(), 1);
+        let at = |text: &str| calls.find(text).unwrap();
+        assert!(at("  step_1(") < at("barrier(") && at("barrier(") < at("  step_2("));
+        assert!(at("// No barrier") < at("  step_1("));
+        Ok(())
+    }
+
+    #[test]
+    fn barriers_stand_only_where_a_step_shares_a_buffer_one_side_writes() -> Result<()> {
+        let source = "__kernel void touch(__global double* x) { }\n";
+        let kernel = Arc::new(FusedKernel::new(
+            crate::compile_kernel("touch", source, "", "touch")?,
+            source.into(),
+        ));
+        let (a, b, c) = (
+            crate::MatrixCl::<f64>::zeros(1, 1)?,
+            crate::MatrixCl::<f64>::zeros(1, 1)?,
+            crate::MatrixCl::<f64>::zeros(1, 1)?,
+        );
+        let member = |m: &crate::MatrixCl<f64>, access| {
+            Member::hold(&kernel, &[KernelArg::buffer(m, access)], None)
+        };
+        // a and b written, c read: independent. Then a read (after a's
+        // write), c read, and c written (after c's reads).
+        let members = [
+            member(&a, Access::Write),
+            member(&b, Access::Write),
+            member(&c, Access::Read),
+            member(&a, Access::Read),
+            member(&c, Access::Read),
+            member(&c, Access::Write),
+        ];
+        assert_eq!(
+            barriers_between(&members),
+            [false, false, true, false, true]
+        );
+        // Reads of one buffer never need one.
+        let reads = [member(&a, Access::Read), member(&a, Access::Read)];
+        assert_eq!(barriers_between(&reads), [false]);
+        Ok(())
     }
 
     #[test]

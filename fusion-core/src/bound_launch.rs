@@ -141,7 +141,8 @@ impl BoundLaunch {
                 let mut held = rt.ordering_only();
                 let prologue = if self.takes_prologues(rt) {
                     let bytes = args.iter().map(KernelArg::parameter_bytes).sum();
-                    take_prologue(&mut held, &self.touches, bytes, self.local_bytes(), rt)?
+                    let local = args.iter().map(KernelArg::local_bytes).sum();
+                    take_prologue(&mut held, &self.touches, bytes, local, rt)?
                 } else {
                     if let Some(held) = held.as_mut() {
                         held.launch_before(&self.touches)?;
@@ -183,17 +184,6 @@ impl BoundLaunch {
     fn takes_prologues(&self, rt: &Runtime) -> bool {
         rt.tuning().replay_prologues != Some(false)
             && self.range.one_group() == Some(sweep_group(rt))
-    }
-
-    /// Bytes of local memory its arguments ask for.
-    fn local_bytes(&self) -> usize {
-        self.args
-            .iter()
-            .map(|a| match a {
-                HeldArg::Local(bytes) => *bytes,
-                _ => 0,
-            })
-            .sum()
     }
 
     /// Submits its kernel with `prologue` before it (built on first use),

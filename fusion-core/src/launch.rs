@@ -98,6 +98,14 @@ impl<'a> KernelArg<'a> {
         })
     }
 
+    /// Bytes of work-group memory it asks for (0 unless `Local`).
+    pub(crate) fn local_bytes(&self) -> usize {
+        match self {
+            KernelArg::Local(bytes) => *bytes,
+            _ => 0,
+        }
+    }
+
     /// Bytes the argument takes among a kernel's parameters, its alignment
     /// padding included (a vector of sixteen is aligned to its size).
     pub(crate) fn parameter_bytes(&self) -> usize {

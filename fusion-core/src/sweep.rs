@@ -270,13 +270,7 @@ struct Member {
 
 impl Member {
     fn hold(kernel: &Arc<FusedKernel>, args: &[KernelArg<'_>], tag: Option<Arc<SweepTag>>) -> Self {
-        let local = args
-            .iter()
-            .map(|a| match a {
-                KernelArg::Local(bytes) => *bytes,
-                _ => 0,
-            })
-            .sum();
+        let local = args.iter().map(KernelArg::local_bytes).sum();
         Member {
             kernel: Arc::clone(kernel),
             args: args.iter().map(HeldArg::hold).collect(),
@@ -444,15 +438,8 @@ fn launch(
     let group = sweep_group(rt);
     let range = NdRange::d1(group).with_local(&[group]);
     let sweep = if members.len() > 1 {
-        // Built per sequence of kernels and the barriers their buffers
-        // need. On a CPU every barrier stays: PoCL built a reverse pass's
-        // sweep minutes slower with the regions between them merged (a
-        // test that took ~65 s cold ran past 8 minutes).
-        let barriers = if rt.device_info().is_gpu {
-            barriers_between(&members)
-        } else {
-            vec![true; members.len() - 1]
-        };
+        // Built per sequence of kernels and the barriers their buffers need.
+        let barriers = barriers_on(rt, &members);
         let mut key: Vec<u64> = members.iter().map(|m| m.kernel.id()).collect();
         key.extend(barriers.iter().map(|&b| u64::from(b)));
         match built.get(&key) {
@@ -597,10 +584,12 @@ fn compose(sources: &[&str], barriers: &[bool]) -> Result<String> {
 /// `kernel`'s source (a kernel of one work-group: a sweep's among them) with
 /// `prologue`'s kernels run before it: each of those the function
 /// `prologue_k`, the kernel itself the function `after_prologue`, called in
-/// that order by one kernel with a barrier between calls (see [`compose`]).
+/// that order by one kernel, with a barrier between prologue steps `k` and
+/// `k + 1` where `barriers[k]` (or is missing) and always one before the
+/// kernel (see [`compose`]).
 /// The kernel's helpers stay as they are; a prologue's helper that they
 /// already hold is not repeated.
-pub(crate) fn with_prologue(prologue: &[&str], kernel: &str) -> Result<String> {
+pub(crate) fn with_prologue(prologue: &[&str], kernel: &str, barriers: &[bool]) -> Result<String> {
     let taken = |s: &&str| s.contains("prologue_");
     if taken(&kernel) || prologue.iter().any(taken) {
         return Err(Error::Unsupported {
@@ -642,9 +631,11 @@ pub(crate) fn with_prologue(prologue: &[&str], kernel: &str) -> Result<String> {
         };
         out.push_str(&as_function(p, &names[k], &what));
     }
-    // A prologue's steps keep their barriers: the write it holds is what
-    // the replayed kernel reads.
-    out.push_str(&calling_kernel(&all, &names, &[]));
+    // The kernel reads what the prologue wrote (a position): a barrier
+    // always stands before it.
+    let mut barriers = barriers[..barriers.len().min(prologue.len().saturating_sub(1))].to_vec();
+    barriers.resize(prologue.len(), true);
+    out.push_str(&calling_kernel(&all, &names, &barriers));
     Ok(out)
 }
 
@@ -735,13 +726,25 @@ fn calling_kernel(parts: &[KernelParts<'_>], names: &[String], barriers: &[bool]
     )
 }
 
+/// The barriers of a sweep of `members` on `rt`'s device: on GPUs only
+/// those [`barriers_between`] finds needed; on a CPU every one stays, since
+/// PoCL built a reverse pass's sweep minutes slower with the regions
+/// between them merged (a test that took ~65 s cold ran past 8 minutes).
+fn barriers_on(rt: &Runtime, members: &[Member]) -> Vec<bool> {
+    if rt.device_info().is_gpu {
+        barriers_between(members)
+    } else {
+        vec![true; members.len().saturating_sub(1)]
+    }
+}
+
 /// Where a sweep of `members` needs a barrier: entry `k` is whether one
 /// stands between members `k` and `k + 1`. Member `k + 1` needs one when it
 /// uses a buffer that a member since the last barrier uses, one of them
 /// writing it; otherwise no work item can see the other's work, and the
 /// barrier (with its global fence, a wait for the memory system on a GPU)
 /// is left out: a sampler's fills and independent priors run back to back.
-/// (GPUs only: see [`launch`].)
+/// (GPUs only: see [`barriers_on`].)
 fn barriers_between(members: &[Member]) -> Vec<bool> {
     let writes = |a: Access| a != Access::Read;
     let mut since: Vec<(u64, Access)> = Vec::new();
@@ -769,12 +772,18 @@ fn barriers_between(members: &[Member]) -> Vec<bool> {
 /// work-group ([`take_prologue`], `BoundLaunch::issue`).
 pub(crate) struct Prologue {
     members: Vec<Member>,
+    /// The barriers between its members (as a sweep of them has).
+    barriers: Vec<bool>,
 }
 
 impl Prologue {
-    /// Its members' kernel ids in order: what a kernel with it is built for.
+    /// Its members' kernel ids in order and its barriers: what a kernel
+    /// with it is built for.
     pub(crate) fn key(&self) -> Vec<u64> {
-        self.members.iter().map(|m| m.kernel.id()).collect()
+        let kernels = self.members.iter().map(|m| m.kernel.id());
+        kernels
+            .chain(self.barriers.iter().map(|&b| u64::from(b)))
+            .collect()
     }
 
     /// Its members' sources in order.
@@ -825,7 +834,10 @@ pub(crate) fn take_prologue(
         uses.extend(member.touches());
     }
     sweeps.launch_where(|p| p.thread == thread || p.conflicts(&uses))?;
-    Ok(taken.map(|p| Prologue { members: p.members }))
+    Ok(taken.map(|p| Prologue {
+        barriers: barriers_on(rt, &p.members),
+        members: p.members,
+    }))
 }
 
 /// Launches `prologue` as the sweep it was, when the launch that took it
@@ -850,7 +862,7 @@ pub(crate) fn build_with_prologue(
     prologue: &Prologue,
     kernel: &CompiledKernel,
 ) -> Result<Option<CompiledKernel>> {
-    let Ok(source) = with_prologue(&prologue.sources(), kernel.source()) else {
+    let Ok(source) = with_prologue(&prologue.sources(), kernel.source(), &prologue.barriers) else {
         return Ok(None);
     };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -919,7 +931,7 @@ __kernel void calculate(
     #[test]
     fn a_prologue_runs_before_the_kernel_whose_helpers_stay_once() -> Result<()> {
         let kernel = compose(&[A, B], &[true])?;
-        let source = with_prologue(&[B, A], &kernel)?;
+        let source = with_prologue(&[B, A], &kernel, &[true])?;
         // The kernel's helpers and steps as they were, B's helper once.
         assert_eq!(source.matches("inline void add(").count(), 1);
         assert_eq!(source.matches("void step_0(").count(), 1);
@@ -943,7 +955,14 @@ __kernel void calculate(
         // Only one kernel, named as a sweep.
         assert_eq!(source.matches("__kernel").count(), 1);
         // A source that already has a prologue is not composed again.
-        assert!(with_prologue(&[A], &source).is_err());
+        assert!(with_prologue(&[A], &source, &[]).is_err());
+        // Independent prologue steps run without a barrier between them,
+        // but one always stands before the kernel.
+        let source = with_prologue(&[B, A], &kernel, &[false])?;
+        let calls = &source[source.find("__kernel void sweep(").unwrap()..];
+        assert_eq!(calls.matches("barrier(").count(), 1);
+        let at = |call: &str| calls.find(call).unwrap();
+        assert!(at("  prologue_1(") < at("barrier(") && at("barrier(") < at("  after_prologue("));
         Ok(())
     }
 

@@ -171,7 +171,7 @@ pub fn vector_parameters(ctx: &mut Ctx, n: usize) -> Result<()> {
 /// the sampler makes: the position written to the device, the log density
 /// and gradient recorded and run, value and gradient read back together.
 /// `scripts/dist_reference.py` times JAX on the same model and data.
-pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
+pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize, copies: (usize, bool)) -> Result<()> {
     use clfuse::nuts::DeviceDensity;
     use clfuse::params::{Constraint, Parameters};
     let (xs, _, _) = crate::glm::data(n, p);
@@ -223,6 +223,7 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         })?;
         ctx.push(&w, variant, n, bytes, 0.0, t);
     }
+    placement_probe(ctx, &w, (n, p), copies, &position)?;
     // Four chains' densities interleaved, as `nuts::sample` evaluates a
     // GPU's chains: each round starts every call (their replays launched
     // together unless FUSION_BATCH_CHAINS=0), then finishes them.
@@ -279,6 +280,80 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
             clfuse::clfuse_core::profile_mark(&format!("(host: sixth call starts, {replayed})"))?;
             density.value_and_grad(&position, &mut gradient).map(|_| ())
         })?;
+    }
+    Ok(())
+}
+
+/// Whether a diamonds call's speed follows its buffers, its context or
+/// its process: the `normal_lpdf` form over `copies` copies of the data
+/// (each its own `x`, `y` and parameter buffers; with `new_contexts`, each
+/// in a context and queue of its own on the same device), each timed in
+/// turn, twice over. On an H200 every process ran all its calls at one of
+/// two speeds (BENCHMARKS.md).
+fn placement_probe(
+    ctx: &mut Ctx,
+    workload: &str,
+    (n, p): (usize, usize),
+    (copies, new_contexts): (usize, bool),
+    position: &[f64],
+) -> Result<()> {
+    use clfuse::nuts::DeviceDensity;
+    use clfuse::params::{Constraint, Parameters};
+    let (xs, _, _) = crate::glm::data(n, p);
+    let ys = outcomes(n);
+    let half = (2.0f64).ln();
+    let model = || -> Result<_> {
+        let x = MatrixCl::from_slice(n, p, &xs)?;
+        let y = MatrixCl::from_slice(n, 1, &ys)?;
+        let mut params = Parameters::new();
+        let b = params.vector("b", p, Constraint::Unconstrained)?;
+        let intercept = params.real("Intercept", Constraint::Unconstrained)?;
+        let sigma = params.real("sigma", Constraint::lower(0.0))?;
+        Ok(params.model(move |v| {
+            let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
+                + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
+                + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
+            .eval()?;
+            let location =
+                matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
+            let likelihood = dist::normal_lpdf(&y, location, &v[sigma]).eval()?;
+            (&prior + &likelihood + half).eval()
+        }))
+    };
+    let devices = (0..copies)
+        .map(|_| {
+            if new_contexts {
+                clfuse::Device::open_new(clfuse::RuntimeConfig::from_env()?)
+            } else {
+                clfuse::Device::current()
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let models = devices
+        .iter()
+        .map(|device| device.run(model))
+        .collect::<Result<Vec<_>>>()?;
+    let mut densities = devices
+        .iter()
+        .zip(&models)
+        .map(|(device, model)| {
+            device.run(|| DeviceDensity::new(p + 2, move |theta| model.log_density(theta)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut gradient = vec![0.0; p + 2];
+    let bytes = 8.0 * (n * p) as f64;
+    let place = if new_contexts { "context" } else { "data copy" };
+    for pass in 1..=2 {
+        for (copy, density) in densities.iter_mut().enumerate() {
+            let t = devices[copy].run(|| {
+                measure(ctx.reps, || {
+                    std::hint::black_box(density.value_and_grad(position, &mut gradient)?);
+                    Ok(())
+                })
+            })?;
+            let variant = format!("normal_lpdf, {place} {copy}, pass {pass}");
+            ctx.push(workload, &variant, n, bytes, 0.0, t);
+        }
     }
     Ok(())
 }

@@ -81,6 +81,14 @@ struct Args {
     /// With `--suite chains`: the devices the batched chains spread over.
     #[arg(long, value_delimiter = ',')]
     devices: Vec<String>,
+    /// With `--suite dist`: the diamonds model also timed over this many
+    /// copies of its data, each in turn, twice (whether a call's speed
+    /// follows its buffers or its process).
+    #[arg(long, default_value_t = 0)]
+    copies: usize,
+    /// With `--copies`: each copy in a context and queue of its own.
+    #[arg(long)]
+    new_contexts: bool,
     /// With `--suite chains`: per-call figures only, no whole NUTS runs.
     #[arg(long)]
     no_runs: bool,
@@ -366,7 +374,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ctx.progress.set_message("normal regression");
         dist::regression(&mut ctx, regression.0, regression.1)?;
         ctx.progress.set_message("diamonds");
-        dist::diamonds(&mut ctx, 5000, 24)?;
+        dist::diamonds(&mut ctx, 5000, 24, (args.copies, args.new_contexts))?;
     }
     if args.suite == Suite::Chains {
         let devices: Vec<clfuse::Device> = if args.devices.is_empty() {

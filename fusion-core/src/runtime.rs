@@ -464,6 +464,20 @@ impl Runtime {
         &self.info
     }
 
+    /// A tuning switch that is on by default only on GPUs: `knob` when
+    /// set, else whether this device is a GPU (the sweeps and xᵀ·v's
+    /// last-group ending: PoCL builds their barriers slowly).
+    ///
+    /// ```
+    /// let rt = clfuse_core::Runtime::get()?;
+    /// assert!(rt.on_gpus_unless_set(Some(true)));
+    /// assert_eq!(rt.on_gpus_unless_set(None), rt.device_info().is_gpu);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn on_gpus_unless_set(&self, knob: Option<bool>) -> bool {
+        knob.unwrap_or(self.info.is_gpu)
+    }
+
     /// Whether `f64` may be used (false also when forced off by configuration).
     pub fn fp64(&self) -> bool {
         self.fp64

@@ -84,14 +84,14 @@ pub fn set_launch_sweeps(sweeps: LaunchSweeps) -> LaunchSweeps {
 /// ```
 /// let rt = clfuse_core::Runtime::get()?;
 /// let on = clfuse_core::sweeps_on(rt);
-/// assert_eq!(on, rt.tuning().sweeps.unwrap_or(rt.device_info().is_gpu));
+/// assert_eq!(on, rt.on_gpus_unless_set(rt.tuning().sweeps));
 /// # Ok::<(), clfuse_core::Error>(())
 /// ```
 pub fn sweeps_on(rt: &Runtime) -> bool {
     match SWEEPS.with(Cell::get) {
         LaunchSweeps::Always => true,
         LaunchSweeps::Never => false,
-        LaunchSweeps::OnGpus => rt.tuning().sweeps.unwrap_or(rt.device_info().is_gpu),
+        LaunchSweeps::OnGpus => rt.on_gpus_unless_set(rt.tuning().sweeps),
     }
 }
 

@@ -265,11 +265,8 @@ impl<'t, T: ClType, X: Operation, V: Operation> TransposeProductAssignment<'t, T
     /// by default on GPUs only); `prepare` then picks it per launch.
     fn may_end_in_kernel(&self) -> bool {
         *self.may_end_in_kernel.get_or_init(|| {
-            clfuse_core::Runtime::get().is_ok_and(|rt| {
-                rt.tuning()
-                    .last_group_sums
-                    .unwrap_or(rt.device_info().is_gpu)
-            })
+            clfuse_core::Runtime::get()
+                .is_ok_and(|rt| rt.on_gpus_unless_set(rt.tuning().last_group_sums))
         })
     }
 
@@ -743,14 +740,11 @@ mod tests {
             }
         }
         // CPUs leave the ending out unless asked (`FUSION_LAST_GROUP_SUMS=1`).
-        let may = Runtime::get()?;
-        let may = may
-            .tuning()
-            .last_group_sums
-            .unwrap_or(may.device_info().is_gpu);
+        let rt = Runtime::get()?;
+        let may = rt.on_gpus_unless_set(rt.tuning().last_group_sums);
         assert_eq!(ends.contains(&true), may, "{ends:?}");
         // The widest needs more than two groups to leave it to a second kernel.
-        if !may || Runtime::get()?.device_info().compute_units >= 2 {
+        if !may || rt.device_info().compute_units >= 2 {
             assert!(ends.contains(&false), "{ends:?}");
         }
         Ok(())

@@ -177,16 +177,12 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize, copies: (usize, bool)) -> Res
     let (xs, _, _) = crate::glm::data(n, p);
     let x = MatrixCl::from_slice(n, p, &xs)?;
     let y = MatrixCl::from_slice(n, 1, &outcomes(n))?;
-    let declare = || -> Result<_> {
-        let mut params = Parameters::new();
-        let b = params.vector("b", p, Constraint::Unconstrained)?;
-        let intercept = params.real("Intercept", Constraint::Unconstrained)?;
-        let sigma = params.real("sigma", Constraint::lower(0.0))?;
-        Ok((params, b, intercept, sigma))
-    };
+    let mut params = Parameters::new();
+    let b = params.vector("b", p, Constraint::Unconstrained)?;
+    let intercept = params.real("Intercept", Constraint::Unconstrained)?;
+    let sigma = params.real("sigma", Constraint::lower(0.0))?;
     // The half-Student-t's normalising term, as brms writes it.
     let half = (2.0f64).ln();
-    let (params, b, intercept, sigma) = declare()?;
     let glm_model = params.model(|v| {
         let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
             + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
@@ -195,16 +191,7 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize, copies: (usize, bool)) -> Res
         let likelihood = rev::normal_id_glm(&y, &x, &v[intercept], &v[b], &v[sigma])?;
         (&prior + &likelihood + half).eval()
     });
-    let (params, b, intercept, sigma) = declare()?;
-    let density_model = params.model(|v| {
-        let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
-            + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
-            + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
-        .eval()?;
-        let location = matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
-        let likelihood = dist::normal_lpdf(&y, location, &v[sigma]).eval()?;
-        (&prior + &likelihood + half).eval()
-    });
+    let density_model = diamonds_density(&x, &y)?;
     let position: Vec<f64> = (0..p + 2).map(|k| 0.1 * (k as f64 * 0.7).sin()).collect();
     let w = format!("diamonds value+grad (params + dist), P = {p}");
     let bytes = 8.0 * (n * p) as f64;
@@ -298,28 +285,8 @@ fn placement_probe(
     position: &[f64],
 ) -> Result<()> {
     use clfuse::nuts::DeviceDensity;
-    use clfuse::params::{Constraint, Parameters};
     let (xs, _, _) = crate::glm::data(n, p);
     let ys = outcomes(n);
-    let half = (2.0f64).ln();
-    let model = || -> Result<_> {
-        let x = MatrixCl::from_slice(n, p, &xs)?;
-        let y = MatrixCl::from_slice(n, 1, &ys)?;
-        let mut params = Parameters::new();
-        let b = params.vector("b", p, Constraint::Unconstrained)?;
-        let intercept = params.real("Intercept", Constraint::Unconstrained)?;
-        let sigma = params.real("sigma", Constraint::lower(0.0))?;
-        Ok(params.model(move |v| {
-            let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
-                + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
-                + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
-            .eval()?;
-            let location =
-                matrix_vector_multiply(&x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
-            let likelihood = dist::normal_lpdf(&y, location, &v[sigma]).eval()?;
-            (&prior + &likelihood + half).eval()
-        }))
-    };
     let devices = (0..copies)
         .map(|_| {
             if new_contexts {
@@ -329,9 +296,21 @@ fn placement_probe(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    let data = devices
+        .iter()
+        .map(|device| {
+            device.run(|| {
+                Ok((
+                    MatrixCl::from_slice(n, p, &xs)?,
+                    MatrixCl::from_slice(n, 1, &ys)?,
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let models = devices
         .iter()
-        .map(|device| device.run(model))
+        .zip(&data)
+        .map(|(device, (x, y))| device.run(|| diamonds_density(x, y)))
         .collect::<Result<Vec<_>>>()?;
     let mut densities = devices
         .iter()
@@ -356,4 +335,31 @@ fn placement_probe(
         }
     }
     Ok(())
+}
+
+/// posteriordb's `diamonds` with its likelihood as `normal_lpdf` over
+/// `x · b + Intercept` (`x` is `n x p`, `y` `n x 1`), as a user writes it.
+fn diamonds_density<'a>(
+    x: &'a MatrixCl<f64>,
+    y: &'a MatrixCl<f64>,
+) -> Result<
+    clfuse::params::Posterior<impl Fn(&clfuse::params::Constrained) -> Result<Var> + Sync + 'a>,
+> {
+    use clfuse::params::{Constraint, Parameters};
+    let (n, p) = (x.rows(), x.cols());
+    let mut params = Parameters::new();
+    let b = params.vector("b", p, Constraint::Unconstrained)?;
+    let intercept = params.real("Intercept", Constraint::Unconstrained)?;
+    let sigma = params.real("sigma", Constraint::lower(0.0))?;
+    // The half-Student-t's normalising term, as brms writes it.
+    let half = (2.0f64).ln();
+    Ok(params.model(move |v| {
+        let prior = (dist::normal_lpdf(&v[b], 0.0, 1.0).eval()?
+            + dist::student_t_lpdf(&v[intercept], 3.0, 8.0, 10.0).eval()?
+            + dist::student_t_lpdf(&v[sigma], 3.0, 0.0, 10.0).eval()?)
+        .eval()?;
+        let location = matrix_vector_multiply(x, &v[b]) + optional_broadcast(&v[intercept], n, 1);
+        let likelihood = dist::normal_lpdf(y, location, &v[sigma]).eval()?;
+        (&prior + &likelihood + half).eval()
+    }))
 }

@@ -3,22 +3,38 @@
 
 .PHONY: demo test opencl
 
-# The library's crates; the benchmark report's member (plotters, faer,
-# criterion) is built once, in `test`, for its quick run. Every test run of
-# `test` but the feature runs selects these same packages: the root package
-# alone resolves its dependencies' features differently and would build the
-# library and the (large) test binaries a second time.
-#
 # On PoCL the tests' kernels build unoptimized (`-cl-opt-disable`) and once
 # for any work-group size (no specialization): cold on a 2-core machine the
 # test binaries' kernels built about 4x faster (2026-11-29, CONTRIBUTING.md),
 # and at test sizes they run fast enough. Optimized builds are what GPUs,
 # the examples and the quick report below run. The tests keep their own
-# caches, so that no unoptimized binary reaches a normal run. Other drivers
-# ignore the PoCL variables.
+# caches, so that no unoptimized binary reaches a normal run (the library's
+# cache keys a binary by its source and device, not by PoCL's variables).
+# Other drivers ignore the PoCL variables.
+#
+# Those caches live beside the default ones, in the user's cache folder, not
+# in the checkout: a fresh clone on a machine that ran the tests before
+# finds its kernels built, as the examples find theirs in the default
+# caches. (CI from a fresh clone took 3022 s with the tests in the default
+# caches, then 4745 s with them in `target/`, which starts empty every time.)
+TEST_CACHES ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/clfuse-test-builds
 POCL_TEST_BUILDS = POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable POCL_WORK_GROUP_SPECIALIZATION=0 \
-	POCL_CACHE_DIR=$(CURDIR)/target/test-caches/pocl FUSION_CACHE_DIR=$(CURDIR)/target/test-caches/kernels
-TESTS = $(POCL_TEST_BUILDS) cargo test --workspace --exclude clfuse-bench
+	POCL_CACHE_DIR=$(TEST_CACHES)/pocl FUSION_CACHE_DIR=$(TEST_CACHES)/kernels
+
+# One build serves every run below: the same packages (the library's crates;
+# the benchmark report's member, with plotters, faer and criterion, is built
+# once, for its quick run), the same features (the optional ones too: the
+# host-interop test, the conversions' doc tests and the sampler's tests and
+# examples need them) and one profile, cargo's `test`, for the examples as
+# well (`cargo run --profile test`; the test run has built them already).
+# Cargo builds a crate again for every other feature set or profile: the
+# root package alone with other features (or none of the optional ones) or
+# `cargo run`'s `dev` profile would build the library, and the former the
+# (large) test binaries, a second time. clippy and `make demo` build the
+# default features.
+TEST_FEATURES = faer,ndarray,nuts
+TESTS = $(POCL_TEST_BUILDS) cargo test --workspace --exclude clfuse-bench --features clfuse/faer,clfuse/ndarray,clfuse/nuts
+EXAMPLE = cargo run --profile test --features $(TEST_FEATURES) --example
 
 # The GLMs and inline products run again with xᵀ·v's last-group ending
 # (below): two of each, or all of them when soaking.
@@ -39,19 +55,15 @@ test: opencl
 	# compile-fail projects resolve the whole workspace offline.
 	cargo fetch
 	# The integration tests are one binary per area (tests/<area>/main.rs:
-	# ops, linalg, rev, glm, runtime, dist; nuts with its feature, below; a
-	# module per topic), plus
-	# host_interop below: each binary links the whole library, so new tests
-	# join a module instead of adding a binary. The runs below pick modules
+	# ops, linalg, rev, glm, runtime, dist, nuts (the multi-chain front end:
+	# diagnostics against ArviZ, known posteriors); a module per topic), plus
+	# host_interop (faer and ndarray, both directions): each binary links the
+	# whole library, so new tests join a module instead of adding a binary. The runs below pick modules
 	# with libtest filters (`-- module::`) and reuse this run's binaries.
 	# Cases too slow for CI run smaller unless FUSION_SOAK=1 (today
 	# rev_proptest's random trees and dist's larger sizes; CONTRIBUTING.md's
 	# testing section lists them).
 	$(TESTS)
-	# Host interop with faer and ndarray (optional features, both directions;
-	# its own small binary, so that the features rebuild no other test binary).
-	$(POCL_TEST_BUILDS) cargo test --features faer,ndarray --test host_interop
-	$(POCL_TEST_BUILDS) cargo test -p clfuse-core --features faer,ndarray --doc _conv
 	# The GPUs' tiled GEMM kernel on this device too (the CPU default is the direct one).
 	# (All of linalg: gemm, cholesky, triangular, adjoints.)
 	FUSION_GEMM=32,8,32 $(TESTS) --test linalg
@@ -79,17 +91,14 @@ test: opencl
 	# Cross-thread ordering on an out-of-order queue too, where only event lists
 	# order commands (PoCL's default queue is in order; see QueueMode::Auto).
 	FUSION_QUEUE=out-of-order $(TESTS) --test runtime --test rev --test ops -- soundness_threads:: soundness_targets:: rev_structure:: rev_nested:: ops_reductions::
-	cargo run --example user_function
-	cargo run --example glm_composition
-	cargo run --example autodiff_model -- --quick --compare-glm
+	$(EXAMPLE) user_function
+	$(EXAMPLE) glm_composition
+	$(EXAMPLE) autodiff_model -- --quick --compare-glm
 	# The seeds' workflows at quick sizes; each checks its own answer.
-	$(POCL_TEST_BUILDS) cargo test --features nuts --doc nuts
-	# The multi-chain front end: diagnostics against ArviZ, known posteriors.
-	$(POCL_TEST_BUILDS) cargo test --features nuts --test nuts
-	cargo run --features nuts --example logistic_nuts -- --quick
-	cargo run --features nuts --example gp_nuts -- --quick --cpu-run 0
-	cargo run --features nuts --example eight_schools -- --quick
-	cargo run --features nuts --example regression -- --quick
-	cargo run --example mixture_estep -- --quick
-	cargo run --example dp_mixture -- --quick
-	cargo run --release -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick
+	$(EXAMPLE) logistic_nuts -- --quick
+	$(EXAMPLE) gp_nuts -- --quick --cpu-run 0
+	$(EXAMPLE) eight_schools -- --quick
+	$(EXAMPLE) regression -- --quick
+	$(EXAMPLE) mixture_estep -- --quick
+	$(EXAMPLE) dp_mixture -- --quick
+	cargo run --profile test -p clfuse-bench --bin bench_report -- --quick --out target/bench-quick

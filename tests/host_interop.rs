@@ -15,7 +15,7 @@ fn values(rows: usize, cols: usize) -> impl Fn(usize, usize) -> f64 {
 fn faer_round_trips_at_odd_shapes() -> Result<()> {
     for (rows, cols) in [(0, 0), (1, 1), (31, 1), (33, 5), (1, 33), (100, 7)] {
         let f = values(rows, cols);
-        let host = faer::Mat::from_fn(rows, cols, |i, j| f(i, j));
+        let host = faer::Mat::from_fn(rows, cols, &f);
         let device = MatrixCl::try_from(&host)?;
         assert_eq!((device.rows(), device.cols()), (rows, cols));
         let column_major: Vec<f64> = (0..cols)

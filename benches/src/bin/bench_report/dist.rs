@@ -192,8 +192,8 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize, copies: (usize, bool)) -> Res
         (&prior + &likelihood + half).eval()
     });
     let density_model = diamonds_density(&x, &y)?;
-    let position: Vec<f64> = (0..p + 2).map(|k| 0.1 * (k as f64 * 0.7).sin()).collect();
-    let w = format!("diamonds value+grad (params + dist), P = {p}");
+    let position = diamonds_position(p);
+    let w = diamonds_workload(p);
     let bytes = 8.0 * (n * p) as f64;
     let glm_call = |theta: &Var| glm_model.log_density(theta);
     let density_call = |theta: &Var| density_model.log_density(theta);
@@ -269,6 +269,30 @@ pub fn diamonds(ctx: &mut Ctx, n: usize, p: usize, copies: (usize, bool)) -> Res
         })?;
     }
     Ok(())
+}
+
+/// The sampler's position in every diamonds call timed here.
+fn diamonds_position(p: usize) -> Vec<f64> {
+    (0..p + 2).map(|k| 0.1 * (k as f64 * 0.7).sin()).collect()
+}
+
+fn diamonds_workload(p: usize) -> String {
+    format!("diamonds value+grad (params + dist), P = {p}")
+}
+
+/// The diamonds call alone (n = 5000, P = 24) over `copies` copies of its
+/// data, as `--copies` times it in the `dist` suite (for the `placement`
+/// suite).
+pub fn diamonds_copies(ctx: &mut Ctx, (copies, new_contexts): (usize, bool)) -> Result<()> {
+    let (n, p) = (5000, 24);
+    let w = diamonds_workload(p);
+    placement_probe(
+        ctx,
+        &w,
+        (n, p),
+        (copies.max(1), new_contexts),
+        &diamonds_position(p),
+    )
 }
 
 /// Whether a diamonds call's speed follows its buffers, its context or

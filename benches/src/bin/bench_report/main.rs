@@ -14,6 +14,7 @@ mod glm;
 mod linalg;
 mod output;
 mod overhead;
+mod placement;
 mod seeds;
 mod timing;
 mod workloads;
@@ -41,6 +42,9 @@ enum Suite {
     Chains,
     /// The Cholesky and its adjoint's schedules at GP sizes (also part of `linalg`).
     Cholesky,
+    /// Whether a small kernel's speed follows its buffers, compute unit or
+    /// process: latency chains around the diamonds call (not part of `all`).
+    Placement,
 }
 
 /// Benchmark report: fused kernels vs chains of basic kernels vs
@@ -83,7 +87,8 @@ struct Args {
     devices: Vec<String>,
     /// With `--suite dist`: the diamonds model also timed over this many
     /// copies of its data, each in turn, twice (whether a call's speed
-    /// follows its buffers or its process).
+    /// follows its buffers or its process); with `--suite placement`, the
+    /// copies its diamonds call is timed over (at least one).
     #[arg(long, default_value_t = 0)]
     copies: usize,
     /// With `--copies`: each copy in a context and queue of its own.
@@ -375,6 +380,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         dist::regression(&mut ctx, regression.0, regression.1)?;
         ctx.progress.set_message("diamonds");
         dist::diamonds(&mut ctx, 5000, 24, (args.copies, args.new_contexts))?;
+    }
+    if args.suite == Suite::Placement {
+        ctx.progress.set_message("placement");
+        placement::suite(&mut ctx, 6, (args.copies, args.new_contexts))?;
     }
     if args.suite == Suite::Chains {
         let devices: Vec<clfuse::Device> = if args.devices.is_empty() {

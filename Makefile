@@ -33,7 +33,9 @@ POCL_TEST_BUILDS = POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable POCL_WORK_GROUP_SPECIA
 # (large) test binaries, a second time. clippy and `make demo` build the
 # default features.
 TEST_FEATURES = faer,ndarray,nuts
-TESTS = $(POCL_TEST_BUILDS) cargo test --workspace --exclude clfuse-bench --features clfuse/faer,clfuse/ndarray,clfuse/nuts
+comma := ,
+TESTS = $(POCL_TEST_BUILDS) cargo test --workspace --exclude clfuse-bench \
+	--features clfuse/$(subst $(comma),$(comma)clfuse/,$(TEST_FEATURES))
 EXAMPLE = cargo run --profile test --features $(TEST_FEATURES) --example
 
 # The GLMs and inline products run again with xᵀ·v's last-group ending
@@ -58,8 +60,9 @@ test: opencl
 	# ops, linalg, rev, glm, runtime, dist, nuts (the multi-chain front end:
 	# diagnostics against ArviZ, known posteriors); a module per topic), plus
 	# host_interop (faer and ndarray, both directions): each binary links the
-	# whole library, so new tests join a module instead of adding a binary. The runs below pick modules
-	# with libtest filters (`-- module::`) and reuse this run's binaries.
+	# whole library, so new tests join a module instead of adding a binary.
+	# The runs below pick modules with libtest filters (`-- module::`) and
+	# reuse this run's binaries.
 	# Cases too slow for CI run smaller unless FUSION_SOAK=1 (today
 	# rev_proptest's random trees and dist's larger sizes; CONTRIBUTING.md's
 	# testing section lists them).

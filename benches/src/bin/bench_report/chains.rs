@@ -120,8 +120,7 @@ fn split_batched(
             }
             times.push(start.elapsed().as_secs_f64() / rounds as f64);
         }
-        times.sort_by(|a, b| a.total_cmp(b));
-        Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
+        Ok(crate::timing::median_min_max(times))
     })
 }
 
@@ -189,8 +188,7 @@ where
             times.push(elapsed / rounds as f64);
         }
     }
-    times.sort_by(|a, b| a.total_cmp(b));
-    Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
+    Ok(crate::timing::median_min_max(times))
 }
 
 /// Seconds per round of `chains` unbatched chains on the current device,

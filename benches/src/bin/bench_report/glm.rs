@@ -229,14 +229,13 @@ pub fn bernoulli(ctx: &mut Ctx, n: usize, p: usize) -> Result<()> {
         fused_beta.len() == p && (0..p).all(|k| close(d_beta[(k, 0)], fused_beta[k])),
         "d_beta disagrees with the CPU"
     );
-    times.sort_by(f64::total_cmp);
     ctx.push(
         &w,
         "CPU (faer, all cores)",
         n,
         bytes,
         flops,
-        (times[times.len() / 2], times[0], times[times.len() - 1]),
+        crate::timing::median_min_max(times),
     );
     Ok(())
 }

@@ -41,8 +41,7 @@ fn cpu_time(reps: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
         total += t;
         times.push(t);
     }
-    times.sort_by(f64::total_cmp);
-    (times[times.len() / 2], times[0], times[times.len() - 1])
+    crate::timing::median_min_max(times)
 }
 
 pub fn gemm(ctx: &mut Ctx, n: usize) -> Result<()> {

@@ -1,8 +1,9 @@
 //! Whether a small kernel's speed follows its buffers, the compute unit it
-//! runs on, or its process (#35: on H200s every process ran all its
-//! diamonds calls at one of two speeds, 55–68 or 72–93 µs a call, and the
-//! same profiled kernels took longer in the slow processes; neither the
-//! data's buffers nor the context picked the speed).
+//! runs on, the device or the host (#35: on H200s every process ran all
+//! its diamonds calls at one of two speeds, 55–68 or 72–93 µs a call;
+//! neither the data's buffers nor the context picked the speed). On three
+//! H200 hosts (2026-11-29, BENCHMARKS.md) the chains ran alike in every
+//! process and the host's cost to queue a launch took the two speeds.
 //!
 //! A call's sweeps are one work-group each: member after member, each
 //! member's stores, a barrier with a global fence, the next member's
@@ -13,7 +14,7 @@
 //! times it; then the chains again. Comparing processes then says whether
 //! the chain's latency moves with the call's speed, and with what.
 
-use crate::timing::measure;
+use crate::timing::{measure, median_min_max};
 use crate::workloads::Ctx;
 use clfuse::clfuse_core::NdRange;
 use clfuse::{MatrixCl, Result, Runtime};
@@ -51,6 +52,13 @@ const ITEMS: usize = 64;
 const STEPS: i32 = 100;
 /// Launches per timed repetition (queued together, then waited for).
 const LAUNCHES: usize = 20;
+
+/// A repetition's times (median, least, greatest) per launch of its
+/// `LAUNCHES`.
+fn per_launch((median, least, greatest): (f64, f64, f64)) -> (f64, f64, f64) {
+    let launches = LAUNCHES as f64;
+    (median / launches, least / launches, greatest / launches)
+}
 
 /// Queues `LAUNCHES` chains of `steps` rounds on `cells`, each noting its
 /// compute unit in `units`.
@@ -102,14 +110,13 @@ pub fn suite(ctx: &mut Ctx, buffers: usize, copies: (usize, bool)) -> Result<()>
             let mut seen = units.to_vec()?;
             seen.sort_unstable();
             seen.dedup();
-            let per_launch = |s: f64| s / LAUNCHES as f64;
             ctx.push(
                 &workload,
                 &format!("buffer {buffer}, pass {pass}, compute units {seen:?}"),
                 ITEMS,
                 0.0,
                 0.0,
-                (per_launch(t.0), per_launch(t.1), per_launch(t.2)),
+                per_launch(t),
             );
         }
         Ok(())
@@ -134,10 +141,6 @@ fn launch_costs(
 ) -> Result<()> {
     let rt = Runtime::get()?;
     let workload = "latency chain: cost per launch by rounds";
-    let per_launch = |t: (f64, f64, f64)| {
-        let l = LAUNCHES as f64;
-        (t.0 / l, t.1 / l, t.2 / l)
-    };
     for steps in [0, 10 * STEPS] {
         let launches = || queue_chains((cells, units), steps, options);
         let t = measure(ctx.reps, launches)?;
@@ -156,19 +159,13 @@ fn launch_costs(
             queuing.push(start.elapsed().as_secs_f64());
             rt.finish()?;
         }
-        queuing.sort_by(f64::total_cmp);
-        let t = (
-            queuing[queuing.len() / 2],
-            queuing[0],
-            queuing[queuing.len() - 1],
-        );
         ctx.push(
             workload,
             &format!("{steps} rounds, the host queuing them"),
             ITEMS,
             0.0,
             0.0,
-            per_launch(t),
+            per_launch(median_min_max(queuing)),
         );
     }
     Ok(())

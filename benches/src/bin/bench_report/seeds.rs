@@ -119,8 +119,7 @@ fn timed(
         spent += t;
         times.push(t);
     }
-    times.sort_by(f64::total_cmp);
-    Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
+    Ok(crate::timing::median_min_max(times))
 }
 
 fn toeplitz(n: usize) -> Vec<f64> {

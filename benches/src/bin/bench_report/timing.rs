@@ -38,8 +38,14 @@ pub fn measure(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f
         rt.finish()?;
         times.push(start.elapsed().as_secs_f64());
     }
-    times.sort_by(|a, b| a.total_cmp(b));
-    Ok((times[times.len() / 2], times[0], times[times.len() - 1]))
+    Ok(median_min_max(times))
+}
+
+/// The median, the least and the greatest of `times` (at least one), as
+/// every row of the report gives them.
+pub fn median_min_max(mut times: Vec<f64>) -> (f64, f64, f64) {
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], times[0], times[times.len() - 1])
 }
 
 /// Times the very first call (kernel compilation included).

@@ -9,6 +9,9 @@ one folder per variant under OUT:
             the first of them (the priors and their sum): what is left is
             the position write and the parameters' transforms
   norevbar  the reverse sweep without any barrier between its members
+  hollow    both sweeps with no member but the position write, and every
+            `calculate_compact_*` kernel (the likelihood) with an empty
+            body: what the call's commands cost with no work in them
 
 Timing only: `nopriors` and `norevbar` compute wrong values (a stale prior,
 racing members). The forward sweep is `sweep_prologue_*.cl` (a replay's
@@ -40,6 +43,20 @@ def call_of(line):
     return found.group(1) if found else None
 
 
+def hollow_sweep(source, body_of):
+    """A sweep whose `body_of` function calls no step."""
+    head, body = source.split(body_of, 1)
+    kept = [l for l in body.splitlines() if not call_of(l)]
+    return head + body_of + "\n".join(kept) + "\n"
+
+
+def hollow_kernel(source):
+    """The kernel (the source's last function) with an empty body."""
+    head, tail = source.rsplit("__kernel void ", 1)
+    signature = tail.split("{", 1)[0]
+    return head + "__kernel void " + signature + "{\n}\n"
+
+
 def forward(source, variant):
     """The forward sweep's replayed body (`after_prologue`) edited."""
     head, body = source.split("void after_prologue(", 1)
@@ -60,7 +77,7 @@ def forward(source, variant):
     return head + "void after_prologue(" + "\n".join(kept) + "\n"
 
 
-variants = {"nomid": "forward", "nopriors": "forward", "norevbar": "reverse"}
+variants = {"nomid": "forward", "nopriors": "forward", "norevbar": "reverse", "hollow": "all"}
 for variant, sweep in variants.items():
     os.makedirs(os.path.join(out, variant), exist_ok=True)
 for name in sorted(os.listdir(dump)):
@@ -72,6 +89,12 @@ for name in sorted(os.listdir(dump)):
             edited = forward(source, variant)
         elif sweep == "reverse" and name.startswith("sweep_compact_"):
             edited = source.replace(BARRIER + "\n", "")
+        elif sweep == "all" and name.startswith("sweep_prologue_"):
+            edited = hollow_sweep(source, "void after_prologue(")
+        elif sweep == "all" and name.startswith("sweep_compact_"):
+            edited = hollow_sweep(source, "__kernel void sweep(")
+        elif sweep == "all" and name.startswith("calculate_compact_"):
+            edited = hollow_kernel(source)
         else:
             continue
         removed = len(source.splitlines()) - len(edited.splitlines())

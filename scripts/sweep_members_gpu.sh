@@ -2,9 +2,10 @@
 # What a replayed diamonds call's sweep members cost (#35): the dist suite
 # dumps its kernels once, scripts/sweep_members.py writes hand-edited
 # variants of the two sweeps (see its doc), and ROUNDS (default 6) rounds
-# run the dist suite as built and with each variant (FUSION_KERNEL_OVERRIDE),
-# alternating, one process each: the diamonds call and a round of four to
-# the summary; then one profiled process per variant ($OUT/profiles-*.md).
+# run the dist suite as built and with each of VARIANTS (default: all of
+# them; FUSION_KERNEL_OVERRIDE), alternating, one process each: the diamonds
+# call and a round of four to the summary; then one profiled process per
+# variant ($OUT/profiles-*.md).
 # Device tool, carry .gpu (bins.tgz: the release bench_report):
 #   bash scripts/sweep_members_gpu.sh
 source "$(dirname "$0")/lease.sh"
@@ -25,13 +26,13 @@ dist() {
 }
 {
   for round in $(seq ${ROUNDS:-6}); do
-    for variant in built nomid nopriors norevbar; do
+    for variant in ${VARIANTS:-built nomid nopriors norevbar hollow}; do
       dist $variant "$W/$variant-$round"
       echo "== $variant, round $round: rc=$?"
       grep -A6 "## diamonds" "$W/$variant-$round/report.md" | grep -E "normal_lpdf|4 chains" | cut -d"|" -f3,4,5 | tr -s ' '
     done
   done
-  for variant in built nomid nopriors norevbar; do
+  for variant in ${VARIANTS:-built nomid nopriors norevbar hollow}; do
     dist $variant "$W/profile-$variant" FUSION_PROFILING=1
     echo "== $variant, profiled: rc=$?"
     cp "$W/profile-$variant/profiles.md" "$OUT/profiles-$variant.md"

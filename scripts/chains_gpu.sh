@@ -15,8 +15,9 @@ if [ "$1" = runs ]; then
   # default) or on threads of their own (--threaded); bound and rebuilt:
   # interleaved with FUSION_BIND_REPLAYS=1 / 0; batched and unbatched:
   # interleaved with FUSION_BATCH_CHAINS=1 / 0; compacted and uncompacted:
-  # interleaved with FUSION_COMPACT_LAUNCHES=1 / 0; before and after: the
-  # build in .gpu/old/ and the one in .gpu/.
+  # interleaved with FUSION_COMPACT_LAUNCHES=1 / 0; arena and apart:
+  # interleaved with FUSION_ARENA=1 / 0; before and after: the build in
+  # .gpu/old/ and the one in .gpu/.
   for round in $(seq ${ROUNDS:-1}); do
     for example in ${EXAMPLES:-eight_schools regression}; do
       for mode in ${MODES:-interleaved threaded}; do
@@ -35,6 +36,9 @@ if [ "$1" = runs ]; then
           # Interleaved, bound launches compacted or not (FUSION_COMPACT_LAUNCHES).
           compacted) FUSION_COMPACT_LAUNCHES=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
           uncompacted) FUSION_COMPACT_LAUNCHES=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          # Interleaved, small buffers carved from parents or apart (FUSION_ARENA).
+          arena) FUSION_ARENA=1 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
+          apart) FUSION_ARENA=0 timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;
           # Interleaved, the build before the change (.gpu/old/) or this one.
           before) timeout 140 "$bin/old/$example" $ARGS > "$log" 2>&1 ;;
           after) timeout 140 "$bin/$example" $ARGS > "$log" 2>&1 ;;

@@ -48,8 +48,11 @@ pub(crate) struct BoundLaunch {
     object: Kernel,
     /// The kernel it was created from (its program stays alive with it).
     kernel: CompiledKernel,
-    args: Vec<HeldArg>,
-    touches: Vec<(u64, Access)>,
+    args: Box<[HeldArg]>,
+    /// Buffers its kernel reaches through a parent passed in `args`
+    /// (`arena`): not arguments, but what orders the launch, and held.
+    reached: Box<[HeldArg]>,
+    touches: Box<[(u64, Access)]>,
     range: NdRange,
     /// Launches asked for that it stands for (a sweep's counted members).
     asked: usize,
@@ -70,12 +73,26 @@ impl BoundLaunch {
         range: NdRange,
         asked: usize,
     ) -> Result<Self> {
+        Self::reaching(kernel, args, Vec::new(), range, asked)
+    }
+
+    /// [`new`](Self::new) for a kernel that also reaches the buffers
+    /// `reached` through parents among `args` (`arena`): the launch is
+    /// ordered as one of them, and holds them.
+    pub(crate) fn reaching(
+        kernel: &CompiledKernel,
+        args: Vec<HeldArg>,
+        reached: Vec<HeldArg>,
+        range: NdRange,
+        asked: usize,
+    ) -> Result<Self> {
         let object = kernel.new_object()?;
         for (index, arg) in args.iter().enumerate() {
             set_arg(&object, index, &arg.arg())?;
         }
         let touches = args
             .iter()
+            .chain(&reached)
             .filter_map(|a| match a {
                 HeldArg::Buffer { id, access, .. } => Some((*id, *access)),
                 _ => None,
@@ -84,7 +101,8 @@ impl BoundLaunch {
         Ok(BoundLaunch {
             object,
             kernel: kernel.clone(),
-            args,
+            args: args.into(),
+            reached: reached.into(),
             touches,
             range,
             asked,
@@ -130,11 +148,26 @@ impl BoundLaunch {
     /// sweep, and any other thread's that shares a buffer, first).
     pub(crate) fn issue(&self) -> Result<()> {
         let args: Vec<KernelArg<'_>> = self.args.iter().map(HeldArg::arg).collect();
+        // What orders it: its arguments and the buffers it reaches.
+        let ordered: Vec<KernelArg<'_>> = self
+            .args
+            .iter()
+            .chain(&self.reached)
+            .map(HeldArg::arg)
+            .collect();
         crate::recorder::command(
             false,
             |notes| {
-                note_launch(notes, self.kernel.identity(), &args, &self.range);
-                launch_again(&self.kernel, &args, self.range)
+                // Issued while recording: as the launch it stands for
+                // (reached buffers are no arguments of a shared kernel).
+                let recorded = if self.reached.is_empty() {
+                    self
+                } else {
+                    self.as_recorded()
+                };
+                let args: Vec<KernelArg<'_>> = recorded.args.iter().map(HeldArg::arg).collect();
+                note_launch(notes, recorded.kernel.identity(), &args, &recorded.range);
+                launch_again(&recorded.kernel, &args, recorded.range)
             },
             || {
                 let rt = self.kernel.runtime();
@@ -151,7 +184,7 @@ impl BoundLaunch {
                 };
                 let ran = match prologue {
                     Some(prologue) => {
-                        let ran = self.submit_after(&prologue, &args)?;
+                        let ran = self.submit_after(&prologue, &args, &ordered)?;
                         if !ran {
                             launch_prologue(&mut held, prologue)?;
                         }
@@ -165,7 +198,7 @@ impl BoundLaunch {
                         rt,
                         self.object.get(),
                         self.kernel.name(),
-                        &args,
+                        &ordered,
                         self.range,
                         false,
                     )?;
@@ -187,9 +220,15 @@ impl BoundLaunch {
     }
 
     /// Submits its kernel with `prologue` before it (built on first use),
-    /// with `args`, its own arguments; `false` when that kernel does not
-    /// build (nothing was submitted). Under the ordering lock.
-    fn submit_after(&self, prologue: &Prologue, args: &[KernelArg<'_>]) -> Result<bool> {
+    /// with `args`, its own arguments (`ordered`: with the buffers it
+    /// reaches); `false` when that kernel does not build (nothing was
+    /// submitted). Under the ordering lock.
+    fn submit_after(
+        &self,
+        prologue: &Prologue,
+        args: &[KernelArg<'_>],
+        ordered: &[KernelArg<'_>],
+    ) -> Result<bool> {
         let mut built = self.prologues.lock().unwrap_or_else(|p| p.into_inner());
         let key = prologue.key();
         if !built.contains_key(&key) {
@@ -218,8 +257,8 @@ impl BoundLaunch {
         }
         // The prologue's writes were noted when its members joined; this
         // launch's are noted here, as `submit` would have.
-        note_writes(args);
-        all.extend(args.iter().copied());
+        note_writes(ordered);
+        all.extend(ordered.iter().copied());
         // Only this launch uses `with.object`, and its arguments are set.
         submit(
             with.kernel.runtime(),

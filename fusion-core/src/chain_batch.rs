@@ -17,7 +17,10 @@ use crate::bound_launch::BoundLaunch;
 use crate::error::Result;
 use crate::events::Access;
 use crate::groups_done::{chain_counter, is_shared_counter};
-use crate::kernel_variants::{KernelSignature, Pass, batched_kernel, held, passes_of, tables};
+use crate::kernel_variants::{
+    KernelSignature, Pass, batched_kernel, held, parent_args, parent_count, passes_of, reached,
+    tables,
+};
 use crate::launch::{HeldArg, KernelArg};
 use crate::recorder::QueuedRead;
 use crate::replay::{QueuedReads, Recording, Step};
@@ -221,10 +224,11 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
     // Pointers, each 8 bytes at most: per chain, and once.
     let per_chain = 8 * passes.iter().filter(|&&p| p == Pass::PerChain).count();
     let once = 8
-        * (3 + passes
-            .iter()
-            .filter(|p| matches!(p, Pass::Local | Pass::Shared))
-            .count());
+        * (3 + parent_count(&passes)
+            + passes
+                .iter()
+                .filter(|p| matches!(p, Pass::Local | Pass::Shared))
+                .count());
     let fit = rt
         .device_info()
         .max_parameter_bytes
@@ -256,13 +260,19 @@ fn together(launches: &[&BoundLaunch]) -> Option<Vec<Part>> {
                         });
                     }
                 }
-                Pass::Same(_) | Pass::Int(_) | Pass::Float(_) | Pass::Double(_) => {}
+                Pass::Same(_)
+                | Pass::Within { .. }
+                | Pass::Int(_)
+                | Pass::Float(_)
+                | Pass::Double(_) => {}
             }
         }
-        args.extend(tables(chunk)?);
+        args.extend(parent_args(chunk[0], &passes)?);
+        args.extend(tables(chunk, &passes)?);
+        let reached = chunk.iter().flat_map(|l| reached(l, &passes)).collect();
         let asked = chunk.iter().map(|l| l.asked()).sum();
         let range = range.with_chains(chunk.len(), chain_dim)?;
-        let launch = BoundLaunch::new(&batched, args, range, asked);
+        let launch = BoundLaunch::reaching(&batched, args, reached, range, asked);
         out.push(Part::Launch(launch.ok()?));
     }
     Some(out)
@@ -511,11 +521,18 @@ mod tests {
             let recordings = record_alike(&chains, work, 2)?;
             let sum = |c: i32| 91 * (1 + c);
             for (c, recording) in recordings.iter().enumerate() {
-                // The sweep passes its buffer once and its ints as a table.
+                // The sweep passes its buffer once (through the parent it
+                // was carved from) and its ints as a table.
                 if let Step::Bound(launch) = &recording.plan()[0] {
                     assert_eq!(launch.args().len(), 2);
                     assert_eq!(launch.asked(), 13);
                     assert!(launch.kernel().source().starts_with("// Compacted"));
+                    assert!(
+                        launch
+                            .kernel()
+                            .source()
+                            .contains("(arena_0 + scalar_ints[0])")
+                    );
                 } else {
                     panic!("the sweep is not bound");
                 }
@@ -543,8 +560,9 @@ mod tests {
                 }
             }
             assert_eq!(shape(&batch, &all), ["L26", "E"]);
-            // Batched from the recorded launches: each chain's buffer once,
-            // one table of both chains' ints.
+            // Batched from the recorded launches: both chains' buffers
+            // through their parent, once, and one table of both chains'
+            // ints and offsets.
             let key: Vec<u64> = all.iter().map(|r| r.id()).collect();
             let Some(Some(steps)) = batch.plans.get(&key) else {
                 panic!("no plan");
@@ -555,7 +573,13 @@ mod tests {
             let Part::Launch(launch) = &parts[0] else {
                 panic!("the sweeps are not one launch");
             };
-            assert_eq!(launch.args().len(), 3);
+            assert_eq!(launch.args().len(), 2);
+            assert!(
+                launch
+                    .kernel()
+                    .source()
+                    .contains("(arena_0 + chain_ints[chain * 14 + 0])")
+            );
             Ok(())
         })();
         set_launch_sweeps(before);

@@ -37,6 +37,9 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Bytes of arguments one kernel may take (`CL_DEVICE_MAX_PARAMETER_SIZE`).
     pub max_parameter_bytes: usize,
+    /// The alignment of a buffer's start in bytes (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`,
+    /// given in bits): where a sub-buffer may begin.
+    pub mem_base_align_bytes: usize,
     /// Whether host queues may execute out of order.
     pub out_of_order: bool,
     /// NVIDIA's compute capability (major, minor), from the
@@ -104,6 +107,10 @@ pub(crate) fn discover() -> Result<Vec<Found>> {
                 max_work_group_size: device.max_work_group_size().unwrap_or(1),
                 // OpenCL's least value when the driver does not say.
                 max_parameter_bytes: device.max_parameter_size().unwrap_or(1024),
+                // OpenCL's least value for a full profile (1024 bits) when the driver does not say.
+                mem_base_align_bytes: device
+                    .mem_base_addr_align()
+                    .map_or(128, |bits| bits as usize / 8),
                 out_of_order: device.queue_on_host_properties().unwrap_or(0)
                     & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE
                     != 0,

@@ -5,17 +5,20 @@
 //! computes: its scalars can come from a `__constant` table (they never
 //! change between replays, and on NVIDIA's driver every argument costs the
 //! host time at each enqueue), a buffer it takes at several parameters can
-//! be passed once, and several chains' launches can become one, each
-//! chain's buffers passed once per chain (`chain_batch`). A compact launch
-//! ([`compact`]) is the variant of one chain.
+//! be passed once, a buffer carved from a larger one (`arena`) can be
+//! reached through that parent, passed once, at an offset from the table,
+//! and several chains' launches can become one, each chain's buffers
+//! passed once per chain (`chain_batch`). A compact launch ([`compact`])
+//! is the variant of one chain.
 
+use crate::arena::{ParentArg, parent_of};
 use crate::bound_launch::BoundLaunch;
 use crate::compile::compile_kernel_for;
 use crate::events::Access;
 use crate::kernel_cache::CompiledKernel;
 use crate::launch::{HeldArg, KernelArg};
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// How a variant (batched or compact) takes one of the kernel's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,6 +32,13 @@ pub(crate) enum Pass {
     /// The buffer the parameter at this index is, in every chain: not
     /// passed again (the kernel names it twice, the launch passes it once).
     Same(usize),
+    /// A buffer carved from parent `parent` (the variant's `arena_<parent>`,
+    /// passed once) in every chain, at the byte offset in the `int` table
+    /// at `offset` (each chain's row its own).
+    Within {
+        parent: usize,
+        offset: usize,
+    },
     /// A scalar, read from the table of its type at this index (each
     /// chain's row of the table): scalars never change between replays,
     /// and each argument costs the host time at every launch.
@@ -50,6 +60,7 @@ pub(crate) fn passes_of(
         _ => None,
     };
     let mut tables = [0usize; 3];
+    let mut parents = Vec::new();
     let mut passes: Vec<Pass> = Vec::with_capacity(launches[0].args().len());
     for (index, arg) in launches[0].args().iter().enumerate() {
         let mut next = |t: usize| {
@@ -62,17 +73,35 @@ pub(crate) fn passes_of(
                 // The first parameter that is this buffer in every chain
                 // (and may name it: the same address space).
                 let earlier = (0..index).find(|&e| {
-                    matches!(passes[e], Pass::Shared | Pass::PerChain)
-                        && launches.iter().all(|l| id_at(l, e) == id_at(l, index))
+                    matches!(
+                        passes[e],
+                        Pass::Shared | Pass::PerChain | Pass::Within { .. }
+                    ) && launches.iter().all(|l| id_at(l, e) == id_at(l, index))
                         && signature.address_space(e) == signature.address_space(index)
                 });
                 let shared = launches
                     .iter()
                     .all(|l| id_at(l, index) == id_at(launches[0], index));
-                match earlier {
-                    Some(e) => Pass::Same(e),
-                    None if shared && !counters[index] => Pass::Shared,
-                    None => Pass::PerChain,
+                // A global buffer carved from one parent in every chain
+                // (not a chain's own finished-groups counter).
+                let parent = (!counters[index] && signature.address_space(index) == "global")
+                    .then(|| common_parent(launches, index))
+                    .flatten();
+                match (earlier, parent) {
+                    (Some(e), _) => Pass::Same(e),
+                    (None, Some(parent)) => {
+                        let at = parents.iter().position(|&p| p == parent);
+                        let parent = at.unwrap_or_else(|| {
+                            parents.push(parent);
+                            parents.len() - 1
+                        });
+                        Pass::Within {
+                            parent,
+                            offset: next(0),
+                        }
+                    }
+                    (None, None) if shared && !counters[index] => Pass::Shared,
+                    (None, None) => Pass::PerChain,
                 }
             }
             HeldArg::Int(_) => Pass::Int(next(0)),
@@ -84,6 +113,59 @@ pub(crate) fn passes_of(
         passes.push(pass);
     }
     passes
+}
+
+/// The parent every launch's buffer at `index` was carved from, when it
+/// is one for all of them (`arena`).
+fn common_parent(launches: &[&BoundLaunch], index: usize) -> Option<usize> {
+    let parent = |l: &BoundLaunch| match &l.args()[index] {
+        HeldArg::Buffer { mem, .. } => {
+            parent_of(*mem as opencl3::types::cl_mem).map(|(p, _)| p as usize)
+        }
+        _ => None,
+    };
+    let first = parent(launches[0])?;
+    launches[1..]
+        .iter()
+        .all(|l| parent(l) == Some(first))
+        .then_some(first)
+}
+
+/// The parents the variant's `Pass::Within` parameters name, in order
+/// (`arena_0`, ...), each held for the launch as a buffer it only reads:
+/// the launch is ordered by the buffers it reaches ([`reached`]).
+pub(crate) fn parent_args(launch: &BoundLaunch, passes: &[Pass]) -> Option<Vec<HeldArg>> {
+    let mut parents: Vec<HeldArg> = Vec::new();
+    for (index, pass) in passes.iter().enumerate() {
+        let Pass::Within { parent, .. } = *pass else {
+            continue;
+        };
+        if parent < parents.len() {
+            continue;
+        }
+        let HeldArg::Buffer { mem, home, .. } = &launch.args()[index] else {
+            return None;
+        };
+        let (mem, _) = parent_of(*mem as opencl3::types::cl_mem)?;
+        let owner = ParentArg::new(mem)?;
+        parents.push(HeldArg::Buffer {
+            mem: owner.mem() as usize,
+            id: crate::matrix::next_buffer_id(),
+            home: *home,
+            owner: Arc::new(owner),
+            access: Access::Read,
+        });
+    }
+    Some(parents)
+}
+
+/// The buffers `launch` reaches through its parents (`Pass::Within`), as
+/// its variant's launch is ordered by them and holds them.
+pub(crate) fn reached(launch: &BoundLaunch, passes: &[Pass]) -> Vec<HeldArg> {
+    (0..passes.len())
+        .filter(|&index| matches!(passes[index], Pass::Within { .. }))
+        .map(|index| held(launch, index, passes))
+        .collect()
 }
 
 /// `launch`'s argument at `index`, as the variant passes it: a buffer the
@@ -105,15 +187,22 @@ pub(crate) fn held(launch: &BoundLaunch, index: usize, passes: &[Pass]) -> HeldA
 }
 
 /// The scalar tables of `launches` (ints, floats, doubles; each a row of
-/// every launch's scalars of its type, and only the types they have).
-pub(crate) fn tables(launches: &[&BoundLaunch]) -> Option<Vec<HeldArg>> {
+/// every launch's scalars of its type, and only the types they have), the
+/// offsets of the buffers reached through a parent among the ints.
+pub(crate) fn tables(launches: &[&BoundLaunch], passes: &[Pass]) -> Option<Vec<HeldArg>> {
     let (mut ints, mut floats, mut doubles) = (Vec::new(), Vec::new(), Vec::new());
-    for arg in launches.iter().flat_map(|l| l.args()) {
-        match *arg {
-            HeldArg::Int(v) => ints.push(v),
-            HeldArg::Float(v) => floats.push(v),
-            HeldArg::Double(v) => doubles.push(v),
-            HeldArg::Buffer { .. } | HeldArg::Local(_) | HeldArg::Lanes(_) => {}
+    for launch in launches {
+        for (arg, pass) in launch.args().iter().zip(passes) {
+            match (arg, pass) {
+                (HeldArg::Int(v), _) => ints.push(*v),
+                (HeldArg::Float(v), _) => floats.push(*v),
+                (HeldArg::Double(v), _) => doubles.push(*v),
+                (HeldArg::Buffer { mem, .. }, Pass::Within { .. }) => {
+                    let (_, offset) = parent_of(*mem as opencl3::types::cl_mem)?;
+                    ints.push(i32::try_from(offset).ok()?);
+                }
+                (HeldArg::Buffer { .. } | HeldArg::Local(_) | HeldArg::Lanes(_), _) => {}
+            }
         }
     }
     let mut out = Vec::new();
@@ -163,12 +252,15 @@ fn compacted(launch: &BoundLaunch) -> Option<BoundLaunch> {
     let passed = |p: &Pass| matches!(p, Pass::Local | Pass::Shared | Pass::PerChain);
     // Counted before any table is uploaded: one table per scalar type used.
     let table_kinds = [
-        passes.iter().any(|p| matches!(p, Pass::Int(_))),
+        passes
+            .iter()
+            .any(|p| matches!(p, Pass::Int(_) | Pass::Within { .. })),
         passes.iter().any(|p| matches!(p, Pass::Float(_))),
         passes.iter().any(|p| matches!(p, Pass::Double(_))),
     ];
-    let count =
-        passes.iter().filter(|p| passed(p)).count() + table_kinds.iter().filter(|&&k| k).count();
+    let count = passes.iter().filter(|p| passed(p)).count()
+        + parent_count(&passes)
+        + table_kinds.iter().filter(|&&k| k).count();
     if 4 * count > 3 * launch.args().len() {
         return None;
     }
@@ -176,9 +268,23 @@ fn compacted(launch: &BoundLaunch) -> Option<BoundLaunch> {
         .filter(|&index| passed(&passes[index]))
         .map(|index| held(launch, index, &passes))
         .collect();
-    args.extend(tables(&[launch])?);
+    args.extend(parent_args(launch, &passes)?);
+    args.extend(tables(&[launch], &passes)?);
     let variant = batched_kernel(kernel, &signature, &passes, 1, 0)?;
-    BoundLaunch::new(&variant, args, launch.range(), launch.asked()).ok()
+    let reached = reached(launch, &passes);
+    BoundLaunch::reaching(&variant, args, reached, launch.range(), launch.asked()).ok()
+}
+
+/// How many parents `passes` reach buffers through.
+pub(crate) fn parent_count(passes: &[Pass]) -> usize {
+    passes
+        .iter()
+        .filter_map(|p| match p {
+            Pass::Within { parent, .. } => Some(parent + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// A table of scalars on the device, as a launch's argument (it keeps the
@@ -352,7 +458,7 @@ impl KernelSignature {
     ) -> String {
         let count = |kind: fn(&Pass) -> bool| passes.iter().filter(|p| kind(p)).count();
         let counts = [
-            count(|p| matches!(p, Pass::Int(_))),
+            count(|p| matches!(p, Pass::Int(_) | Pass::Within { .. })),
             count(|p| matches!(p, Pass::Float(_))),
             count(|p| matches!(p, Pass::Double(_))),
         ];
@@ -399,10 +505,27 @@ impl KernelSignature {
                     let other = &self.split[e].1;
                     picks.push_str(&format!("  {ty}{name} = ({}){other};\n", pointer.join(" ")));
                 }
+                Pass::Within { parent, offset } => {
+                    let pointer: Vec<&str> =
+                        ty.split_whitespace().filter(|w| *w != "restrict").collect();
+                    let row = if one {
+                        String::new()
+                    } else {
+                        format!("chain * {} + ", counts[0])
+                    };
+                    picks.push_str(&format!(
+                        "  {ty}{name} = ({})(arena_{parent} + {}[{row}{offset}]);\n",
+                        pointer.join(" "),
+                        tables[0].1
+                    ));
+                }
                 Pass::Int(k) => picks.push_str(&from_table(0, k)),
                 Pass::Float(k) => picks.push_str(&from_table(1, k)),
                 Pass::Double(k) => picks.push_str(&from_table(2, k)),
             }
+        }
+        for parent in 0..parent_count(passes) {
+            params.push(format!("__global uchar* arena_{parent}"));
         }
         for (t, (ty, table)) in tables.iter().enumerate() {
             if counts[t] > 0 {
@@ -425,6 +548,14 @@ impl KernelSignature {
                 ),
                 format!("  const int chain = get_global_id({dim});\n"),
             )
+        };
+        let header = if parent_count(passes) > 0 {
+            format!(
+                "{header}// Buffers carved from a larger one are reached through it (arena_k),\n\
+                 // at byte offsets from the int table.\n"
+            )
+        } else {
+            header
         };
         format!(
             "{header}{}\n    {}){}\n{chain}{picks}{}",
@@ -504,5 +635,42 @@ mod tests {
             batched.contains("  __global const double* x_again = (__global const double*)x;\n")
         );
         assert!(batched.contains("  int n = chain_ints[chain * 1 + 0];\n"));
+    }
+
+    #[test]
+    fn a_buffer_carved_from_a_parent_is_reached_through_it_at_an_offset() {
+        let source = "__kernel void step(__global double* restrict x, int n, __global const double* restrict y, __global const double* x_again, __constant double* c) {\n  x[0] += n * y[0] * x_again[0] + c[0];\n}\n";
+        let signature = KernelSignature::find(source, "step").expect("found");
+        // `x` and `y` from parents 0 and 1, their offsets among the ints.
+        let passes = [
+            Pass::Within {
+                parent: 0,
+                offset: 0,
+            },
+            Pass::Int(1),
+            Pass::Within {
+                parent: 1,
+                offset: 2,
+            },
+            Pass::Same(0),
+            Pass::Shared,
+        ];
+        assert_eq!(parent_count(&passes), 2);
+        let compact = signature.batched(source, &passes, 1, 0);
+        assert!(compact.contains("(\n    __constant double* c,\n    __global uchar* arena_0,\n    __global uchar* arena_1,\n    __constant int* restrict scalar_ints) {\n"));
+        assert!(compact.contains(
+            "  __global double* restrict x = (__global double*)(arena_0 + scalar_ints[0]);\n"
+        ));
+        assert!(compact.contains("  int n = scalar_ints[1];\n"));
+        assert!(compact.contains("  __global const double* restrict y = (__global const double*)(arena_1 + scalar_ints[2]);\n"));
+        assert!(
+            compact.contains("  __global const double* x_again = (__global const double*)x;\n")
+        );
+        // Two chains: one parent for both, each chain's row of offsets.
+        let batched = signature.batched(source, &passes, 2, 1);
+        assert!(batched.contains("    __global uchar* arena_0,\n"));
+        assert!(!batched.contains("x__0"));
+        assert!(batched.contains("(arena_0 + chain_ints[chain * 3 + 0]);\n"));
+        assert!(batched.contains("  int n = chain_ints[chain * 3 + 1];\n"));
     }
 }

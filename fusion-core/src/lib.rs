@@ -42,6 +42,7 @@ pub mod __macros {
     pub use clfuse_macros::kernel_impl;
 }
 
+mod arena;
 mod bound_launch;
 mod buffer_pool;
 mod build_once;

@@ -17,6 +17,11 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A buffer identity never used before (matrices take theirs from here).
+pub(crate) fn next_buffer_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// A matrix on the OpenCL device.
 ///
 /// # Computing into a matrix
@@ -119,7 +124,7 @@ impl<T: ClType> MatrixCl<T> {
             storage: Arc::new(Storage {
                 buffer,
                 events,
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                id: next_buffer_id(),
                 home,
                 bytes,
             }),
@@ -211,6 +216,18 @@ impl<T: ClType> MatrixCl<T> {
                 rows,
                 cols,
                 Some((buffer, class, events)),
+                Some(rt),
+            ));
+        }
+        // A small matrix is a sub-buffer of a larger one (`arena`).
+        if let Some(mem) = crate::arena::carve(rt, class) {
+            // `carve` passes its one reference to `mem`, a sub-buffer of
+            // `class` bytes; the new `Buffer` releases it on drop.
+            let buffer = Buffer::<T>::new(mem);
+            return Ok(Self::with_buffer(
+                rows,
+                cols,
+                Some((buffer, class, EventLists::default())),
                 Some(rt),
             ));
         }

@@ -132,6 +132,12 @@ pub struct Tuning {
     /// kernel was written: on NVIDIA's driver every argument costs the host
     /// time at each enqueue.
     pub compact_launches: Option<bool>,
+    /// Whether matrices of at most 64 KiB are sub-buffers of larger ones,
+    /// which a replayed launch's variant passes once (`FUSION_ARENA`, 0 or
+    /// 1; default 1): on NVIDIA's driver every argument costs the host
+    /// time at each enqueue. Matrices created while it is off keep buffers
+    /// of their own.
+    pub arena: Option<bool>,
     /// Whether a kernel computing `xᵀ·v` ends with its last work-group
     /// adding up every group's sums, when they are few enough, instead of
     /// leaving them to a second kernel (`FUSION_LAST_GROUP_SUMS`, 0 or 1;
@@ -148,7 +154,7 @@ pub struct Tuning {
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 23] = [
+pub const TUNING_VARIABLES: [&str; 24] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -170,6 +176,7 @@ pub const TUNING_VARIABLES: [&str; 23] = [
     "FUSION_BIND_REPLAYS",
     "FUSION_BATCH_CHAINS",
     "FUSION_COMPACT_LAUNCHES",
+    "FUSION_ARENA",
     "FUSION_LAST_GROUP_SUMS",
     "FUSION_REPLAY_PROLOGUES",
 ];
@@ -257,6 +264,9 @@ impl Tuning {
                 .transpose()?,
             compact_launches: lookup("FUSION_COMPACT_LAUNCHES")
                 .map(|text| parse_flag("FUSION_COMPACT_LAUNCHES", &text))
+                .transpose()?,
+            arena: lookup("FUSION_ARENA")
+                .map(|text| parse_flag("FUSION_ARENA", &text))
                 .transpose()?,
             last_group_sums: lookup("FUSION_LAST_GROUP_SUMS")
                 .map(|text| parse_flag("FUSION_LAST_GROUP_SUMS", &text))

@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 23] = [
+    let cases: [(&'static str, &'static str); 24] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -41,6 +41,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_BIND_REPLAYS", "0"),
         ("FUSION_BATCH_CHAINS", "0"),
         ("FUSION_COMPACT_LAUNCHES", "0"),
+        ("FUSION_ARENA", "0"),
         ("FUSION_LAST_GROUP_SUMS", "1"),
         ("FUSION_REPLAY_PROLOGUES", "0"),
     ];
@@ -77,6 +78,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         bind_replays: Some(false),
         batch_chains: Some(false),
         compact_launches: Some(false),
+        arena: Some(false),
         last_group_sums: Some(true),
         replay_prologues: Some(false),
     };

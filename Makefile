@@ -91,6 +91,9 @@ test: opencl
 	# PoCL compiles a sweep of large kernels slowly, for minutes: not rev_replay, whose
 	# models sweep whole reverse passes; it runs on the GPU, where sweeps are on.)
 	FUSION_SWEEPS=1 $(TESTS) --test runtime --test rev -- sweeps:: kernel_cache:: rev_sweep:: rev_inline_products:: rev_nested:: rev_lent_adjoints::
+	# Replays and interleaved chains with every matrix a buffer of its own
+	# (small ones are sub-buffers of larger ones by default: arena.rs).
+	FUSION_ARENA=0 $(TESTS) --test rev --test nuts -- rev_replay:: interleave::
 	# Cross-thread ordering on an out-of-order queue too, where only event lists
 	# order commands (PoCL's default queue is in order; see QueueMode::Auto).
 	FUSION_QUEUE=out-of-order $(TESTS) --test runtime --test rev --test ops -- soundness_threads:: soundness_targets:: rev_structure:: rev_nested:: ops_reductions::

@@ -486,6 +486,74 @@ mod tests {
     }
 
     #[test]
+    fn chains_whose_buffers_lie_in_two_parents_pass_each_their_own() -> Result<()> {
+        let parent = |m: &MatrixCl<i32>| match KernelArg::buffer(m, Access::Read) {
+            KernelArg::Buffer { mem, .. } => crate::arena::parent_of(mem).map(|(p, _)| p as usize),
+            _ => None,
+        };
+        // Small matrices until one lies in another parent than the first
+        // (a parent holds 8192 of them at most).
+        let first = MatrixCl::from_slice(1, 1, &[0])?;
+        let mut fillers = Vec::new();
+        let second = loop {
+            let m = MatrixCl::from_slice(1, 1, &[0])?;
+            if parent(&m) != parent(&first) || fillers.len() > 20_000 {
+                break m;
+            }
+            fillers.push(m);
+        };
+        assert_ne!(parent(&first), parent(&second));
+        let chains = [first, second];
+        let add = add_to_kernel()?;
+        let one_group = one_group()?;
+        let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
+            for v in 1..=13 {
+                let args = [
+                    KernelArg::buffer(x, Access::ReadWrite),
+                    KernelArg::Int(v * (1 + shift)),
+                ];
+                enqueue_joined(&add, &args, one_group, false)?;
+            }
+            x.to_vec()
+        };
+        let before = set_launch_sweeps(LaunchSweeps::Always);
+        let outcome = (|| -> Result<()> {
+            let recordings = record_alike(&chains, work, 2)?;
+            let all: Vec<&Recording> = recordings.iter().collect();
+            let mut batch = ReplayBatch::new();
+            for start in [3, -8] {
+                for x in &chains {
+                    x.write(&[start])?;
+                }
+                for (c, queued) in batch.replay(&all)?.into_iter().enumerate() {
+                    let want = start + 91 * (1 + c as i32);
+                    assert_eq!(
+                        queued.wait()?[0].downcast_ref::<Vec<i32>>(),
+                        Some(&vec![want])
+                    );
+                }
+            }
+            // One launch for both, each chain's buffer passed as its own.
+            assert_eq!(shape(&batch, &all), ["L26", "E"]);
+            let key: Vec<u64> = all.iter().map(|r| r.id()).collect();
+            let Some(Some(steps)) = batch.plans.get(&key) else {
+                panic!("no plan");
+            };
+            let BatchStep::Together { parts, .. } = &steps[0] else {
+                panic!("the sweeps are not batched");
+            };
+            let Part::Launch(launch) = &parts[0] else {
+                panic!("the sweeps are not one launch");
+            };
+            assert_eq!(launch.args().len(), 3);
+            assert!(!launch.kernel().source().contains("arena_0"));
+            Ok(())
+        })();
+        set_launch_sweeps(before);
+        outcome
+    }
+
+    #[test]
     fn the_chains_take_a_dimension_the_kernel_never_names() {
         assert_eq!(free_dimension("x[get_global_id(0)]", 1), Some(1));
         assert_eq!(

@@ -17,6 +17,11 @@
 //! OpenCL frees one when its last sub-buffer is released. A variant's
 //! launch names the parent but is ordered by the sub-buffers it reaches,
 //! as the launch it stands for was; two sub-buffers never overlap.
+//! (OpenCL leaves undefined a command on a parent running at the same time
+//! as one on a sub-buffer of it, overlapping or not: a variant's kernel and
+//! a read-back on the transfer queue. The drivers here, on contexts of one
+//! device, make a sub-buffer an offset into its parent; the tests run both
+//! ways on PoCL and on NVIDIA's driver.)
 //!
 //! `FUSION_ARENA=0` (or [`Tuning::arena`](crate::Tuning)) turns it off for
 //! a runtime: matrices it creates from then on get buffers of their own.

@@ -20,8 +20,8 @@
 //! (OpenCL leaves undefined a command on a parent running at the same time
 //! as one on a sub-buffer of it, overlapping or not: a variant's kernel and
 //! a read-back on the transfer queue. The drivers here, on contexts of one
-//! device, make a sub-buffer an offset into its parent; the tests run both
-//! ways on PoCL and on NVIDIA's driver.)
+//! device, make a sub-buffer an offset into its parent; the tests pass on
+//! both.)
 //!
 //! `FUSION_ARENA=0` (or [`Tuning::arena`](crate::Tuning)) turns it off for
 //! a runtime: matrices it creates from then on get buffers of their own.

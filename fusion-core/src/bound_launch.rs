@@ -147,24 +147,24 @@ impl BoundLaunch {
     /// [`enqueue`](crate::enqueue) would (the calling thread's pending
     /// sweep, and any other thread's that shares a buffer, first).
     pub(crate) fn issue(&self) -> Result<()> {
-        let args: Vec<KernelArg<'_>> = self.args.iter().map(HeldArg::arg).collect();
-        // What orders it: its arguments and the buffers it reaches.
+        // What orders it: its arguments, then the buffers it reaches.
         let ordered: Vec<KernelArg<'_>> = self
             .args
             .iter()
             .chain(&self.reached)
             .map(HeldArg::arg)
             .collect();
+        let args = &ordered[..self.args.len()];
         crate::recorder::command(
             false,
             |notes| {
+                if self.reached.is_empty() {
+                    note_launch(notes, self.kernel.identity(), args, &self.range);
+                    return launch_again(&self.kernel, args, self.range);
+                }
                 // Issued while recording: as the launch it stands for
                 // (reached buffers are no arguments of a shared kernel).
-                let recorded = if self.reached.is_empty() {
-                    self
-                } else {
-                    self.as_recorded()
-                };
+                let recorded = self.as_recorded();
                 let args: Vec<KernelArg<'_>> = recorded.args.iter().map(HeldArg::arg).collect();
                 note_launch(notes, recorded.kernel.identity(), &args, &recorded.range);
                 launch_again(&recorded.kernel, &args, recorded.range)
@@ -184,7 +184,7 @@ impl BoundLaunch {
                 };
                 let ran = match prologue {
                     Some(prologue) => {
-                        let ran = self.submit_after(&prologue, &args, &ordered)?;
+                        let ran = self.submit_after(&prologue, &ordered)?;
                         if !ran {
                             launch_prologue(&mut held, prologue)?;
                         }
@@ -220,15 +220,11 @@ impl BoundLaunch {
     }
 
     /// Submits its kernel with `prologue` before it (built on first use),
-    /// with `args`, its own arguments (`ordered`: with the buffers it
-    /// reaches); `false` when that kernel does not build (nothing was
-    /// submitted). Under the ordering lock.
-    fn submit_after(
-        &self,
-        prologue: &Prologue,
-        args: &[KernelArg<'_>],
-        ordered: &[KernelArg<'_>],
-    ) -> Result<bool> {
+    /// with its own arguments followed by the buffers it reaches
+    /// (`ordered`, as [`issue`](Self::issue) lists them); `false` when that
+    /// kernel does not build (nothing was submitted). Under the ordering lock.
+    fn submit_after(&self, prologue: &Prologue, ordered: &[KernelArg<'_>]) -> Result<bool> {
+        let args = &ordered[..self.args.len()];
         let mut built = self.prologues.lock().unwrap_or_else(|p| p.into_inner());
         let key = prologue.key();
         if !built.contains_key(&key) {

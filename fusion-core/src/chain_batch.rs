@@ -366,6 +366,41 @@ mod tests {
             .collect()
     }
 
+    /// One chain's call: a sweep of 13 members adding `v * (1 + shift)`
+    /// for `v` in 1..=13 (26 arguments: its buffer 13 times, 13 ints), then
+    /// a read.
+    fn thirteen_adds() -> Result<impl Fn(&MatrixCl<i32>, i32) -> Result<Vec<i32>>> {
+        let (add, one_group) = (add_to_kernel()?, one_group()?);
+        Ok(move |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
+            for v in 1..=13 {
+                let args = [
+                    KernelArg::buffer(x, Access::ReadWrite),
+                    KernelArg::Int(v * (1 + shift)),
+                ];
+                enqueue_joined(&add, &args, one_group, false)?;
+            }
+            x.to_vec()
+        })
+    }
+
+    /// The batched launch of the first step of `recordings`' plan.
+    fn first_batched_launch<'b>(
+        batch: &'b ReplayBatch,
+        recordings: &[&Recording],
+    ) -> &'b BoundLaunch {
+        let key: Vec<u64> = recordings.iter().map(|r| r.id()).collect();
+        let Some(Some(steps)) = batch.plans.get(&key) else {
+            panic!("no plan");
+        };
+        let BatchStep::Together { parts, .. } = &steps[0] else {
+            panic!("the sweeps are not batched");
+        };
+        let Part::Launch(launch) = &parts[0] else {
+            panic!("the sweeps are not one launch");
+        };
+        launch
+    }
+
     /// A range of one work-group, as sweeps take.
     fn one_group() -> Result<NdRange> {
         let group = sweep_group(Runtime::get()?);
@@ -504,18 +539,7 @@ mod tests {
         };
         assert_ne!(parent(&first), parent(&second));
         let chains = [first, second];
-        let add = add_to_kernel()?;
-        let one_group = one_group()?;
-        let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
-            for v in 1..=13 {
-                let args = [
-                    KernelArg::buffer(x, Access::ReadWrite),
-                    KernelArg::Int(v * (1 + shift)),
-                ];
-                enqueue_joined(&add, &args, one_group, false)?;
-            }
-            x.to_vec()
-        };
+        let work = thirteen_adds()?;
         let before = set_launch_sweeps(LaunchSweeps::Always);
         let outcome = (|| -> Result<()> {
             let recordings = record_alike(&chains, work, 2)?;
@@ -535,16 +559,7 @@ mod tests {
             }
             // One launch for both, each chain's buffer passed as its own.
             assert_eq!(shape(&batch, &all), ["L26", "E"]);
-            let key: Vec<u64> = all.iter().map(|r| r.id()).collect();
-            let Some(Some(steps)) = batch.plans.get(&key) else {
-                panic!("no plan");
-            };
-            let BatchStep::Together { parts, .. } = &steps[0] else {
-                panic!("the sweeps are not batched");
-            };
-            let Part::Launch(launch) = &parts[0] else {
-                panic!("the sweeps are not one launch");
-            };
+            let launch = first_batched_launch(&batch, &all);
             assert_eq!(launch.args().len(), 3);
             assert!(!launch.kernel().source().contains("arena_0"));
             Ok(())
@@ -570,20 +585,8 @@ mod tests {
 
     #[test]
     fn a_replayed_launch_of_many_arguments_is_compacted() -> Result<()> {
-        let add = add_to_kernel()?;
-        let (one_group, chains) = (one_group()?, counters(2)?);
-        // One chain's call: a sweep of 13 members (26 arguments: its buffer
-        // 13 times, 13 ints), then a read.
-        let work = |x: &MatrixCl<i32>, shift: i32| -> Result<Vec<i32>> {
-            for v in 1..=13 {
-                let args = [
-                    KernelArg::buffer(x, Access::ReadWrite),
-                    KernelArg::Int(v * (1 + shift)),
-                ];
-                enqueue_joined(&add, &args, one_group, false)?;
-            }
-            x.to_vec()
-        };
+        let chains = counters(2)?;
+        let work = thirteen_adds()?;
         let before = set_launch_sweeps(LaunchSweeps::Always);
         let outcome = (|| -> Result<()> {
             let recordings = record_alike(&chains, work, 2)?;
@@ -631,16 +634,7 @@ mod tests {
             // Batched from the recorded launches: both chains' buffers
             // through their parent, once, and one table of both chains'
             // ints and offsets.
-            let key: Vec<u64> = all.iter().map(|r| r.id()).collect();
-            let Some(Some(steps)) = batch.plans.get(&key) else {
-                panic!("no plan");
-            };
-            let BatchStep::Together { parts, .. } = &steps[0] else {
-                panic!("the sweeps are not batched");
-            };
-            let Part::Launch(launch) = &parts[0] else {
-                panic!("the sweeps are not one launch");
-            };
+            let launch = first_batched_launch(&batch, &all);
             assert_eq!(launch.args().len(), 2);
             assert!(
                 launch

@@ -84,10 +84,12 @@ pub(crate) fn passes_of(
                     .all(|l| id_at(l, index) == id_at(launches[0], index));
                 // A global buffer carved from one parent in every chain
                 // (not a chain's own finished-groups counter).
-                let parent = (!counters[index] && signature.address_space(index) == "global")
-                    .then(|| common_parent(launches, index))
-                    .flatten();
-                match (earlier, parent) {
+                let parent = || {
+                    (!counters[index] && signature.address_space(index) == "global")
+                        .then(|| common_parent(launches, index))
+                        .flatten()
+                };
+                match (earlier, earlier.is_none().then(parent).flatten()) {
                     (Some(e), _) => Pass::Same(e),
                     (None, Some(parent)) => {
                         let at = parents.iter().position(|&p| p == parent);
@@ -343,6 +345,13 @@ pub(crate) fn batched_kernel(
     Some(batched)
 }
 
+/// A parameter's type as a cast to it: without `restrict`, which only a
+/// declaration may carry.
+fn cast_type(ty: &str) -> String {
+    let words: Vec<&str> = ty.split_whitespace().filter(|w| *w != "restrict").collect();
+    words.join(" ")
+}
+
 /// Where a kernel's parameters are in its source.
 pub(crate) struct KernelSignature {
     /// The byte range of the text between the parameters' parentheses.
@@ -479,14 +488,16 @@ impl KernelSignature {
         let mut params = Vec::new();
         let mut picks = String::new();
         for ((ty, name), pass) in self.split.iter().zip(passes) {
-            let from_table = |t: usize, k: usize| {
-                let row = if one {
+            // Where this chain's row of table `t` starts.
+            let row = |t: usize| {
+                if one {
                     String::new()
                 } else {
                     format!("chain * {} + ", counts[t])
-                };
-                format!("  {ty}{name} = {}[{row}{k}];\n", tables[t].1)
+                }
             };
+            let from_table =
+                |t: usize, k: usize| format!("  {ty}{name} = {}[{}{k}];\n", tables[t].1, row(t));
             match *pass {
                 Pass::Local | Pass::Shared => params.push(format!("{ty}{name}")),
                 Pass::PerChain if one => params.push(format!("{ty}{name}")),
@@ -500,25 +511,15 @@ impl KernelSignature {
                 }
                 Pass::Same(e) => {
                     // Cast: one parameter may point to const, the other not.
-                    let pointer: Vec<&str> =
-                        ty.split_whitespace().filter(|w| *w != "restrict").collect();
                     let other = &self.split[e].1;
-                    picks.push_str(&format!("  {ty}{name} = ({}){other};\n", pointer.join(" ")));
+                    picks.push_str(&format!("  {ty}{name} = ({}){other};\n", cast_type(ty)));
                 }
-                Pass::Within { parent, offset } => {
-                    let pointer: Vec<&str> =
-                        ty.split_whitespace().filter(|w| *w != "restrict").collect();
-                    let row = if one {
-                        String::new()
-                    } else {
-                        format!("chain * {} + ", counts[0])
-                    };
-                    picks.push_str(&format!(
-                        "  {ty}{name} = ({})(arena_{parent} + {}[{row}{offset}]);\n",
-                        pointer.join(" "),
-                        tables[0].1
-                    ));
-                }
+                Pass::Within { parent, offset } => picks.push_str(&format!(
+                    "  {ty}{name} = ({})(arena_{parent} + {}[{}{offset}]);\n",
+                    cast_type(ty),
+                    tables[0].1,
+                    row(0)
+                )),
                 Pass::Int(k) => picks.push_str(&from_table(0, k)),
                 Pass::Float(k) => picks.push_str(&from_table(1, k)),
                 Pass::Double(k) => picks.push_str(&from_table(2, k)),

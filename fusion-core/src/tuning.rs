@@ -73,7 +73,9 @@ pub struct Tuning {
     /// first product.
     pub gemm: Option<GemmConfig>,
     /// On GPUs, products with fewer large tiles than this take 64 x 64 tiles
-    /// (`FUSION_GEMM_SMALL_BELOW`, 1–1000000; default a quarter of the compute units).
+    /// (`FUSION_GEMM_SMALL_BELOW`, 1–1000000; default a quarter of the compute
+    /// units, and two per compute unit for lower-only products: a
+    /// factorization's updates).
     pub gemm_small_below: Option<usize>,
     /// Work-groups per compute unit of the row-vector product
     /// (`FUSION_ROW_VECTOR_GROUPS_PER_CU`, 1–64; default 4).

@@ -40,6 +40,32 @@ fn toeplitz_at_every_size() {
 }
 
 #[test]
+fn random_spd_matrices_in_every_schedule() {
+    // Halved panels (the GPU's schedule) and quarters, leaves of 64 and of
+    // odd widths, on random SPD matrices (B·Bᵀ + n·I), whose updates change
+    // every entry (the Toeplitz matrices' are smooth).
+    for (partition, min_l11_size) in [(2, 64), (4, 64), (2, 16), (2, 50)] {
+        let options = CholeskyOptions {
+            partition,
+            min_l11_size,
+            ..Default::default()
+        };
+        for n in [65, 100, 128, 129, 191, 257, 400] {
+            let b = Rng::new(n as u64).matrix(n, n);
+            let a = &b * b.transpose() + nalgebra::DMatrix::<f64>::identity(n, n) * n as f64;
+            let l = k::cholesky_decompose_with(&to_device(&a), &options).unwrap();
+            let want = a.cholesky().expect("SPD").l();
+            assert_relative(
+                &format!("cholesky n={n} {options:?}"),
+                &to_host(&l),
+                &want,
+                TOL,
+            );
+        }
+    }
+}
+
+#[test]
 fn single_precision_factors_too() {
     // The leaf and GEMM kernels compiled for float; bound 1e-5 relative.
     for n in [1, 65, 200] {

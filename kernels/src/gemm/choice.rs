@@ -41,9 +41,14 @@ pub trait GemmChoice: Sized {
     /// takes 64 x 64 tiles (4 x 4 per work item, fewer registers), so that
     /// small and skinny products (a blocked algorithm's) occupy more compute
     /// units; so does a product at most 64 wide or tall at any length. (On
-    /// an H200, a quarter was best for n = 1024 products and within 2% of
-    /// the best for Cholesky.)
-    /// `FUSION_GEMM` overrides both.
+    /// an H200, a quarter was best for n = 1024 products.) A `lower_only`
+    /// product, a factorization's update, takes small tiles below two large
+    /// ones per compute unit: large tiles run one work-group per compute
+    /// unit, so a second wave that is barely begun costs as much as the
+    /// first. (Cholesky on an H200, this threshold against a quarter: 6–7%
+    /// faster at n = 4096 and 8192, 5% at 16384, the same at 2048.)
+    /// `FUSION_GEMM_SMALL_BELOW` sets both thresholds; `FUSION_GEMM`
+    /// overrides the choice.
     ///
     /// ```
     /// use clfuse_kernels::{GemmChoice, GemmConfig};
@@ -192,7 +197,11 @@ fn portable(config: GemmConfig) -> GemmConfig {
 #[derive(Debug, Clone, Copy)]
 struct Chosen {
     config: GemmConfig,
+    /// The small tiling, and the number of large tiles below which a
+    /// product takes it.
     small: Option<(GemmConfig, usize)>,
+    /// That number for `lower_only` products (a factorization's updates).
+    update_below: usize,
 }
 
 impl Chosen {
@@ -207,7 +216,11 @@ impl Chosen {
             return self.config;
         };
         let tiles = m.div_ceil(rows) * n.div_ceil(cols);
-        let tiles = if lower_only { tiles.div_ceil(2) } else { tiles };
+        let (tiles, below) = if lower_only {
+            (tiles.div_ceil(2), self.update_below)
+        } else {
+            (tiles, below)
+        };
         // A product no wider (or taller) than a small tile would leave at
         // least half of every large tile's work items idle.
         let thin = m <= small_rows || n <= small_cols;
@@ -223,6 +236,7 @@ impl Chosen {
         Chosen {
             config: portable(self.config),
             small: self.small.map(|(small, below)| (portable(small), below)),
+            update_below: self.update_below,
         }
     }
 }
@@ -255,6 +269,7 @@ fn choose() -> Result<Chosen> {
         Some(config) => Chosen {
             config,
             small: None,
+            update_below: 0,
         },
         None if info.is_gpu => {
             // Slices of 8 (m16n8k4 steps on 9.0+): slices of 16 would
@@ -276,20 +291,65 @@ fn choose() -> Result<Chosen> {
                 }
             };
             let small = tiles(64, 4);
-            let below = rt
-                .tuning()
-                .gemm_small_below
-                .unwrap_or((info.compute_units as usize).div_ceil(4));
+            let compute_units = info.compute_units as usize;
+            let below = rt.tuning().gemm_small_below;
             Chosen {
                 config: tiles(128, 8),
-                small: small.validate::<f64>().is_ok().then_some((small, below)),
+                small: small
+                    .validate::<f64>()
+                    .is_ok()
+                    .then_some((small, below.unwrap_or(compute_units.div_ceil(4)))),
+                update_below: below.unwrap_or(2 * compute_units),
             }
         }
         None => Chosen {
             config: GemmConfig::Direct { rows: 16, cols: 8 },
             small: None,
+            update_below: 0,
         },
     };
     chosen.config.validate::<f64>()?;
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GPU's choice with 132 compute units: large 128 x 128 tiles, small
+    /// 64 x 64 ones below 33 large tiles, below 264 for updates.
+    fn gpu() -> Chosen {
+        let tiles = |thread_block_size, work_per_thread| GemmConfig::TensorCores {
+            thread_block_size,
+            work_per_thread,
+            tile_k: 8,
+        };
+        Chosen {
+            config: tiles(128, 8),
+            small: Some((tiles(64, 4), 33)),
+            update_below: 264,
+        }
+    }
+
+    #[test]
+    fn updates_take_small_tiles_below_two_waves_of_large_ones() {
+        let chosen = gpu();
+        let (large, small) = (chosen.config, chosen.small.map(|(s, _)| s));
+        // A 2048 x 2048 product: 256 large tiles, more than a quarter of the units.
+        assert_eq!(chosen.for_shape(2048, 2048, false), large);
+        // The same as a lower-only update: 128 of its tiles count, fewer than 264.
+        assert_eq!(Some(chosen.for_shape(2048, 2048, true)), small);
+        // 4096 x 4096 lower-only: 512 tiles count, more than two waves.
+        assert_eq!(chosen.for_shape(4096, 4096, true), large);
+        // Small products and thin ones take small tiles either way.
+        assert_eq!(Some(chosen.for_shape(512, 512, false)), small);
+        assert_eq!(Some(chosen.for_shape(100_000, 64, false)), small);
+        // Without a small tiling (CPUs, FUSION_GEMM) nothing changes.
+        let cpu = Chosen {
+            config: GemmConfig::Direct { rows: 16, cols: 8 },
+            small: None,
+            update_below: 0,
+        };
+        assert_eq!(cpu.for_shape(2048, 2048, true), cpu.config);
+    }
 }

@@ -51,3 +51,14 @@ pub fn full_or<T: std::fmt::Display>(what: &str, ci: T, full: T) -> T {
         ci
     }
 }
+
+/// `sizes`, then `soaked` in soak runs (`FUSION_SOAK=1`); else `sizes` alone,
+/// with a note naming what was left out.
+pub fn sizes_and_soaked(what: &str, sizes: &[usize], soaked: &[usize]) -> Vec<usize> {
+    if soak() {
+        [sizes, soaked].concat()
+    } else {
+        eprintln!("{what}: not {soaked:?} (FUSION_SOAK=1 runs them)");
+        sizes.to_vec()
+    }
+}

@@ -14,10 +14,13 @@ const CHILD: &str = "FUSION_TEST_EXIT_CHILD";
 
 /// The child: products and fused kernels queued, nothing waited for.
 fn queue_work_and_exit() -> Result<()> {
-    // Big enough that the device (PoCL on CI) is still busy at exit.
-    let a = MatrixCl::constant(1200, 1200, 0.5f64)?;
-    let b = MatrixCl::constant(1200, 1200, 0.25f64)?;
-    let c = MatrixCl::<f64>::uninitialized(1200, 1200)?;
+    // Big enough that the device is still busy at exit: with make test's
+    // unoptimized PoCL kernels each child runs for seconds (1200 x 1200,
+    // as before, took over 40 s a child).
+    let n = 600;
+    let a = MatrixCl::constant(n, n, 0.5f64)?;
+    let b = MatrixCl::constant(n, n, 0.25f64)?;
+    let c = MatrixCl::<f64>::uninitialized(n, n)?;
     for _ in 0..2 {
         c.assign(exp(&a) + (&a * &b) * 2.0f64)?;
         a.assign(&c - &b)?;

@@ -104,7 +104,7 @@ impl GemmChoice for GemmConfig {
     fn for_epilogue(m: usize, n: usize) -> Result<GemmConfig> {
         let chosen = chosen()?;
         Ok(match (chosen.for_shape(m, n, false), chosen.small) {
-            (GemmConfig::TensorCores { .. }, Some((small, _))) => small,
+            (GemmConfig::TensorCores { .. }, Some(small)) => small.config,
             (config, _) => config,
         })
     }
@@ -197,35 +197,41 @@ fn portable(config: GemmConfig) -> GemmConfig {
 #[derive(Debug, Clone, Copy)]
 struct Chosen {
     config: GemmConfig,
-    /// The small tiling, and the number of large tiles below which a
-    /// product takes it.
-    small: Option<(GemmConfig, usize)>,
-    /// That number for `lower_only` products (a factorization's updates).
+    small: Option<Small>,
+}
+
+/// A GPU's small tiling and when a product takes it.
+#[derive(Debug, Clone, Copy)]
+struct Small {
+    config: GemmConfig,
+    /// A product with fewer large tiles than this takes the small ones.
+    below: usize,
+    /// The same for `lower_only` products (a factorization's updates).
     update_below: usize,
 }
 
 impl Chosen {
     /// The configuration of an `m x n` product (see [`GemmChoice::for_shape`]).
     fn for_shape(&self, m: usize, n: usize, lower_only: bool) -> GemmConfig {
-        let Some((small, below)) = self.small else {
+        let Some(small) = self.small else {
             return self.config;
         };
         let (Some((rows, cols)), Some((small_rows, small_cols))) =
-            (self.config.block(), small.block())
+            (self.config.block(), small.config.block())
         else {
             return self.config;
         };
         let tiles = m.div_ceil(rows) * n.div_ceil(cols);
         let (tiles, below) = if lower_only {
-            (tiles.div_ceil(2), self.update_below)
+            (tiles.div_ceil(2), small.update_below)
         } else {
-            (tiles, below)
+            (tiles, small.below)
         };
         // A product no wider (or taller) than a small tile would leave at
         // least half of every large tile's work items idle.
         let thin = m <= small_rows || n <= small_cols;
         if tiles < below || thin {
-            small
+            small.config
         } else {
             self.config
         }
@@ -235,8 +241,10 @@ impl Chosen {
     fn portable(self) -> Chosen {
         Chosen {
             config: portable(self.config),
-            small: self.small.map(|(small, below)| (portable(small), below)),
-            update_below: self.update_below,
+            small: self.small.map(|small| Small {
+                config: portable(small.config),
+                ..small
+            }),
         }
     }
 }
@@ -269,7 +277,6 @@ fn choose() -> Result<Chosen> {
         Some(config) => Chosen {
             config,
             small: None,
-            update_below: 0,
         },
         None if info.is_gpu => {
             // Slices of 8 (m16n8k4 steps on 9.0+): slices of 16 would
@@ -295,17 +302,16 @@ fn choose() -> Result<Chosen> {
             let below = rt.tuning().gemm_small_below;
             Chosen {
                 config: tiles(128, 8),
-                small: small
-                    .validate::<f64>()
-                    .is_ok()
-                    .then_some((small, below.unwrap_or(compute_units.div_ceil(4)))),
-                update_below: below.unwrap_or(2 * compute_units),
+                small: small.validate::<f64>().is_ok().then_some(Small {
+                    config: small,
+                    below: below.unwrap_or(compute_units.div_ceil(4)),
+                    update_below: below.unwrap_or(2 * compute_units),
+                }),
             }
         }
         None => Chosen {
             config: GemmConfig::Direct { rows: 16, cols: 8 },
             small: None,
-            update_below: 0,
         },
     };
     chosen.config.validate::<f64>()?;
@@ -326,15 +332,18 @@ mod tests {
         };
         Chosen {
             config: tiles(128, 8),
-            small: Some((tiles(64, 4), 33)),
-            update_below: 264,
+            small: Some(Small {
+                config: tiles(64, 4),
+                below: 33,
+                update_below: 264,
+            }),
         }
     }
 
     #[test]
     fn updates_take_small_tiles_below_two_waves_of_large_ones() {
         let chosen = gpu();
-        let (large, small) = (chosen.config, chosen.small.map(|(s, _)| s));
+        let (large, small) = (chosen.config, chosen.small.map(|s| s.config));
         // A 2048 x 2048 product: 256 large tiles, more than a quarter of the units.
         assert_eq!(chosen.for_shape(2048, 2048, false), large);
         // The same as a lower-only update: 128 of its tiles count, fewer than 264.
@@ -348,7 +357,6 @@ mod tests {
         let cpu = Chosen {
             config: GemmConfig::Direct { rows: 16, cols: 8 },
             small: None,
-            update_below: 0,
         };
         assert_eq!(cpu.for_shape(2048, 2048, true), cpu.config);
     }

@@ -76,6 +76,7 @@ mod read_batch;
 mod recorder;
 mod replay;
 mod runtime;
+mod side_queue;
 mod small_writes;
 mod sweep;
 mod tuning;
@@ -111,6 +112,7 @@ pub use program_cache::{
 pub use read_batch::ReadBatch;
 pub use replay::{QueuedReads, ReadBack, Recording, record};
 pub use runtime::{QueueMode, Runtime, RuntimeConfig, configure, select_device};
+pub use side_queue::SideWork;
 pub use sweep::{LaunchSweeps, enqueue_joined, set_launch_sweeps, sweep_group, sweeps_on};
 pub use tuning::{GemmEpilogue, GlmOnePass, TUNING_VARIABLES, Tuning};
 pub use typed_kernel::{ArgList, ArgSpec, In, InOut, Out, TypedKernel};

@@ -155,6 +155,10 @@ pub struct Runtime {
     queue: CommandQueue,
     /// Where `read_later` queues its copies, when not on `queue`.
     transfer_queue: Option<CommandQueue>,
+    /// The second compute queue (see [`crate::side_queue`]), created at
+    /// first use with the main queue's properties.
+    side_queue: OnceLock<CommandQueue>,
+    queue_properties: opencl3::types::cl_command_queue_properties,
     info: DeviceInfo,
     fp64: bool,
     out_of_order: bool,
@@ -228,7 +232,10 @@ extern "C" fn finish_at_exit() {
     for runtime in all.iter() {
         // Nothing is left to report an error to at exit.
         let _ = runtime.queue.finish();
-        if let Some(queue) = &runtime.transfer_queue {
+        for queue in [runtime.transfer_queue.as_ref(), runtime.side_queue.get()]
+            .into_iter()
+            .flatten()
+        {
             let _ = queue.finish();
         }
     }
@@ -403,6 +410,8 @@ impl Runtime {
             profiling: cfg.profiling,
             settle_on_drop,
             transfer_queue,
+            side_queue: OnceLock::new(),
+            queue_properties: properties,
             tuning: cfg.tuning.clone(),
             diagnostics: cfg.diagnostics.clone(),
             kernels: KernelCache::new(slot),
@@ -439,9 +448,48 @@ impl Runtime {
         &self.context
     }
 
-    /// The command queue.
+    /// The command queue this thread's commands go to: the main one, or
+    /// the side queue inside [`on_side_queue`](Self::on_side_queue).
     pub fn queue(&self) -> &CommandQueue {
+        if crate::side_queue::active(self.slot)
+            && let Some(side) = self.side_queue.get()
+        {
+            return side;
+        }
         &self.queue
+    }
+
+    /// The main command queue, whatever this thread's current choice.
+    pub(crate) fn main_queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
+    /// The second compute queue, created at its first use.
+    pub(crate) fn side_queue(&self) -> Result<&CommandQueue> {
+        if let Some(side) = self.side_queue.get() {
+            return Ok(side);
+        }
+        // SAFETY: as for the main queue: the context's own device.
+        let created = unsafe {
+            CommandQueue::create_with_properties(
+                &self.context,
+                self.context.default_device(),
+                self.queue_properties,
+                0,
+            )
+        }
+        .call("clCreateCommandQueueWithProperties")?;
+        // Another thread may have set one meanwhile: then ours is dropped.
+        let _ = self.side_queue.set(created);
+        Ok(self.side_queue.get().unwrap_or(&self.queue))
+    }
+
+    /// Launches every held launch (see [`HeldLaunches`]) on this thread's queue.
+    pub(crate) fn launch_held(&self) -> Result<()> {
+        if let Some(held) = self.ordering_only().as_mut() {
+            held.launch_all()?;
+        }
+        Ok(())
     }
 
     /// The queue of [`read_later`](crate::MatrixCl::read_later)'s copies
@@ -592,6 +640,9 @@ impl Runtime {
     pub fn finish(&self) -> Result<()> {
         if let Some(held) = self.ordering_only().as_mut() {
             held.launch_all()?;
+        }
+        if let Some(side) = self.side_queue.get() {
+            side.finish().call("clFinish")?;
         }
         self.queue.finish().call("clFinish")
     }

@@ -89,6 +89,10 @@ pub struct Tuning {
     /// Cholesky leaf work-groups per compute unit
     /// (`FUSION_CHOLESKY_LEAF_GROUPS_PER_CU`, 1–64; default 1).
     pub cholesky_leaf_groups_per_cu: Option<usize>,
+    /// Whether a Cholesky factorization updates the columns its next panel
+    /// does not need yet on a second queue, while that panel is factored
+    /// (`FUSION_CHOLESKY_LOOKAHEAD`, 0 or 1; default 1 on GPUs, 0 elsewhere).
+    pub cholesky_lookahead: Option<bool>,
     /// When the linear GLMs compute `xᵀ·d_eta` in their kernel
     /// (`FUSION_GLM_ONE_PASS`, 0, 1 or 2; default 1).
     pub glm_one_pass: Option<GlmOnePass>,
@@ -156,7 +160,7 @@ pub struct Tuning {
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 24] = [
+pub const TUNING_VARIABLES: [&str; 25] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -168,6 +172,7 @@ pub const TUNING_VARIABLES: [&str; 24] = [
     "FUSION_ROW_VECTOR_CHUNK",
     "FUSION_CHOLESKY_LEAF_GROUPS",
     "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
+    "FUSION_CHOLESKY_LOOKAHEAD",
     "FUSION_GLM_ONE_PASS",
     "FUSION_GEMM_EPILOGUE",
     "FUSION_NATIVE_ATOMICS",
@@ -230,6 +235,9 @@ impl Tuning {
             row_vector_chunk: count("FUSION_ROW_VECTOR_CHUNK", 1..=64)?,
             cholesky_leaf_groups: count("FUSION_CHOLESKY_LEAF_GROUPS", 1..=4)?,
             cholesky_leaf_groups_per_cu: count("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", 1..=64)?,
+            cholesky_lookahead: lookup("FUSION_CHOLESKY_LOOKAHEAD")
+                .map(|text| parse_flag("FUSION_CHOLESKY_LOOKAHEAD", &text))
+                .transpose()?,
             glm_one_pass: lookup("FUSION_GLM_ONE_PASS")
                 .map(|text| match text.as_str() {
                     "0" => Ok(GlmOnePass::Never),

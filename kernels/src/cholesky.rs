@@ -10,7 +10,7 @@ use crate::checks::{
 };
 use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
-use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, View};
+use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, SideWork, View};
 
 /// Blocks up to this size are factored (and inverted) by the leaf kernel
 /// (`LEAF` in cholesky.cl).
@@ -42,7 +42,7 @@ fn leaf_groups_per_unit(rt: &Runtime) -> usize {
 ///
 /// ```
 /// let o = clfuse_kernels::CholeskyOptions::default();
-/// assert_eq!(o.partition, 4);
+/// assert_eq!((o.partition, o.lookahead), (4, false));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CholeskyOptions {
@@ -55,11 +55,17 @@ pub struct CholeskyOptions {
     pub min_l11_size: usize,
     /// Relative tolerance of the symmetry check.
     pub symmetry_tolerance: f64,
+    /// Whether the columns of an update that the next panel does not need
+    /// yet are updated on the device's second queue while that panel is
+    /// factored (see [`Runtime::on_side_queue`]).
+    pub lookahead: bool,
 }
 
 impl CholeskyOptions {
     /// The options [`cholesky_decompose`] uses on the current device: the
-    /// defaults, with panels halved (`partition` 2) on GPUs. On an H200
+    /// defaults, with panels halved (`partition` 2) and lookahead on GPUs
+    /// ([`Tuning::cholesky_lookahead`](clfuse_core::Tuning) overrides the
+    /// latter). On an H200
     /// that took 12.0 ms against 12.8 ms with quarters at n = 8192 and 54.7
     /// against 59.8 ms at 16384 (same run, BENCHMARKS.md); on PoCL quarters
     /// were faster (103 against 178 ms at n = 1000).
@@ -70,9 +76,11 @@ impl CholeskyOptions {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn for_device() -> Result<Self> {
-        let gpu = Runtime::get()?.device_info().is_gpu;
+        let rt = Runtime::get()?;
+        let gpu = rt.device_info().is_gpu;
         Ok(CholeskyOptions {
             partition: if gpu { 2 } else { 4 },
+            lookahead: rt.tuning().cholesky_lookahead.unwrap_or(gpu),
             ..Default::default()
         })
     }
@@ -84,6 +92,7 @@ impl Default for CholeskyOptions {
             partition: 4,
             min_l11_size: LEAF,
             symmetry_tolerance: 1e-8,
+            lookahead: false,
         }
     }
 }
@@ -226,22 +235,65 @@ impl<T: ClFloat> Panels<'_, T> {
     /// Factors the panel of columns `first .. first + width`, given that
     /// the contributions of all columns before `first` are subtracted.
     fn factor(&self, first: usize, width: usize) -> Result<()> {
+        self.factor_beside(first, width, self.options.lookahead, None)
+    }
+
+    /// [`factor`](Self::factor), where `pending` is a side-queue update of
+    /// the panel's columns after its left part, still running, and `fork`
+    /// says whether this panel may queue such updates itself.
+    ///
+    /// With lookahead, the update of the rest of a panel is split where
+    /// the rest's own left part ends: that part's columns are updated on
+    /// the main queue, the columns after it on the side queue, and the
+    /// rest's left part is factored meanwhile (it reads and writes only
+    /// its own columns), so that the chain of leaves runs beside the
+    /// product. The left part forks nothing itself: the side queue runs in
+    /// order, so its work would wait behind the pending update.
+    fn factor_beside(
+        &self,
+        first: usize,
+        width: usize,
+        fork: bool,
+        pending: Option<SideWork>,
+    ) -> Result<()> {
         if width == 0 {
             return Ok(());
         }
         if width <= self.options.min_l11_size {
             return self.leaf(first, width);
         }
-        // A whole number of leaves, so that the recursion ends in full leaves.
-        let leaf = self.options.min_l11_size;
-        let left = ((width / self.options.partition).div_ceil(leaf).max(1) * leaf).min(width - 1);
-        self.factor(first, left)?;
-        // The rest of the panel -= its rows of the left part · the left
-        // part's rows level with it, transposed (lower triangle only: the
-        // rest's top block is a diagonal block).
+        let left = self.left_part(width);
+        self.factor_beside(first, left, fork && pending.is_none(), None)?;
+        if let Some(pending) = pending {
+            pending.join()?;
+        }
         let rest = first + left;
-        let rows = self.work.rows() - rest;
-        let scope = clfuse_core::profile_scope(match left {
+        let rest_width = width - left;
+        if fork && rest_width > self.options.min_l11_size {
+            let head = self.left_part(rest_width);
+            self.update(first, left, rest, head)?;
+            let tail = Runtime::get()?
+                .on_side_queue(|| self.update(first, left, rest + head, rest_width - head))?;
+            return self.factor_beside(rest, rest_width, fork, Some(tail));
+        }
+        self.update(first, left, rest, rest_width)?;
+        self.factor_beside(rest, rest_width, fork, None)
+    }
+
+    /// How many of a panel's `width` columns it factors first: a whole
+    /// number of leaves, so that the recursion ends in full leaves.
+    fn left_part(&self, width: usize) -> usize {
+        let leaf = self.options.min_l11_size;
+        ((width / self.options.partition).div_ceil(leaf).max(1) * leaf).min(width - 1)
+    }
+
+    /// Columns `column .. column + width` of `work`, from row `column`
+    /// down, -= the factor's rows there of columns `first .. first + left`
+    /// · its rows level with those columns, transposed (lower triangle
+    /// only: the block's top is a diagonal block).
+    fn update(&self, first: usize, left: usize, column: usize, width: usize) -> Result<()> {
+        let rows = self.work.rows() - column;
+        let _scope = clfuse_core::profile_scope(match left {
             ..=64 => "cholesky update, k <= 64",
             65..=256 => "cholesky update, k <= 256",
             257..=1024 => "cholesky update, k <= 1024",
@@ -250,15 +302,15 @@ impl<T: ClFloat> Panels<'_, T> {
         gemm_into(
             F,
             self.work,
-            Block::new(rest, rest, rows, width - left),
+            Block::new(column, column, rows, width),
             Operand::block(
                 self.factor,
-                Block::new(rest, first, rows, left),
+                Block::new(column, first, rows, left),
                 View::Entire,
             ),
             Operand::block(
                 self.factor,
-                Block::new(rest, first, width - left, left),
+                Block::new(column, first, width, left),
                 View::Entire,
             )
             .t(),
@@ -266,9 +318,7 @@ impl<T: ClFloat> Panels<'_, T> {
             T::one(),
             true,
             &WHOLE,
-        )?;
-        drop(scope);
-        self.factor(rest, width - left)
+        )
     }
 
     /// A leaf panel: its diagonal block `L11` and the rows below it,

@@ -50,12 +50,23 @@ fn toeplitz_at_every_size() {
 #[test]
 fn random_spd_matrices_in_every_schedule() {
     // Halved panels (the GPU's schedule) and quarters, leaves of 64 and of
-    // odd widths, on random SPD matrices (B·Bᵀ + n·I), whose updates change
+    // odd widths, with and without lookahead (updates split between two
+    // queues), on random SPD matrices (B·Bᵀ + n·I), whose updates change
     // every entry (the Toeplitz matrices' are smooth).
-    for (partition, min_l11_size) in [(2, 64), (4, 64), (2, 16), (2, 50)] {
+    let schedules = [
+        (2, 64, false),
+        (2, 64, true),
+        (4, 64, false),
+        (4, 64, true),
+        (2, 16, true),
+        (2, 50, false),
+        (3, 50, true),
+    ];
+    for (partition, min_l11_size, lookahead) in schedules {
         let options = CholeskyOptions {
             partition,
             min_l11_size,
+            lookahead,
             ..Default::default()
         };
         for n in [65, 100, 128, 129, 191, 257, 400] {
@@ -131,14 +142,16 @@ fn lower_view_input_is_the_symmetric_matrix() {
 fn not_positive_definite_names_the_pivot() {
     // One pivot of 300 is negative: in the first or second half of the
     // first leaf (10, 40) or of a later one (200, 250); every leaf size
-    // finds it.
+    // finds it, with lookahead too (later columns updated on a second
+    // queue after the failed pivot).
     let n = 300;
     for pivot in [10, 40, 200, 250] {
         let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
         a[(pivot, pivot)] = -1.0;
-        for min_l11_size in [64, 16, 100] {
+        for (min_l11_size, lookahead) in [(64, false), (64, true), (16, false), (100, false)] {
             let options = CholeskyOptions {
                 min_l11_size,
+                lookahead,
                 ..Default::default()
             };
             let err = k::cholesky_decompose_with(&to_device(&a), &options).unwrap_err();

@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 24] = [
+    let cases: [(&'static str, &'static str); 25] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -31,6 +31,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_ROW_VECTOR_CHUNK", "16"),
         ("FUSION_CHOLESKY_LEAF_GROUPS", "2"),
         ("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", "2"),
+        ("FUSION_CHOLESKY_LOOKAHEAD", "0"),
         ("FUSION_GLM_ONE_PASS", "2"),
         ("FUSION_GEMM_EPILOGUE", "0"),
         ("FUSION_NATIVE_ATOMICS", "0"),
@@ -68,6 +69,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         row_vector_chunk: Some(16),
         cholesky_leaf_groups: Some(2),
         cholesky_leaf_groups_per_cu: Some(2),
+        cholesky_lookahead: Some(false),
         glm_one_pass: Some(GlmOnePass::WheneverStaged),
         gemm_epilogue: Some(GemmEpilogue::Off),
         native_atomics: Some(false),

@@ -25,6 +25,7 @@ mod no_fp64;
 mod process_exit;
 mod profiling;
 mod program_cache;
+mod side_queue;
 mod small_writes;
 mod soundness_targets;
 mod soundness_threads;

@@ -278,7 +278,7 @@ pub fn cholesky_sweep(ctx: &mut Ctx, n: usize, tunings: &[(usize, usize)]) -> Re
         let options = CholeskyOptions {
             partition,
             min_l11_size,
-            ..Default::default()
+            ..CholeskyOptions::for_device()?
         };
         let t = measure(ctx.reps, || {
             k::cholesky_decompose_with(&a, &options).map(drop)

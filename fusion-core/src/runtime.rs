@@ -1,4 +1,6 @@
-//! The process-wide OpenCL context and queue (paper §2.1: one context, one queue).
+//! The process-wide OpenCL context and queue (paper §2.1: one context, one
+//! queue; besides it, a transfer queue for read-backs and a side queue for
+//! work that may overlap the main queue's, see [`crate::side_queue`]).
 //!
 //! The runtime is created lazily on first use. Which device it uses comes from
 //! [`configure`] (called before first use), else the environment variables

@@ -89,10 +89,11 @@ pub struct Tuning {
     /// Cholesky leaf work-groups per compute unit
     /// (`FUSION_CHOLESKY_LEAF_GROUPS_PER_CU`, 1–64; default 1).
     pub cholesky_leaf_groups_per_cu: Option<usize>,
-    /// Whether a Cholesky factorization updates the columns its next panel
-    /// does not need yet on a second queue, while that panel is factored
-    /// (`FUSION_CHOLESKY_LOOKAHEAD`, 0 or 1; default 1 on GPUs, 0 elsewhere).
-    pub cholesky_lookahead: Option<bool>,
+    /// A Cholesky factorization updates the columns its next panel does
+    /// not need yet on a second queue, while that panel is factored, when
+    /// there are at least this many of them (`FUSION_CHOLESKY_LOOKAHEAD`,
+    /// 0–1000000, 0 never; default 128 on GPUs, 0 elsewhere).
+    pub cholesky_lookahead: Option<usize>,
     /// When the linear GLMs compute `xᵀ·d_eta` in their kernel
     /// (`FUSION_GLM_ONE_PASS`, 0, 1 or 2; default 1).
     pub glm_one_pass: Option<GlmOnePass>,
@@ -235,9 +236,7 @@ impl Tuning {
             row_vector_chunk: count("FUSION_ROW_VECTOR_CHUNK", 1..=64)?,
             cholesky_leaf_groups: count("FUSION_CHOLESKY_LEAF_GROUPS", 1..=4)?,
             cholesky_leaf_groups_per_cu: count("FUSION_CHOLESKY_LEAF_GROUPS_PER_CU", 1..=64)?,
-            cholesky_lookahead: lookup("FUSION_CHOLESKY_LOOKAHEAD")
-                .map(|text| parse_flag("FUSION_CHOLESKY_LOOKAHEAD", &text))
-                .transpose()?,
+            cholesky_lookahead: count("FUSION_CHOLESKY_LOOKAHEAD", 0..=1_000_000)?,
             glm_one_pass: lookup("FUSION_GLM_ONE_PASS")
                 .map(|text| match text.as_str() {
                     "0" => Ok(GlmOnePass::Never),
@@ -354,6 +353,11 @@ impl Tuning {
             "FUSION_CHOLESKY_LEAF_GROUPS_PER_CU",
             self.cholesky_leaf_groups_per_cu,
             1..=64,
+        )?;
+        check(
+            "FUSION_CHOLESKY_LOOKAHEAD",
+            self.cholesky_lookahead,
+            0..=1_000_000,
         )?;
         check("FUSION_MIXTURE_ROWS", self.mixture_rows, 1..=8)?;
         if let Some(GemmConfig::Tiled {

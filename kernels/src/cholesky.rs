@@ -16,6 +16,14 @@ use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, SideWork, 
 /// (`LEAF` in cholesky.cl).
 const LEAF: usize = 64;
 
+/// The narrowest update tail worth the second queue on GPUs (see
+/// [`CholeskyOptions::lookahead`]). On an H200, same lease: 3.27–3.28 ms at
+/// n = 4096 against 3.44–3.49 without lookahead, 3.33–3.35 for every tail
+/// and 3.36–3.37 for tails of 1024 or more; within 1% at 500–2048, 8192
+/// and 16384 for all of them (the tails' products take the compute units
+/// the leaves' chain needs; OpenCL has no queue priorities there).
+const LOOKAHEAD_ON_GPUS: usize = 128;
+
 /// Work items per leaf row (`GROUPS` in cholesky.cl; the leaf's work-group
 /// has `64 * groups` work items) and the leaf kernel's build option for it:
 /// [`Tuning::cholesky_leaf_groups`](clfuse_core::Tuning) (1, 2 or 4), else 4
@@ -42,7 +50,7 @@ fn leaf_groups_per_unit(rt: &Runtime) -> usize {
 ///
 /// ```
 /// let o = clfuse_kernels::CholeskyOptions::default();
-/// assert_eq!((o.partition, o.lookahead), (4, false));
+/// assert_eq!((o.partition, o.lookahead), (4, 0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CholeskyOptions {
@@ -55,10 +63,11 @@ pub struct CholeskyOptions {
     pub min_l11_size: usize,
     /// Relative tolerance of the symmetry check.
     pub symmetry_tolerance: f64,
-    /// Whether the columns of an update that the next panel does not need
+    /// Lookahead: an update's columns that the next panel does not need
     /// yet are updated on the device's second queue while that panel is
-    /// factored (see [`Runtime::on_side_queue`]).
-    pub lookahead: bool,
+    /// factored (see [`Runtime::on_side_queue`]) when there are at least
+    /// this many of them; 0: never.
+    pub lookahead: usize,
 }
 
 impl CholeskyOptions {
@@ -80,7 +89,11 @@ impl CholeskyOptions {
         let gpu = rt.device_info().is_gpu;
         Ok(CholeskyOptions {
             partition: if gpu { 2 } else { 4 },
-            lookahead: rt.tuning().cholesky_lookahead.unwrap_or(gpu),
+            lookahead: rt.tuning().cholesky_lookahead.unwrap_or(if gpu {
+                LOOKAHEAD_ON_GPUS
+            } else {
+                0
+            }),
             ..Default::default()
         })
     }
@@ -92,7 +105,7 @@ impl Default for CholeskyOptions {
             partition: 4,
             min_l11_size: LEAF,
             symmetry_tolerance: 1e-8,
-            lookahead: false,
+            lookahead: 0,
         }
     }
 }
@@ -235,7 +248,7 @@ impl<T: ClFloat> Panels<'_, T> {
     /// Factors the panel of columns `first .. first + width`, given that
     /// the contributions of all columns before `first` are subtracted.
     fn factor(&self, first: usize, width: usize) -> Result<()> {
-        self.factor_beside(first, width, self.options.lookahead, None)
+        self.factor_beside(first, width, self.options.lookahead > 0, None)
     }
 
     /// [`factor`](Self::factor), where `pending` is a side-queue update of
@@ -269,8 +282,11 @@ impl<T: ClFloat> Panels<'_, T> {
         }
         let rest = first + left;
         let rest_width = width - left;
-        if fork && rest_width > self.options.min_l11_size {
-            let head = self.left_part(rest_width);
+        let head = self.left_part(rest_width);
+        if fork
+            && rest_width > self.options.min_l11_size
+            && rest_width - head >= self.options.lookahead
+        {
             self.update(first, left, rest, head)?;
             let tail = Runtime::get()?
                 .on_side_queue(|| self.update(first, left, rest + head, rest_width - head))?;

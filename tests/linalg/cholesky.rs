@@ -54,13 +54,14 @@ fn random_spd_matrices_in_every_schedule() {
     // queues), on random SPD matrices (B·Bᵀ + n·I), whose updates change
     // every entry (the Toeplitz matrices' are smooth).
     let schedules = [
-        (2, 64, false),
-        (2, 64, true),
-        (4, 64, false),
-        (4, 64, true),
-        (2, 16, true),
-        (2, 50, false),
-        (3, 50, true),
+        (2, 64, 0),
+        (2, 64, 1),
+        (4, 64, 0),
+        (4, 64, 1),
+        (2, 16, 1),
+        (2, 50, 0),
+        (3, 50, 1),
+        (2, 16, 100),
     ];
     for (partition, min_l11_size, lookahead) in schedules {
         let options = CholeskyOptions {
@@ -148,7 +149,7 @@ fn not_positive_definite_names_the_pivot() {
     for pivot in [10, 40, 200, 250] {
         let mut a = nalgebra::DMatrix::<f64>::identity(n, n);
         a[(pivot, pivot)] = -1.0;
-        for (min_l11_size, lookahead) in [(64, false), (64, true), (16, false), (100, false)] {
+        for (min_l11_size, lookahead) in [(64, 0), (64, 1), (16, 0), (100, 0)] {
             let options = CholeskyOptions {
                 min_l11_size,
                 lookahead,

@@ -72,6 +72,7 @@ mod pending_read;
 mod pinned;
 mod profile;
 mod program_cache;
+mod queue_choice;
 mod read_batch;
 mod recorder;
 mod replay;

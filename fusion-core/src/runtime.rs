@@ -453,7 +453,7 @@ impl Runtime {
     /// The command queue this thread's commands go to: the main one, or
     /// the side queue inside [`on_side_queue`](Self::on_side_queue).
     pub fn queue(&self) -> &CommandQueue {
-        if crate::side_queue::active(self.slot)
+        if crate::queue_choice::on_side(self.slot)
             && let Some(side) = self.side_queue.get()
         {
             return side;

@@ -16,37 +16,8 @@
 
 use crate::error::{ClResultExt, Result};
 use crate::events::ClEvent;
+use crate::queue_choice::{ToSide, on_side};
 use crate::runtime::Runtime;
-use std::cell::Cell;
-
-thread_local! {
-    /// The slot of the runtime whose side queue takes this thread's commands.
-    static ACTIVE: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-/// Whether this thread's commands for the runtime in `slot` go to its side queue.
-pub(crate) fn active(slot: usize) -> bool {
-    ACTIVE.with(Cell::get) == Some(slot)
-}
-
-/// Restores the thread's previous queue choice when dropped (also on error).
-struct Redirect {
-    previous: Option<usize>,
-}
-
-impl Redirect {
-    fn to(slot: usize) -> Self {
-        Redirect {
-            previous: ACTIVE.with(|a| a.replace(Some(slot))),
-        }
-    }
-}
-
-impl Drop for Redirect {
-    fn drop(&mut self) {
-        ACTIVE.with(|a| a.set(self.previous));
-    }
-}
 
 /// Work queued on a runtime's side queue that the main queue has not yet
 /// waited for. [`join`](Self::join) makes the main queue's later commands
@@ -123,7 +94,7 @@ impl Runtime {
     /// # Ok::<(), clfuse_core::Error>(())
     /// ```
     pub fn on_side_queue(&'static self, work: impl FnOnce() -> Result<()>) -> Result<SideWork> {
-        if active(self.slot()) {
+        if on_side(self.slot()) {
             work()?;
             return Ok(SideWork {
                 runtime: self,
@@ -143,13 +114,22 @@ impl Runtime {
             .call("clEnqueueBarrierWithWaitList")?;
         drop(ClEvent::new(wait));
         let outcome = {
-            let _redirect = Redirect::to(self.slot());
+            let _to_side = ToSide::enter(self.slot());
             // What `work` held back runs with it, on the side queue.
             work().and_then(|()| self.launch_held())
         };
         // SAFETY: as for the fork's marker.
-        let done = unsafe { side.enqueue_marker_with_wait_list(&[]) }
-            .call("clEnqueueMarkerWithWaitList")?;
+        let done = match unsafe { side.enqueue_marker_with_wait_list(&[]) }
+            .call("clEnqueueMarkerWithWaitList")
+        {
+            Ok(done) => done,
+            Err(error) => {
+                // Without a marker to join, the side work must end before
+                // the main queue goes on.
+                let _ = side.finish();
+                return Err(outcome.err().unwrap_or(error));
+            }
+        };
         let side_work = SideWork {
             runtime: self,
             done: Some(ClEvent::new(done)),

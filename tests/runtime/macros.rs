@@ -1,13 +1,8 @@
-//! Compile-time checks of the macros (trybuild) and a macro-declared kernel at run time.
+//! A macro-declared kernel at run time (the macros' compile-time checks
+//! are clfuse-ops' `tests/compile_fail.rs`).
 
 use clfuse::Result;
 use clfuse::prelude::*;
-
-#[test]
-fn mismatched_declarations_do_not_compile() {
-    let t = trybuild::TestCases::new();
-    t.compile_fail("tests/compile_fail/*.rs");
-}
 
 clfuse::clfuse_core::kernel! {
     /// A generic kernel declared from inline source.

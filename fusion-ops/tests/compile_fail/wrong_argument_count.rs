@@ -1,4 +1,4 @@
-clfuse::clfuse_core::kernel! {
+clfuse_core::kernel! {
     fn scale(inout x: f32) = source "__kernel void scale(__global float* x, float c) { x[0] *= c; }";
 }
 

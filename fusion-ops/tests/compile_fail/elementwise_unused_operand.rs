@@ -1,4 +1,4 @@
-clfuse::clfuse_ops::elementwise! {
+clfuse_ops::elementwise! {
     pub struct Twice;
     fn twice(x, y) = "2 * {x}";
     result = same;

@@ -33,7 +33,7 @@ POCL_TEST_BUILDS = POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable POCL_WORK_GROUP_SPECIA
 # (large) test binaries, a second time. clippy and `make demo` build the
 # default features. The report's member asks for these features too, and the
 # root's dev-dependencies for the few its own dependencies add to shared
-# crates (Cargo.toml says which), so that its build reuses the library's.
+# crates (Cargo.toml says which), so that its build reuses theirs.
 TEST_FEATURES = faer,ndarray,nuts
 comma := ,
 TESTS = $(POCL_TEST_BUILDS) cargo test --workspace --exclude clfuse-bench \

@@ -160,7 +160,6 @@ pub struct Runtime {
     /// The second compute queue (see [`crate::side_queue`]), created at
     /// first use with the main queue's properties.
     side_queue: OnceLock<CommandQueue>,
-    queue_properties: opencl3::types::cl_command_queue_properties,
     info: DeviceInfo,
     fp64: bool,
     out_of_order: bool,
@@ -216,6 +215,21 @@ impl Drop for CurrentGuard {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.previous));
     }
+}
+
+/// The properties of the main and side compute queues.
+fn compute_queue_properties(
+    out_of_order: bool,
+    profiling: bool,
+) -> opencl3::types::cl_command_queue_properties {
+    let mut properties = 0;
+    if out_of_order {
+        properties |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+    }
+    if profiling {
+        properties |= CL_QUEUE_PROFILING_ENABLE;
+    }
+    properties
 }
 
 /// Every runtime created so far, by slot.
@@ -364,13 +378,7 @@ impl Runtime {
                 QueueMode::InOrder => false,
                 QueueMode::OutOfOrder => true,
             };
-        let mut properties = 0;
-        if out_of_order {
-            properties |= CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-        }
-        if cfg.profiling {
-            properties |= CL_QUEUE_PROFILING_ENABLE;
-        }
+        let properties = compute_queue_properties(out_of_order, cfg.profiling);
         // SAFETY: the device is the one the context was created from.
         let queue = unsafe {
             CommandQueue::create_with_properties(&context, found.device.id(), properties, 0)
@@ -413,7 +421,6 @@ impl Runtime {
             settle_on_drop,
             transfer_queue,
             side_queue: OnceLock::new(),
-            queue_properties: properties,
             tuning: cfg.tuning.clone(),
             diagnostics: cfg.diagnostics.clone(),
             kernels: KernelCache::new(slot),
@@ -453,8 +460,9 @@ impl Runtime {
     /// The command queue this thread's commands go to: the main one, or
     /// the side queue inside [`on_side_queue`](Self::on_side_queue).
     pub fn queue(&self) -> &CommandQueue {
-        if crate::queue_choice::on_side(self.slot)
-            && let Some(side) = self.side_queue.get()
+        // A device that never used its side queue skips the thread-local.
+        if let Some(side) = self.side_queue.get()
+            && crate::queue_choice::on_side(self.slot)
         {
             return side;
         }
@@ -476,7 +484,7 @@ impl Runtime {
             CommandQueue::create_with_properties(
                 &self.context,
                 self.context.default_device(),
-                self.queue_properties,
+                compute_queue_properties(self.out_of_order, self.profiling),
                 0,
             )
         }
@@ -640,9 +648,7 @@ impl Runtime {
     /// Waits until every enqueued command has finished (pending sweeps
     /// launched first).
     pub fn finish(&self) -> Result<()> {
-        if let Some(held) = self.ordering_only().as_mut() {
-            held.launch_all()?;
-        }
+        self.launch_held()?;
         if let Some(side) = self.side_queue.get() {
             side.finish().call("clFinish")?;
         }

@@ -55,22 +55,22 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 // The leaf of the blocked algorithm, for a panel of at most LEAF columns:
 // the Cholesky factor L of its diagonal block (read from `a`'s lower
 // triangle; written to `factor` with the zeros above it) and the `below`
-// rows under it, L21 = A21 · (L⁻¹)ᵀ. Every work-group of LEAF * GROUPS work
+// rows under it, L21 = A21 · L⁻ᵀ. Every work-group of LEAF * GROUPS work
 // items factors the diagonal block itself (the same few microseconds on
-// every compute unit, instead of a second launch) and then computes blocks
-// of LEAF rows of L21.
+// every compute unit, instead of a second launch) and then solves its
+// share of the rows of L21.
 //
 // The diagonal block, padded with the identity to LEAF x LEAF, lives in
 // local memory and is factored by blocks of FACTOR_BLOCK columns: each
 // block's diagonal block, its rows below (a substitution per row), and
 // their product subtracted from the rest. With WARP_SHUFFLE (NVIDIA,
-// doubles) one warp factors each diagonal block in registers, one row per
+// doubles) warps factor each block's columns in registers, one row per
 // lane, exchanging values by shuffles: dependent steps without a barrier,
 // where the work-group version needs three barriers per step. (The
 // earlier leaf, 64 steps of one work-group with a barrier each, took 22
 // of its 35 µs factoring on an H200.)
 //
-// Then L⁻¹ by halves, which gives the rows below the panel.
+// Then one forward substitution per row below the panel, L x = a.
 //
 // A pivot that is not positive (or NaN) stops every work-group (all read
 // the same pivot); the first records its global index (index_base + k)
@@ -82,19 +82,19 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 #ifndef FACTOR_BLOCK
 #define FACTOR_BLOCK 16
 #endif
-// L⁻¹ is formed by halves.
-#define SPLIT (LEAF / 2)
+// With WARP_SHUFFLE, the lanes of a warp after the block's own rows hold
+// rows below it.
+#define LANES_BELOW (32 - FACTOR_BLOCK)
+#if defined(WARP_SHUFFLE) && FACTOR_BLOCK > 16
+#error "FACTOR_BLOCK must be at most 16 with WARP_SHUFFLE"
+#endif
+// Work items per row of L21 with WARP_SHUFFLE (a power of two up to 32):
+// 4 and 8 measured the same on an H200, 2 5 µs slower per leaf.
+#define ROW_LANES 4
 #ifndef GROUPS
 #define GROUPS 4
 #endif
 #define OWN (LEAF / GROUPS)
-// Loads in flight per step of the L21 product: 16 was 1–2% faster per
-// factorization than 8 on an H200 (n = 2048 to 16384), 32 the same, 64 3%
-// slower; asking the rows into L1 at the leaf's start (prefetch.global.L1)
-// added nothing more.
-#ifndef L21_LOADS
-#define L21_LOADS 16
-#endif
 #define THREADS (LEAF * GROUPS)
 
 #ifdef WARP_SHUFFLE
@@ -109,7 +109,7 @@ inline double lane_value(double v, int lane) {
 #endif
 
 __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global int* first_failure, int n, int below, int offset, int ld, int index_base) {
-  // A, then L, then L⁻¹ (row r, column c at [r][c]; zero above the diagonal).
+  // A, then L (row r, column c at [r][c]; zero above the diagonal).
   __local T l[LEAF][LEAF + 1];
   // 1 / l_kk, so that substitutions multiply instead of divide.
   __local T inverse_diagonal[LEAF];
@@ -133,15 +133,29 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
   for (int b = 0; b < LEAF; b += FACTOR_BLOCK) {
     // The diagonal block at (b, b).
 #ifdef WARP_SHUFFLE
-    if (t < 32) {
-      // Lane t < FACTOR_BLOCK holds row b + t; entries right of its diagonal
-      // become garbage and are never stored. (Every lane of the warp takes
-      // part in the shuffles; FACTOR_BLOCK is at most 32.)
-      T own[FACTOR_BLOCK];
+    // The block's columns, from its diagonal down: each warp's first
+    // FACTOR_BLOCK lanes hold the diagonal block's rows (every warp factors
+    // it again), its other lanes LANES_BELOW of the rows below, so that the
+    // rows below need no substitution of their own (26.0 instead of 26.7
+    // µs per leaf at n = 4096 on an H200). Entries right of a row's
+    // diagonal become garbage and are never stored; every lane of a warp
+    // takes part in the shuffles. (Whole rows, so that step k could take
+    // column k from row k's lane before the reciprocal square root, were
+    // 1.5 µs slower.)
+    const int below_block = LEAF - b - FACTOR_BLOCK;
+    const int warps = max(1, (below_block + LANES_BELOW - 1) / LANES_BELOW);
+    const int warp = t / 32;
+    const int lane = t % 32;
+    const int r = lane < FACTOR_BLOCK ? b + lane : b + FACTOR_BLOCK + LANES_BELOW * warp + lane - FACTOR_BLOCK;
+    const bool row_taken = warp < warps && (lane < FACTOR_BLOCK || r < LEAF);
+    T own[FACTOR_BLOCK];
 #pragma unroll
-      for (int c = 0; c < FACTOR_BLOCK; c++) {
-        own[c] = t < FACTOR_BLOCK ? l[b + t][b + c] : 0;
-      }
+    for (int c = 0; c < FACTOR_BLOCK; c++) {
+      own[c] = row_taken ? l[r][b + c] : 0;
+    }
+    // Every warp has read the diagonal block before the first one stores it.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp < warps) {
       // The first failing pivot; the steps after it run on (no branch out
       // of the unrolled loop, which would move `own` out of registers) and
       // are discarded.
@@ -153,20 +167,20 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
         // A double square root or division is a long subroutine on GPUs:
         // one reciprocal square root per step.
         const T inv_root = rsqrt(pivot);
-        const T l_tk = t >= k ? own[k] * inv_root : 0;
-        own[k] = l_tk;
+        const T l_rk = lane >= k ? own[k] * inv_root : 0;
+        own[k] = l_rk;
         if (t == k) {
           inverse_diagonal[b + k] = inv_root;
         }
 #pragma unroll
         for (int c = k + 1; c < FACTOR_BLOCK; c++) {
-          own[c] -= l_tk * lane_value(l_tk, c);
+          own[c] -= l_rk * lane_value(l_rk, c);
         }
       }
-      if (t < FACTOR_BLOCK) {
+      if (lane >= FACTOR_BLOCK ? r < LEAF : warp == 0) {
 #pragma unroll
         for (int c = 0; c < FACTOR_BLOCK; c++) {
-          l[b + t][b + c] = c <= t ? own[c] : 0;
+          l[r][b + c] = c <= lane ? own[c] : 0;
         }
       }
       if (t == 0 && bad < FACTOR_BLOCK) {
@@ -215,6 +229,7 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     if (next == LEAF) {
       break;
     }
+#ifndef WARP_SHUFFLE
     // This block's rows below its diagonal block, L21 = A21 · L11⁻ᵀ: work
     // item t substitutes row next + t (two partial sums shorten the
     // dependency chains).
@@ -236,6 +251,7 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     // The rest of the block's lower triangle -= L21 · L21ᵀ.
     const int rest = LEAF - next;
     for (int e = t; e < rest * rest; e += THREADS) {
@@ -275,95 +291,87 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
   if (below == 0) {
     return;
   }
-  // L⁻¹ by halves. Each half's diagonal block: work item t < LEAF
-  // substitutes column t % SPLIT of block t / SPLIT of L X = I alone,
-  // unrolled so that x stays in registers; four partial sums shorten the
-  // dependency chains. Entries above the diagonal come out exactly zero.
-  // (One column of all of L per work item held 64 values in registers:
-  // 168 registers, 6 µs more per leaf on an H200.)
-  const int base = (t / SPLIT) * SPLIT;
-  T x[SPLIT];
-  if (t < LEAF) {
-    const int j = t % SPLIT;
+  // L21 = A21 · L⁻ᵀ: row r of L21 is the x with L x = (row r of A21), a
+  // forward substitution with the row in registers. It runs
+  // right-looking: as soon as x_k is known it is subtracted from every
+  // later entry, so each step waits only on the step before it. The rows
+  // are shared out evenly, so that each compute unit solves as few of them
+  // as it can. (This replaced L⁻¹ by halves and the product A21 · (L⁻¹)ᵀ:
+  // 33.6 -> 26.7 µs per leaf at n = 4096 on an H200.)
+  //
+  // L's entries are read as each step needs them (volatile reads, and a
+  // fence per step without WARP_SHUFFLE): left free, the compiler loads
+  // all 2016 of them ahead and spills (16 KB per work item, a leaf 3x
+  // slower on an H200).
+  const int rows_per_group = (below + get_num_groups(0) - 1) / get_num_groups(0);
+  const int first_row = get_group_id(0) * rows_per_group;
+  const int end_row = min(below, first_row + rows_per_group);
+#ifdef WARP_SHUFFLE
+  // ROW_LANES work items per row, lane q holding entries q, q + ROW_LANES,
+  // ...; x_k comes from the lane that holds it by a shuffle. The row loop
+  // runs alike in every work item, so whole warps shuffle.
+#define ROW_ENTRIES (LEAF / ROW_LANES)
+  const int q = t % ROW_LANES;
+  const int lane = t % 32;
+  const volatile __local T* l_entries = &l[0][0];
+  for (int row0 = first_row; row0 < end_row; row0 += THREADS / ROW_LANES) {
+    const int row = row0 + t / ROW_LANES;
+    const bool row_taken = row < end_row;
+    __global const T* a_row = a + offset + n + row;
+    T x[ROW_ENTRIES];
 #pragma unroll
-    for (int r = 0; r < SPLIT; r++) {
-      T s[4] = {r == j ? 1 : 0, 0, 0, 0};
-#pragma unroll
-      for (int k = 0; k < r; k++) {
-        s[k % 4] -= l[base + r][base + k] * x[k];
-      }
-      x[r] = ((s[0] + s[1]) + (s[2] + s[3])) * inverse_diagonal[base + r];
+    for (int c = 0; c < ROW_ENTRIES; c++) {
+      x[c] = row_taken && q + ROW_LANES * c < n ? a_row[ld * (q + ROW_LANES * c)] : 0;
     }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (t < LEAF) {
 #pragma unroll
-    for (int r = 0; r < SPLIT; r++) {
-      l[base + r][base + t % SPLIT] = x[r];
-    }
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  // The block below, -L22⁻¹ · (L21 · L11⁻¹): the product in brackets goes
-  // to the (zero) block above the diagonal, then back to zero.
-  for (int e = t; e < SPLIT * SPLIT; e += THREADS) {
-    const int r = e % SPLIT;
-    const int c = e / SPLIT;
-    T s = 0;
-    for (int k = c; k < SPLIT; k++) {
-      s += l[SPLIT + r][k] * l[k][c];
-    }
-    l[r][SPLIT + c] = s;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int e = t; e < SPLIT * SPLIT; e += THREADS) {
-    const int r = e % SPLIT;
-    const int c = e / SPLIT;
-    T s = 0;
-    for (int k = 0; k <= r; k++) {
-      s -= l[SPLIT + r][SPLIT + k] * l[k][SPLIT + c];
-    }
-    l[SPLIT + r][c] = s;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int e = t; e < SPLIT * SPLIT; e += THREADS) {
-    l[e % SPLIT][SPLIT + e / SPLIT] = 0;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  // L21 = A21 · (L⁻¹)ᵀ, LEAF rows per work-group at a time: row i's
-  // element j is the sum over k <= j of a21_ik * (L⁻¹)_jk.
-  for (int row0 = get_group_id(0) * LEAF; row0 < below; row0 += get_num_groups(0) * LEAF) {
-    const int row = row0 + i;
-    if (row < below) {
-      T sum[OWN];
-#pragma unroll
-      for (int c = 0; c < OWN; c++) {
-        sum[c] = 0;
-      }
-      // L21_LOADS loads in flight before their multiply-adds (a loop of
-      // one load and its uses would wait for each load in turn).
-      for (int k0 = 0; k0 < n; k0 += L21_LOADS) {
-        T a_k[L21_LOADS];
-#pragma unroll
-        for (int u = 0; u < L21_LOADS; u++) {
-          a_k[u] = k0 + u < n ? a[offset + n + row + ld * (k0 + u)] : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < L21_LOADS; u++) {
-          if (k0 + u < n) {
-#pragma unroll
-            for (int c = 0; c < OWN; c++) {
-              sum[c] += a_k[u] * l[group + c * GROUPS][k0 + u];
-            }
-          }
-        }
+    for (int k = 0; k < LEAF; k++) {
+      const int c = k / ROW_LANES;
+      // Right only in the lane that holds entry k.
+      const T candidate = x[c] * inverse_diagonal[k];
+      const T x_k = lane_value(candidate, (lane & ~(ROW_LANES - 1)) | (k % ROW_LANES));
+      if (q == k % ROW_LANES) {
+        x[c] = x_k;
       }
 #pragma unroll
-      for (int c = 0; c < OWN; c++) {
-        const int j = group + c * GROUPS;
-        if (j < n) {
-          factor[offset + n + row + ld * j] = sum[c];
+      for (int later = c; later < ROW_ENTRIES; later++) {
+        if (later > c || q > k % ROW_LANES) {
+          x[later] -= l_entries[(q + ROW_LANES * later) * (LEAF + 1) + k] * x_k;
         }
       }
     }
+    __global T* l21_row = factor + offset + n + row;
+#pragma unroll
+    for (int c = 0; c < ROW_ENTRIES; c++) {
+      if (row_taken && q + ROW_LANES * c < n) {
+        l21_row[ld * (q + ROW_LANES * c)] = x[c];
+      }
+    }
   }
+#else
+  // One work item per row.
+  for (int row = first_row + t; row < end_row; row += THREADS) {
+    __global const T* a_row = a + offset + n + row;
+    T x[LEAF];
+#pragma unroll
+    for (int j = 0; j < LEAF; j++) {
+      x[j] = j < n ? a_row[ld * j] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < LEAF; k++) {
+      x[k] *= inverse_diagonal[k];
+#pragma unroll
+      for (int j = k + 1; j < LEAF; j++) {
+        x[j] -= l[j][k] * x[k];
+      }
+      mem_fence(CLK_LOCAL_MEM_FENCE);
+    }
+    __global T* l21_row = factor + offset + n + row;
+#pragma unroll
+    for (int j = 0; j < LEAF; j++) {
+      if (j < n) {
+        l21_row[ld * j] = x[j];
+      }
+    }
+  }
+#endif
 }

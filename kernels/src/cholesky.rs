@@ -12,8 +12,8 @@ use crate::gemm::{MultiplyOptions, Operand, gemm_into};
 use crate::launchers as cl;
 use clfuse_core::{ClFloat, Error, MatrixCl, NdRange, Result, Runtime, SideWork, View};
 
-/// Blocks up to this size are factored (and inverted) by the leaf kernel
-/// (`LEAF` in cholesky.cl).
+/// Blocks up to this size are factored by the leaf kernel, which also
+/// solves the rows below them (`LEAF` in cholesky.cl).
 const LEAF: usize = 64;
 
 /// The narrowest update tail worth the second queue on GPUs (see
@@ -224,10 +224,11 @@ pub fn cholesky_decompose_with<T: ClFloat>(
 /// Factoring a panel factors its left part, subtracts that part's
 /// contribution from the rest of the panel (one product), and factors the
 /// rest; a panel at most `min_l11_size` wide is a leaf: its diagonal block
-/// is factored and inverted in one work-group, which gives the rows below
-/// it, `L21 = A21 · (L11⁻¹)ᵀ`. The square matrix is the panel of all
-/// its columns, so this is the whole algorithm: every flop outside the
-/// leaves is in a product, and no inverse larger than a leaf is formed.
+/// is factored in one work-group, and the rows below it are solved against
+/// it, `L21 = A21 · (L11⁻¹)ᵀ` (by substitution in the register leaf
+/// kernel). The square matrix is the panel of all its columns, so this is
+/// the whole algorithm: every flop outside the leaves is in a product, and
+/// no inverse larger than a leaf is formed.
 struct Panels<'a, T: ClFloat> {
     /// `a`, with every factored column's contribution subtracted from the
     /// columns after it (lower triangle).
@@ -339,8 +340,8 @@ impl<T: ClFloat> Panels<'_, T> {
 
     /// A leaf panel: its diagonal block `L11` and the rows below it,
     /// `L21 = A21 · (L11⁻¹)ᵀ`: one launch of the register leaf kernel when
-    /// the block fits it, else the global-memory kernel, the batched
-    /// triangular inverse and a product.
+    /// the block fits it (a forward substitution per row below), else the
+    /// global-memory kernel, the batched triangular inverse and a product.
     fn leaf(&self, first: usize, width: usize) -> Result<()> {
         let n = self.work.rows();
         let below = n - first - width;

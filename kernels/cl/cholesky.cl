@@ -83,7 +83,8 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 #define FACTOR_BLOCK 16
 #endif
 // With WARP_SHUFFLE, the lanes of a warp after the block's own rows hold
-// rows below it.
+// rows below it, as many as the work-group's warps can (CARRIED); any
+// further rows are substituted as without WARP_SHUFFLE (only with GROUPS 1).
 #define LANES_BELOW (32 - FACTOR_BLOCK)
 #if defined(WARP_SHUFFLE) && FACTOR_BLOCK > 16
 #error "FACTOR_BLOCK must be at most 16 with WARP_SHUFFLE"
@@ -96,6 +97,11 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 #endif
 #define OWN (LEAF / GROUPS)
 #define THREADS (LEAF * GROUPS)
+#ifdef WARP_SHUFFLE
+#define CARRIED ((THREADS / 32) * LANES_BELOW)
+#else
+#define CARRIED 0
+#endif
 
 #ifdef WARP_SHUFFLE
 // v as `lane` of this warp holds it (every lane of the warp takes part).
@@ -143,7 +149,7 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     // column k from row k's lane before the reciprocal square root, were
     // 1.5 µs slower.)
     const int below_block = LEAF - b - FACTOR_BLOCK;
-    const int warps = max(1, (below_block + LANES_BELOW - 1) / LANES_BELOW);
+    const int warps = clamp((below_block + LANES_BELOW - 1) / LANES_BELOW, 1, THREADS / 32);
     const int warp = t / 32;
     const int lane = t % 32;
     const int r = lane < FACTOR_BLOCK ? b + lane : b + FACTOR_BLOCK + LANES_BELOW * warp + lane - FACTOR_BLOCK;
@@ -229,29 +235,29 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     if (next == LEAF) {
       break;
     }
-#ifndef WARP_SHUFFLE
-    // This block's rows below its diagonal block, L21 = A21 · L11⁻ᵀ: work
-    // item t substitutes row next + t (two partial sums shorten the
-    // dependency chains).
-    if (t < LEAF - next) {
-      const int r = next + t;
-      T x[FACTOR_BLOCK];
+    // This block's rows below its diagonal block that no warp carried,
+    // L21 = A21 · L11⁻ᵀ: work item t substitutes row next + CARRIED + t
+    // (two partial sums shorten the dependency chains).
+    if (LEAF - next > CARRIED) {
+      if (t < LEAF - next - CARRIED) {
+        const int r = next + CARRIED + t;
+        T x[FACTOR_BLOCK];
 #pragma unroll
-      for (int j = 0; j < FACTOR_BLOCK; j++) {
-        T s[2] = {l[r][b + j], 0};
+        for (int j = 0; j < FACTOR_BLOCK; j++) {
+          T s[2] = {l[r][b + j], 0};
 #pragma unroll
-        for (int c = 0; c < j; c++) {
-          s[c % 2] -= x[c] * l[b + j][b + c];
+          for (int c = 0; c < j; c++) {
+            s[c % 2] -= x[c] * l[b + j][b + c];
+          }
+          x[j] = (s[0] + s[1]) * inverse_diagonal[b + j];
         }
-        x[j] = (s[0] + s[1]) * inverse_diagonal[b + j];
-      }
 #pragma unroll
-      for (int j = 0; j < FACTOR_BLOCK; j++) {
-        l[r][b + j] = x[j];
+        for (int j = 0; j < FACTOR_BLOCK; j++) {
+          l[r][b + j] = x[j];
+        }
       }
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     // The rest of the block's lower triangle -= L21 · L21ᵀ.
     const int rest = LEAF - next;
     for (int e = t; e < rest * rest; e += THREADS) {

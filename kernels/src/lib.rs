@@ -17,6 +17,8 @@ mod launchers;
 mod log_softmax_rows;
 mod log_sum_exp_rows;
 mod mixture;
+#[cfg(test)]
+mod nvidia_sources;
 mod packed;
 mod random;
 mod substitution;

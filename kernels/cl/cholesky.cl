@@ -307,7 +307,7 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
   //
   // L's entries are read as each step needs them (volatile reads, and a
   // fence per step without WARP_SHUFFLE): left free, the compiler loads
-  // all 2016 of them ahead and spills (16 KB per work item, a leaf 3x
+  // all 2016 of them ahead and spills (16 KB per work item, a leaf 3-6x
   // slower on an H200).
   const int rows_per_group = (below + get_num_groups(0) - 1) / get_num_groups(0);
   const int first_row = get_group_id(0) * rows_per_group;

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Issue #37, one lease: the Cholesky leaf's rows below (L21) as built and as
 # variants of its source in .gpu/<variant>/ (FUSION_KERNEL_OVERRIDE; e.g.
-# old_kernel/, the source before the change, and those that
-# /tmp/var/gen.py-style generators write): each variant's ptxas report
+# old_kernel/, the source before the change, and those that the
+# generators in docs/benchmarks/h200-2026-11-29-leaf-rows/ write): each
+# variant's ptxas report
 # (registers, spills), the linalg Cholesky tests with it, then
 # `--suite seeds --figures 5` at SIZES with a kernel profile. A variant
 # bin:DIR runs .gpu/DIR/bench_report instead (another build, as built).

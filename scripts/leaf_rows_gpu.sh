@@ -14,15 +14,5 @@ FUSION_PROFILING=1 timeout 150 "$bin/bench_report" --suite seeds --figures 5 \
   --cholesky-sizes 2048,4096,8192,16384 --no-baselines --reps 5 --out /tmp/leaf-profile > /dev/null 2>&1
 echo "rc=$?" >> $S
 cp /tmp/leaf-profile/profiles.md "$OUT/profiles.md"
-for round in 1 2; do
-  for value in 0 1; do
-    for suite in glm fusion; do
-      echo "== $suite suite, build=$value (0 before, 1 after), round $round" >> $S
-      timeout 200 "$(build_of build $value)/bench_report" --suite $suite --no-baselines \
-        --out "/tmp/$suite-$value-$round" > "/tmp/$suite-$value-$round.log" 2>&1
-      echo "rc=$?" >> $S
-      grep "| [0-9]" "/tmp/$suite-$value-$round/report.md" | cut -d'|' -f2-5 >> $S
-    done
-  done
-done
+suites_ab
 cat $S

@@ -64,3 +64,21 @@ replay_tests() {
     "runtime_tests sweeps" "nuts_tests front_end"
   cp $W/*.txt "$OUT/" 2>/dev/null
 }
+
+# suites_ab: the GLM and fused-expression suites of the build before the
+# change (.gpu/old/) and after (.gpu/), alternating, two rounds; the rows to
+# the summary (the check that nothing else got slower).
+suites_ab() {
+  local round value suite
+  for round in 1 2; do
+    for value in 0 1; do
+      for suite in glm fusion; do
+        echo "== $suite suite, build=$value (0 before, 1 after), round $round" >> $S
+        FUSION_DEVICE=nvidia timeout 200 "$(build_of build $value)/bench_report" --suite $suite --no-baselines \
+          --out "/tmp/$suite-$value-$round" > "/tmp/$suite-$value-$round.log" 2>&1
+        echo "rc=$?" >> $S
+        grep "| [0-9]" "/tmp/$suite-$value-$round/report.md" | cut -d'|' -f2-5 >> $S
+      done
+    done
+  done
+}

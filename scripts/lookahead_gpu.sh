@@ -8,16 +8,5 @@
 # queue it goes to). Device tool, carry .gpu: bash scripts/lookahead_gpu.sh
 AB=FUSION_CHOLESKY_LOOKAHEAD VALUES="0 128" bash "$(dirname "$0")/cholesky_ab_gpu.sh" > /dev/null
 source "$(dirname "$0")/lease.sh"
-export FUSION_DEVICE=nvidia
-for round in 1 2; do
-  for value in 0 1; do
-    for suite in glm fusion; do
-      echo "== $suite suite, build=$value (0 before, 1 after), round $round" >> $S
-      timeout 200 "$(build_of build $value)/bench_report" --suite $suite --no-baselines \
-        --out "/tmp/$suite-$value-$round" > "/tmp/$suite-$value-$round.log" 2>&1
-      echo "rc=$?" >> $S
-      grep "| [0-9]" "/tmp/$suite-$value-$round/report.md" | cut -d'|' -f2-5 >> $S
-    done
-  done
-done
+suites_ab
 cat $S

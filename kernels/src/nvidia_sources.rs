@@ -6,6 +6,7 @@
 //! clang comes with PoCL (its package depends on clang-15); without one on
 //! the PATH the test says so and checks nothing.
 
+use crate::gemm::{tensor_cores, tiled};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -81,16 +82,15 @@ fn nvidia_only_kernel_paths_compile() {
         .collect();
     failed.extend(failures(clang, "cholesky", CHOLESKY, &leaf));
     // The tensor-core GEMM: the GPUs' two blockings, slices of 8 and 16,
-    // both MMA shapes, lower-only and transposed operands.
+    // both MMA shapes, lower-only and transposed operands (the launcher's
+    // own options for each).
     let mut gemm = Vec::new();
     for (block, per_item) in [(64, 4), (128, 8)] {
         for tile_k in [8, 16] {
-            for shape in ["", "-D DMMA_M8N8K4"] {
+            for shape in [tensor_cores::FLAGS, tensor_cores::FLAGS_8X] {
+                let (_, blocking) = tiled::launch_shape(block, per_item, tile_k, (1, 1, 1), shape);
                 for extra in ["", "-D LOWER_ONLY", "-D TRANS_A -D TRANS_B"] {
-                    gemm.push(format!(
-                        "-D T=double -D THREAD_BLOCK_SIZE={block} -D WORK_PER_THREAD={per_item} \
-                         -D TILE_K={tile_k} -D TENSOR_CORES {shape} {extra}"
-                    ));
+                    gemm.push(format!("-D T=double {blocking} {extra}"));
                 }
             }
         }
@@ -99,11 +99,10 @@ fn nvidia_only_kernel_paths_compile() {
     // The row-wise log-softmax of a product with 16 and 8 warps.
     let mut rows = Vec::new();
     for (warps, fragments) in [(16, 2), (8, 1)] {
-        for shape in ["", "-D DMMA_M8N8K4"] {
+        for shape in [tensor_cores::FLAGS, tensor_cores::FLAGS_8X] {
             for softmax in ["", "-D SOFTMAX"] {
                 rows.push(format!(
-                    "-D Q=16 -D COL_FRAGS={fragments} -D ROW_FRAGS=2 -D WARPS={warps} \
-                     -D TENSOR_CORES {shape} {softmax}"
+                    "-D Q=16 -D COL_FRAGS={fragments} -D ROW_FRAGS=2 -D WARPS={warps}{shape} {softmax}"
                 ));
             }
         }

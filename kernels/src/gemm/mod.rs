@@ -22,8 +22,8 @@ mod epilogue;
 mod launch;
 mod operand;
 mod products;
-mod tensor_cores;
-mod tiled;
+pub(crate) mod tensor_cores;
+pub(crate) mod tiled;
 mod vectors;
 
 pub use choice::GemmChoice;

@@ -29,15 +29,16 @@ pub(crate) fn unfit(
     })
 }
 
-/// The build options that select the tensor-core path: the f64 `m16n8k4`
-/// and `m16n8k16` shapes need compute capability 9.0; 8.x devices take
-/// `m8n8k4` halves.
+/// The build options that select the tensor-core path on compute
+/// capability 9.0 and later (the f64 `m16n8k4` and `m16n8k16` shapes).
+pub(crate) const FLAGS: &str = " -D TENSOR_CORES";
+
+/// The same on 8.x devices, which take `m8n8k4` halves.
+pub(crate) const FLAGS_8X: &str = " -D TENSOR_CORES -D DMMA_M8N8K4";
+
+/// The build options that select the tensor-core path on this device.
 pub(crate) fn build_flags() -> &'static str {
-    if dmma_8x8x4_only() {
-        " -D TENSOR_CORES -D DMMA_M8N8K4"
-    } else {
-        " -D TENSOR_CORES"
-    }
+    if dmma_8x8x4_only() { FLAGS_8X } else { FLAGS }
 }
 
 /// Whether the device's FP64 tensor cores take only the `m8n8k4` shape

@@ -95,6 +95,14 @@ __kernel void cholesky_block(__global T* a, __global int* first_failure, int n, 
 #ifndef GROUPS
 #define GROUPS 4
 #endif
+// The side of the tiles of the diagonal block's trailing updates (a
+// divisor of FACTOR_BLOCK).
+#ifndef TRAILING_TILE
+#define TRAILING_TILE 4
+#endif
+#if FACTOR_BLOCK % TRAILING_TILE != 0
+#error "TRAILING_TILE must divide FACTOR_BLOCK"
+#endif
 #define OWN (LEAF / GROUPS)
 #define THREADS (LEAF * GROUPS)
 #ifdef WARP_SHUFFLE
@@ -113,6 +121,16 @@ inline double lane_value(double v, int lane) {
   return as_double((uint2)(lo, hi));
 }
 #endif
+
+// The (row, column) of the tile-th tile of a lower triangle of tiles, in
+// row-major order.
+inline int2 lower_tile(int tile) {
+  int row = (int)((sqrt(8.0f * tile + 1.0f) - 1.0f) / 2.0f);
+  // Exact whatever the square root's rounding.
+  row -= row * (row + 1) / 2 > tile;
+  row += (row + 1) * (row + 2) / 2 <= tile;
+  return (int2)(row, tile - row * (row + 1) / 2);
+}
 
 __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global int* first_failure, int n, int below, int offset, int ld, int index_base) {
   // A, then L (row r, column c at [r][c]; zero above the diagonal).
@@ -166,9 +184,11 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
       // of the unrolled loop, which would move `own` out of registers) and
       // are discarded.
       int bad = FACTOR_BLOCK;
+      // Each step's pivot comes from its lane before the step before has
+      // finished its shuffles (one shuffle fewer on the chain of steps).
+      T pivot = lane_value(own[0], 0);
 #pragma unroll
       for (int k = 0; k < FACTOR_BLOCK; k++) {
-        const T pivot = lane_value(own[k], k);
         bad = !(pivot > 0) && bad == FACTOR_BLOCK ? k : bad;
         // A double square root or division is a long subroutine on GPUs:
         // one reciprocal square root per step.
@@ -178,10 +198,15 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
         if (t == k) {
           inverse_diagonal[b + k] = inv_root;
         }
+        T next_pivot = 0;
+        if (k + 1 < FACTOR_BLOCK) {
+          next_pivot = lane_value(own[k + 1] - l_rk * l_rk, k + 1);
+        }
 #pragma unroll
         for (int c = k + 1; c < FACTOR_BLOCK; c++) {
           own[c] -= l_rk * lane_value(l_rk, c);
         }
+        pivot = next_pivot;
       }
       if (lane >= FACTOR_BLOCK ? r < LEAF : warp == 0) {
 #pragma unroll
@@ -259,17 +284,41 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     // The rest of the block's lower triangle -= L21 · L21ᵀ.
-    const int rest = LEAF - next;
-    for (int e = t; e < rest * rest; e += THREADS) {
-      const int r = next + e % rest;
-      const int c = next + e / rest;
-      if (r >= c) {
-        T s = 0;
-#pragma unroll 8
-        for (int k = b; k < next; k++) {
-          s += l[r][k] * l[c][k];
+    // A work item takes a TRAILING_TILE x TRAILING_TILE tile, so that each
+    // local read feeds several multiply-adds. (One entry per work item, two
+    // reads per multiply-add, took 4-6% longer at n = 4096 and 2-3% at
+    // 8192 on an H200.)
+    const int side = (LEAF - next) / TRAILING_TILE;
+    for (int tile = t; tile < side * (side + 1) / 2; tile += THREADS) {
+      const int2 at = lower_tile(tile);
+      const int r0 = next + TRAILING_TILE * at.x;
+      const int c0 = next + TRAILING_TILE * at.y;
+      T s[TRAILING_TILE][TRAILING_TILE] = {{0}};
+#pragma unroll
+      for (int kk = 0; kk < FACTOR_BLOCK; kk++) {
+        T rows[TRAILING_TILE];
+        T columns[TRAILING_TILE];
+#pragma unroll
+        for (int d = 0; d < TRAILING_TILE; d++) {
+          rows[d] = l[r0 + d][b + kk];
+          columns[d] = l[c0 + d][b + kk];
         }
-        l[r][c] -= s;
+#pragma unroll
+        for (int i = 0; i < TRAILING_TILE; i++) {
+#pragma unroll
+          for (int j = 0; j < TRAILING_TILE; j++) {
+            s[i][j] += rows[i] * columns[j];
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < TRAILING_TILE; i++) {
+#pragma unroll
+        for (int j = 0; j < TRAILING_TILE; j++) {
+          if (r0 + i >= c0 + j) {
+            l[r0 + i][c0 + j] -= s[i][j];
+          }
+        }
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -186,6 +186,7 @@ pub fn cholesky_decompose_with<T: ClFloat>(
         failure: &new_flag()?,
         upper_zeroed: std::cell::Cell::new(true),
         options,
+        on_gpu: Runtime::get()?.device_info().is_gpu,
     };
     panels.factor(0, n)?;
     if !panels.upper_zeroed.get() {
@@ -241,6 +242,9 @@ struct Panels<'a, T: ClFloat> {
     /// The first failing pivot, `INT_MAX` while none has failed.
     failure: &'a MatrixCl<i32>,
     options: &'a CholeskyOptions,
+    /// Whether the device is a GPU (the updates between paired leaves take
+    /// [`THIN`] there).
+    on_gpu: bool,
 }
 
 const F: &str = "cholesky_decompose";
@@ -334,7 +338,11 @@ impl<T: ClFloat> Panels<'_, T> {
             T::from_f64(-1.0),
             T::one(),
             true,
-            &WHOLE,
+            if left <= LEAF && width <= LEAF && self.on_gpu {
+                &THIN
+            } else {
+                &WHOLE
+            },
         )
     }
 
@@ -422,6 +430,22 @@ impl<T: ClFloat> Panels<'_, T> {
         )
     }
 }
+
+/// The update between the two leaves of a panel on GPUs (k and width at
+/// most a leaf's): 32 x 32 tiles without tensor cores, 2 x 2 per work item,
+/// slices of 16: twice as many work-groups as the 64 x 64 tensor-core tiles
+/// and half as many dependent slices of k. On an H200 that update took 6.8
+/// instead of 10.9 µs at n = 2048 and 8.9 instead of 11.5 at 4096, the
+/// factorization 5% less time at 1000 and 2048, 3.5% at 4096, 1% at 8192
+/// and the same at 16384 (per call, same lease).
+const THIN: MultiplyOptions = MultiplyOptions {
+    splits: Some(1),
+    config: Some(crate::GemmConfig::Tiled {
+        thread_block_size: 32,
+        work_per_thread: 2,
+        tile_k: 16,
+    }),
+};
 
 /// Products of the recursion: never split along k (the blocks are written
 /// in place and k is at most a panel's width).

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Issue #37, the Cholesky leaf's rows below by substitution (one lease): the
+# Issue #37, the final A/B of a Cholesky change (one lease; first for the
+# leaf's rows below by substitution, then its trailing tiles): the
 # linalg and side-queue tests, the Cholesky, its adjoint, cuSOLVER, the GP
 # gradient and JAX with the build before the change (.gpu/old/bench_report)
 # and after (.gpu/bench_report) alternating (scripts/cholesky_ab_gpu.sh);

@@ -1,7 +1,9 @@
 # Deletion variants of the leaf with prior columns subtracted (timing only):
 # nodiag: no diagonal tiles; norows: no rows-below pass; none: neither
 # (p still loaded, rows still read from factor); aread: rows read from a
-# in the substitution (wrong results).
+# in the substitution (wrong results). Written against the second version
+# (rows' prior columns staged in local memory, loops up to `prior`); the
+# patch in this folder is the last one (loops over all 64, unrolled by 8).
 import pathlib, sys
 src = pathlib.Path("/work/main/kernels/cl/cholesky.cl").read_text()
 diag = "  for (int s = 0; s < TILES_PER_THREAD; s++) {\n    const int tile = t + s * THREADS;\n    if (tile < LOWER_TILES) {\n      const int2 at = lower_tile(tile);\n#pragma unroll 4\n"

@@ -186,9 +186,9 @@ pub fn cholesky_decompose_with<T: ClFloat>(
         failure: &new_flag()?,
         upper_zeroed: std::cell::Cell::new(true),
         options,
-        thin_updates: {
-            let rt = Runtime::get()?;
-            rt.device_info().is_gpu && rt.tuning().gemm.is_none()
+        thin_update: MultiplyOptions {
+            config: crate::gemm::thin_update()?,
+            ..WHOLE
         },
     };
     panels.factor(0, n)?;
@@ -245,9 +245,10 @@ struct Panels<'a, T: ClFloat> {
     /// The first failing pivot, `INT_MAX` while none has failed.
     failure: &'a MatrixCl<i32>,
     options: &'a CholeskyOptions,
-    /// Whether the updates between paired leaves take [`THIN`]: on GPUs,
-    /// unless `FUSION_GEMM` chooses every product's tiling.
-    thin_updates: bool,
+    /// The options of the update between a panel's two leaves (k and width
+    /// at most `LEAF`): [`WHOLE`] with the GEMM module's thin tiling where
+    /// it has one (GPUs).
+    thin_update: MultiplyOptions,
 }
 
 const F: &str = "cholesky_decompose";
@@ -341,8 +342,8 @@ impl<T: ClFloat> Panels<'_, T> {
             T::from_f64(-1.0),
             T::one(),
             true,
-            if left <= LEAF && width <= LEAF && self.thin_updates {
-                &THIN
+            if left <= LEAF && width <= LEAF {
+                &self.thin_update
             } else {
                 &WHOLE
             },
@@ -433,22 +434,6 @@ impl<T: ClFloat> Panels<'_, T> {
         )
     }
 }
-
-/// The update between the two leaves of a panel on GPUs (k and width at
-/// most a leaf's): 32 x 32 tiles without tensor cores, 2 x 2 per work item,
-/// slices of 16: four times as many work-groups as the 64 x 64 tensor-core
-/// tiles and half as many dependent slices of k. On an H200 that update took 6.8
-/// instead of 10.9 µs at n = 2048 and 8.9 instead of 11.5 at 4096, the
-/// factorization 5% less time at 1000 and 2048, 3.5% at 4096, 1% at 8192
-/// and the same at 16384 (per call, same lease).
-const THIN: MultiplyOptions = MultiplyOptions {
-    splits: Some(1),
-    config: Some(crate::GemmConfig::Tiled {
-        thread_block_size: 32,
-        work_per_thread: 2,
-        tile_k: 16,
-    }),
-};
 
 /// Products of the recursion: never split along k (the blocks are written
 /// in place and k is at most a panel's width).

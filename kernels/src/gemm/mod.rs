@@ -27,6 +27,7 @@ pub(crate) mod tiled;
 mod vectors;
 
 pub use choice::GemmChoice;
+pub(crate) use choice::thin_update;
 pub use clfuse_core::GemmConfig;
 pub use epilogue::EpilogueGemm;
 pub use launch::MultiplyOptions;

@@ -91,10 +91,20 @@ impl GemmConfig {
     }
 }
 
-impl std::str::FromStr for GemmConfig {
-    type Err = Error;
-
-    fn from_str(text: &str) -> Result<Self> {
+impl GemmConfig {
+    /// Parses `text` as the value of the environment variable `variable`
+    /// (`FUSION_GEMM`, `FUSION_GEMM_SMALL` or `FUSION_GEMM_THIN`), whose
+    /// name an error gives.
+    ///
+    /// ```
+    /// use clfuse_core::GemmConfig;
+    /// let small = GemmConfig::parse_for("FUSION_GEMM_SMALL", "tensor,64,4,32")?;
+    /// assert_eq!(small.block(), Some((64, 64)));
+    /// let bad = GemmConfig::parse_for("FUSION_GEMM_THIN", "32,2").unwrap_err();
+    /// assert!(bad.to_string().contains("FUSION_GEMM_THIN"));
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn parse_for(variable: &'static str, text: &str) -> Result<Self> {
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
         let numbers: Vec<usize> = parts.iter().filter_map(|p| p.parse().ok()).collect();
         match (parts.first().copied(), &numbers[..]) {
@@ -121,10 +131,18 @@ impl std::str::FromStr for GemmConfig {
                 })
             }
             _ => Err(invalid(
-                "FUSION_GEMM",
+                variable,
                 text,
                 "`portable`, `TS,WPT,TILE_K` (e.g. `64,4,16`), `tensor,TS,WPT,TILE_K` (e.g. `tensor,128,8,8`) or `direct,ROWS,COLS` (e.g. `direct,16,8`), all positive",
             )),
         }
+    }
+}
+
+impl std::str::FromStr for GemmConfig {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        GemmConfig::parse_for("FUSION_GEMM", text)
     }
 }

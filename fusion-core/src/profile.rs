@@ -140,6 +140,29 @@ impl Profile {
     pub fn idle_ns(&self) -> u64 {
         self.span_ns.saturating_sub(self.busy_ns)
     }
+
+    /// Time the device had nothing queued: every command before one had
+    /// ended before the host queued it (the host was slower than the
+    /// device there), in nanoseconds.
+    ///
+    /// ```
+    /// use clfuse_core::{Profile, TimelineEntry};
+    /// let command = |queued_ns, start_ns, end_ns| TimelineEntry { name: "k".into(), queued_ns, start_ns, end_ns };
+    /// let profile = Profile { timeline: vec![command(0, 5, 10), command(30, 32, 40)], ..Profile::default() };
+    /// assert_eq!(profile.waiting_for_host_ns(), 20);
+    /// # Ok::<(), clfuse_core::Error>(())
+    /// ```
+    pub fn waiting_for_host_ns(&self) -> u64 {
+        let mut ended = None::<u64>;
+        let mut waiting = 0;
+        for command in &self.timeline {
+            if let Some(ended) = ended {
+                waiting += command.queued_ns.saturating_sub(ended);
+            }
+            ended = Some(ended.map_or(command.end_ns, |e| e.max(command.end_ns)));
+        }
+        waiting
+    }
 }
 
 /// Waits for the recorded launches and summarises them, clearing the record.
@@ -218,6 +241,13 @@ impl fmt::Display for Profile {
             self.busy_ns as f64 * 1e-6,
             self.idle_ns() as f64 * 1e-6
         )?;
+        if !self.timeline.is_empty() {
+            writeln!(
+                f,
+                "the device had nothing queued (waited for the host) for {:.3} ms",
+                self.waiting_for_host_ns() as f64 * 1e-6
+            )?;
+        }
         if self.timeline.is_empty() || self.timeline.len() > 64 {
             return Ok(());
         }

@@ -77,6 +77,15 @@ pub struct Tuning {
     /// units, and two per compute unit for lower-only products: a
     /// factorization's updates).
     pub gemm_small_below: Option<usize>,
+    /// On GPUs, the tiling of the products that take small tiles
+    /// (`FUSION_GEMM_SMALL`, a `FUSION_GEMM` value other than `portable`;
+    /// default `tensor,64,4,8` on NVIDIA devices with FP64 tensor cores,
+    /// else `64,4,8`). Ignored when `FUSION_GEMM` is set.
+    pub gemm_small: Option<GemmConfig>,
+    /// On GPUs, the tiling of a factorization's thin updates, k and width
+    /// at most 64 (`FUSION_GEMM_THIN`, as `FUSION_GEMM_SMALL`; default
+    /// `32,2,16`). Ignored when `FUSION_GEMM` is set.
+    pub gemm_thin: Option<GemmConfig>,
     /// Work-groups per compute unit of the row-vector product
     /// (`FUSION_ROW_VECTOR_GROUPS_PER_CU`, 1–64; default 4).
     pub row_vector_groups_per_cu: Option<usize>,
@@ -161,7 +170,7 @@ pub struct Tuning {
 }
 
 /// The environment variables [`Tuning::from_env`] reads, in field order.
-pub const TUNING_VARIABLES: [&str; 25] = [
+pub const TUNING_VARIABLES: [&str; 27] = [
     "FUSION_REDUCTION_GROUPS_PER_CU",
     "FUSION_STAGED_PER_WORK_ITEM",
     "FUSION_ROW_BLOCK_PREFETCH",
@@ -169,6 +178,8 @@ pub const TUNING_VARIABLES: [&str; 25] = [
     "FUSION_ROW_BLOCK_GROUPS_PER_CU",
     "FUSION_GEMM",
     "FUSION_GEMM_SMALL_BELOW",
+    "FUSION_GEMM_SMALL",
+    "FUSION_GEMM_THIN",
     "FUSION_ROW_VECTOR_GROUPS_PER_CU",
     "FUSION_ROW_VECTOR_CHUNK",
     "FUSION_CHOLESKY_LEAF_GROUPS",
@@ -232,6 +243,12 @@ impl Tuning {
             row_block_groups_per_cu: count("FUSION_ROW_BLOCK_GROUPS_PER_CU", 1..=64)?,
             gemm: lookup("FUSION_GEMM").map(|t| t.parse()).transpose()?,
             gemm_small_below: count("FUSION_GEMM_SMALL_BELOW", 1..=1_000_000)?,
+            gemm_small: lookup("FUSION_GEMM_SMALL")
+                .map(|text| GemmConfig::parse_for("FUSION_GEMM_SMALL", &text))
+                .transpose()?,
+            gemm_thin: lookup("FUSION_GEMM_THIN")
+                .map(|text| GemmConfig::parse_for("FUSION_GEMM_THIN", &text))
+                .transpose()?,
             row_vector_groups_per_cu: count("FUSION_ROW_VECTOR_GROUPS_PER_CU", 1..=64)?,
             row_vector_chunk: count("FUSION_ROW_VECTOR_CHUNK", 1..=64)?,
             cholesky_leaf_groups: count("FUSION_CHOLESKY_LEAF_GROUPS", 1..=4)?,
@@ -360,14 +377,31 @@ impl Tuning {
             0..=1_000_000,
         )?;
         check("FUSION_MIXTURE_ROWS", self.mixture_rows, 1..=8)?;
-        if let Some(GemmConfig::Tiled {
-            thread_block_size,
-            work_per_thread,
-            tile_k,
-        }) = self.gemm
-            && (thread_block_size == 0 || work_per_thread == 0 || tile_k == 0)
-        {
-            return Err(invalid("FUSION_GEMM", "0", "positive sizes"));
+        for (name, config) in [
+            ("FUSION_GEMM", self.gemm),
+            ("FUSION_GEMM_SMALL", self.gemm_small),
+            ("FUSION_GEMM_THIN", self.gemm_thin),
+        ] {
+            match config {
+                Some(
+                    GemmConfig::Tiled {
+                        thread_block_size,
+                        work_per_thread,
+                        tile_k,
+                    }
+                    | GemmConfig::TensorCores {
+                        thread_block_size,
+                        work_per_thread,
+                        tile_k,
+                    },
+                ) if thread_block_size == 0 || work_per_thread == 0 || tile_k == 0 => {
+                    return Err(invalid(name, "0", "positive sizes"));
+                }
+                Some(GemmConfig::Portable) if name != "FUSION_GEMM" => {
+                    return Err(invalid(name, "portable", "a tiling, not `portable`"));
+                }
+                _ => {}
+            }
         }
         Ok(())
     }

@@ -170,7 +170,9 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     // the factor goes to a matrix of its own, so that no product has to
     // overwrite its own operand. The copy checks the lower triangle, which
     // is all the factorization reads, for NaN and inf, and a whole `a` for
-    // symmetry on the way.
+    // symmetry on the way. The pivots' flag is made first, so that the one
+    // launch that sets the copy's flags sets it too.
+    let failure = new_flag()?;
     let (work, non_finite, asymmetry) = if symmetric_by_view {
         let (work, non_finite) = copy_checking_finite(F, a, a.view().intersection(View::Lower))?;
         (work, non_finite, None)
@@ -183,7 +185,7 @@ pub fn cholesky_decompose_with<T: ClFloat>(
     let panels = Panels {
         work: &work,
         factor: &factor,
-        failure: &new_flag()?,
+        failure: &failure,
         upper_zeroed: std::cell::Cell::new(true),
         options,
         thin_update: MultiplyOptions {

@@ -19,7 +19,7 @@ fn unset_variables_keep_the_built_in_choices() -> Result<()> {
 
 #[test]
 fn every_variable_is_read_into_its_field() -> Result<()> {
-    let cases: [(&'static str, &'static str); 25] = [
+    let cases: [(&'static str, &'static str); 27] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "8"),
         ("FUSION_STAGED_PER_WORK_ITEM", "4"),
         ("FUSION_ROW_BLOCK_PREFETCH", "0"),
@@ -27,6 +27,8 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         ("FUSION_ROW_BLOCK_GROUPS_PER_CU", "3"),
         ("FUSION_GEMM", "direct,16,8"),
         ("FUSION_GEMM_SMALL_BELOW", "40"),
+        ("FUSION_GEMM_SMALL", "tensor,64,4,32"),
+        ("FUSION_GEMM_THIN", "32,2,32"),
         ("FUSION_ROW_VECTOR_GROUPS_PER_CU", "5"),
         ("FUSION_ROW_VECTOR_CHUNK", "16"),
         ("FUSION_CHOLESKY_LEAF_GROUPS", "2"),
@@ -65,6 +67,16 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
         row_block_groups_per_cu: Some(3),
         gemm: Some(GemmConfig::Direct { rows: 16, cols: 8 }),
         gemm_small_below: Some(40),
+        gemm_small: Some(GemmConfig::TensorCores {
+            thread_block_size: 64,
+            work_per_thread: 4,
+            tile_k: 32,
+        }),
+        gemm_thin: Some(GemmConfig::Tiled {
+            thread_block_size: 32,
+            work_per_thread: 2,
+            tile_k: 32,
+        }),
         row_vector_groups_per_cu: Some(5),
         row_vector_chunk: Some(16),
         cholesky_leaf_groups: Some(2),
@@ -90,7 +102,7 @@ fn every_variable_is_read_into_its_field() -> Result<()> {
 
 #[test]
 fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
-    let bad: [(&'static str, &'static str, &str); 18] = [
+    let bad: [(&'static str, &'static str, &str); 20] = [
         ("FUSION_REDUCTION_GROUPS_PER_CU", "0", "1–1024"),
         ("FUSION_REDUCTION_GROUPS_PER_CU", "lots", "1–1024"),
         ("FUSION_STAGED_PER_WORK_ITEM", "65", "1–64"),
@@ -100,6 +112,8 @@ fn a_bad_value_is_an_error_naming_the_variable_and_the_range() {
         ("FUSION_ROW_BLOCK_GROUPS_PER_CU", "-1", "1–64"),
         ("FUSION_GEMM", "64,4", "TS,WPT,TILE_K"),
         ("FUSION_GEMM_SMALL_BELOW", "0", "1–1000000"),
+        ("FUSION_GEMM_SMALL", "portable", "a tiling"),
+        ("FUSION_GEMM_THIN", "32,2", "TS,WPT,TILE_K"),
         ("FUSION_ROW_VECTOR_GROUPS_PER_CU", "1e3", "1–64"),
         ("FUSION_ROW_VECTOR_CHUNK", "128", "1–64"),
         ("FUSION_CHOLESKY_LEAF_GROUPS", "3", "1, 2 or 4"),

@@ -216,7 +216,16 @@ struct Small {
     below: usize,
     /// The same for `lower_only` products (a factorization's updates).
     update_below: usize,
+    /// The tiling of thin updates ([`THIN`] unless `FUSION_GEMM_THIN`).
+    thin: GemmConfig,
 }
+
+/// The built-in tiling of thin updates (see [`Chosen::thin_update`]).
+const THIN: GemmConfig = GemmConfig::Tiled {
+    thread_block_size: 32,
+    work_per_thread: 2,
+    tile_k: 16,
+};
 
 impl Chosen {
     /// The configuration of an `m x n` product (see [`GemmChoice::for_shape`]).
@@ -254,11 +263,7 @@ impl Chosen {
     /// 1000 and 2048, 3.5% at 4096, 1% at 8192 and the same at 16384 (per
     /// call, same lease).
     fn thin_update(&self) -> Option<GemmConfig> {
-        self.small.map(|_| GemmConfig::Tiled {
-            thread_block_size: 32,
-            work_per_thread: 2,
-            tile_k: 16,
-        })
+        self.small.map(|small| small.thin)
     }
 
     /// The same choice without tensor cores.
@@ -267,6 +272,7 @@ impl Chosen {
             config: portable(self.config),
             small: self.small.map(|small| Small {
                 config: portable(small.config),
+                thin: portable(small.thin),
                 ..small
             }),
         }
@@ -321,15 +327,22 @@ fn choose() -> Result<Chosen> {
                     }
                 }
             };
-            let small = tiles(64, 4);
+            let tuning = rt.tuning();
+            // A tiling the environment names must fit the device; the
+            // built-in one is dropped where it does not.
+            for config in [tuning.gemm_small, tuning.gemm_thin].into_iter().flatten() {
+                config.validate::<f64>()?;
+            }
+            let small = tuning.gemm_small.unwrap_or(tiles(64, 4));
             let compute_units = info.compute_units as usize;
-            let below = rt.tuning().gemm_small_below;
+            let below = tuning.gemm_small_below;
             Chosen {
                 config: tiles(128, 8),
                 small: small.validate::<f64>().is_ok().then_some(Small {
                     config: small,
                     below: below.unwrap_or(compute_units.div_ceil(4)),
                     update_below: below.unwrap_or(2 * compute_units),
+                    thin: tuning.gemm_thin.unwrap_or(THIN),
                 }),
             }
         }
@@ -360,6 +373,7 @@ mod tests {
                 config: tiles(64, 4),
                 below: 33,
                 update_below: 264,
+                thin: THIN,
             }),
         }
     }

@@ -221,6 +221,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         records: Vec::new(),
         progress,
         profiles: Vec::new(),
+        timelines: String::new(),
     };
     eprintln!(
         "device: {} ({}), driver {}",
@@ -496,6 +497,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         std::fs::write(
             args.out.join("profiles.md"),
             format!("# Kernel timelines (FUSION_PROFILING=1)\n\n{text}"),
+        )?;
+        std::fs::write(
+            args.out.join("timelines.csv"),
+            format!(
+                "profile,command,queued_us,start_us,end_us\n{}",
+                ctx.timelines
+            ),
         )?;
     }
     // CI relies on this: the report must parse back and hold records.

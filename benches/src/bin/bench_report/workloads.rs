@@ -14,6 +14,9 @@ pub struct Ctx {
     pub progress: indicatif::ProgressBar,
     /// Kernel timelines (`FUSION_PROFILING=1`): title and table.
     pub profiles: Vec<(String, String)>,
+    /// Every profiled call's commands, as CSV rows (profile, command,
+    /// queued, start and end in µs from its first command).
+    pub timelines: String,
 }
 
 impl Ctx {
@@ -53,6 +56,16 @@ impl Ctx {
         clfuse::clfuse_core::profile_mark("(host: call returned)")?;
         rt.finish()?;
         let profile = clfuse::clfuse_core::take_profile()?;
+        for c in &profile.timeline {
+            let us = |ns: u64| ns as f64 * 1e-3;
+            self.timelines += &format!(
+                "\"{title}\",\"{}\",{:.1},{:.1},{:.1}\n",
+                c.name,
+                us(c.queued_ns),
+                us(c.start_ns),
+                us(c.end_ns)
+            );
+        }
         self.profiles.push((title, profile.to_string()));
         Ok(())
     }

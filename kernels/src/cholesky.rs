@@ -361,16 +361,21 @@ impl<T: ClFloat> Panels<'_, T> {
         let below = n - first - width;
         let rt = Runtime::get()?;
         let info = rt.device_info();
-        let leaf_bytes = (LEAF * (LEAF + 1) + LEAF) * std::mem::size_of::<T>() + 4;
         let (groups, leaf_option) = leaf_groups(rt);
-        // Doubles on NVIDIA: one warp factors each half of the diagonal
-        // block, exchanging values by shuffles (inline PTX).
+        // Doubles on NVIDIA: warps factor the diagonal block's columns in
+        // registers, exchanging values by shuffles and warp barriers
+        // (inline PTX).
         let shuffles = std::mem::size_of::<T>() == 8 && info.nv_compute_capability.is_some();
         let options = format!(
             "{leaf_option}{}",
             if shuffles { " -D WARP_SHUFFLE" } else { "" }
         );
         let threads = LEAF * groups;
+        // The leaf's local memory (cholesky.cl): the padded block, the
+        // reciprocal pivots, two flags and, with shuffles, each warp's step
+        // columns.
+        let step_columns = if shuffles { threads / 32 * 2 * 32 } else { 0 };
+        let leaf_bytes = (LEAF * (LEAF + 1) + LEAF + step_columns) * std::mem::size_of::<T>() + 8;
         let diagonal = int(F, "a", first + n * first)?;
         if width <= LEAF
             && leaf_bytes as u64 <= info.local_mem_bytes

@@ -89,9 +89,7 @@ impl GemmConfig {
             GemmConfig::Portable => None,
         }
     }
-}
 
-impl GemmConfig {
     /// Parses `text` as the value of the environment variable `variable`
     /// (`FUSION_GEMM`, `FUSION_GEMM_SMALL` or `FUSION_GEMM_THIN`), whose
     /// name an error gives.

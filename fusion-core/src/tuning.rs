@@ -233,6 +233,11 @@ impl Tuning {
                 .map(|text| parse_count(name, &text, range))
                 .transpose()
         };
+        let tiling = |name: &'static str| {
+            lookup(name)
+                .map(|text| GemmConfig::parse_for(name, &text))
+                .transpose()
+        };
         let tuning = Tuning {
             reduction_groups_per_cu: count("FUSION_REDUCTION_GROUPS_PER_CU", 1..=1024)?,
             staged_per_work_item: count("FUSION_STAGED_PER_WORK_ITEM", 1..=64)?,
@@ -241,14 +246,10 @@ impl Tuning {
                 .transpose()?,
             row_block_group_size: count("FUSION_ROW_BLOCK_GROUP_SIZE", 1..=256)?,
             row_block_groups_per_cu: count("FUSION_ROW_BLOCK_GROUPS_PER_CU", 1..=64)?,
-            gemm: lookup("FUSION_GEMM").map(|t| t.parse()).transpose()?,
+            gemm: tiling("FUSION_GEMM")?,
             gemm_small_below: count("FUSION_GEMM_SMALL_BELOW", 1..=1_000_000)?,
-            gemm_small: lookup("FUSION_GEMM_SMALL")
-                .map(|text| GemmConfig::parse_for("FUSION_GEMM_SMALL", &text))
-                .transpose()?,
-            gemm_thin: lookup("FUSION_GEMM_THIN")
-                .map(|text| GemmConfig::parse_for("FUSION_GEMM_THIN", &text))
-                .transpose()?,
+            gemm_small: tiling("FUSION_GEMM_SMALL")?,
+            gemm_thin: tiling("FUSION_GEMM_THIN")?,
             row_vector_groups_per_cu: count("FUSION_ROW_VECTOR_GROUPS_PER_CU", 1..=64)?,
             row_vector_chunk: count("FUSION_ROW_VECTOR_CHUNK", 1..=64)?,
             cholesky_leaf_groups: count("FUSION_CHOLESKY_LEAF_GROUPS", 1..=4)?,

@@ -133,6 +133,9 @@ inline int2 lower_tile(int tile) {
   return (int2)(row, tile - row * (row + 1) / 2);
 }
 
+// The host launches THREADS work items per work-group; the compiler may
+// budget registers for exactly that.
+__attribute__((reqd_work_group_size(THREADS, 1, 1)))
 __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global int* first_failure, int n, int below, int offset, int ld, int index_base) {
   // A, then L (row r, column c at [r][c]; zero above the diagonal).
   __local T l[LEAF][LEAF + 1];
@@ -158,7 +161,13 @@ __kernel void cholesky_leaf(__global const T* a, __global T* factor, __global in
     failed_before = *first_failure != INT_MAX;
     failed = 0;
   }
-  for (int e = t; e < LEAF * LEAF; e += THREADS) {
+  // A fixed trip count, unrolled: every load of the block is in flight
+  // before the first store to local memory (the loop as `e += THREADS` was
+  // not unrolled on an H200, and the factorization 1.5-2.5% slower at
+  // n = 2048 to 8192).
+#pragma unroll
+  for (int m = 0; m < LEAF * LEAF / THREADS; m++) {
+    const int e = t + m * THREADS;
     const int r = e % LEAF;
     const int c = e / LEAF;
     l[r][c] = (r < n && c <= r) ? a[offset + r + ld * c] : (r == c ? 1 : 0);

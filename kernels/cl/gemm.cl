@@ -20,7 +20,9 @@
 // TENSOR_CORES (NVIDIA, compute capability 8.0 and 9.0+, built only there)
 // keeps the staging above and computes with FP64 tensor cores instead: the
 // RTS x RTS work items form 8 warps in a 4 x 2 grid, each warp owning a
-// (TS / 4) x (TS / 2) block of the tile as 16 x 8 accumulator fragments,
+// (TS / 4) x (TS / 2) block of the tile as 16 x 8 accumulator fragments
+// (with -D GROUP_THREADS=512, RTS x 2 RTS work items form 16 warps in a
+// 4 x 4 grid of (TS / 4) x (TS / 4) blocks),
 // advanced by mma.m16n8k16 when TILE_K is a multiple of 16 (compute
 // capability 9.0+), else by mma.m16n8k4 (two m8n8k4 on 8.x); the fragment
 // layouts are at K_STEP below. That needs RTS * RTS = 256, TS a multiple
@@ -57,6 +59,12 @@
 #define TS THREAD_BLOCK_SIZE
 #define WPT WORK_PER_THREAD
 #define RTS (THREAD_BLOCK_SIZE / WORK_PER_THREAD)
+// Work items per work-group: RTS x RTS, or with TENSOR_CORES twice as many
+// (-D GROUP_THREADS=512: 16 warps, each with half the accumulators, for
+// the lower-only products of factorizations; see src/gemm/tensor_cores.rs).
+#ifndef GROUP_THREADS
+#define GROUP_THREADS (RTS * RTS)
+#endif
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -95,9 +103,9 @@
 
 // Which tile element the l-th staged load is: consecutive work items read
 // consecutive addresses of the stored (possibly transposed) operand.
-#define LOADS ((TS * TILE_K + RTS * RTS - 1) / (RTS * RTS))
+#define LOADS ((TS * TILE_K + GROUP_THREADS - 1) / GROUP_THREADS)
 // Every work item's last staged load is inside the tile.
-#define EXACT_LOADS (LOADS * RTS * RTS == TS * TILE_K)
+#define EXACT_LOADS (LOADS * GROUP_THREADS == TS * TILE_K)
 #define STAGED(l) (EXACT_LOADS || (l) < TS * TILE_K)
 #ifdef TRANS_A
 #define A_KK(l) ((l) % TILE_K)
@@ -118,7 +126,7 @@
 // matrices, the k range and the views).
 #define FETCH_TILES(k0) \
   for (int n = 0; n < LOADS; n++) { \
-    const int l = thread + n * RTS * RTS; \
+    const int l = thread + n * GROUP_THREADS; \
     const int i = row0 + A_II(l); \
     const int ka = (k0) + A_KK(l); \
     a_next[n] = (STAGED(l) && i < M && ka < k_end && IN_VIEW(i, ka, view_a)) ? A_AT(i, ka) : 0; \
@@ -130,7 +138,7 @@
 // The same for a k slice that lies inside both operands entirely.
 #define FETCH_INTERIOR_TILES(k0) \
   for (int n = 0; n < LOADS; n++) { \
-    const int l = thread + n * RTS * RTS; \
+    const int l = thread + n * GROUP_THREADS; \
     if (STAGED(l)) { \
       a_next[n] = A_AT(row0 + A_II(l), (k0) + A_KK(l)); \
       b_next[n] = B_AT((k0) + B_KK(l), col0 + B_JJ(l)); \
@@ -148,7 +156,7 @@
 #ifndef WARPS_M
 #define WARPS_M 4
 #endif
-#define WARPS_N (8 / WARPS_M)
+#define WARPS_N (GROUP_THREADS / 32 / WARPS_M)
 // Rows and columns of C per warp, and its 16 x 8 fragments each way.
 #define WARP_ROWS (TS / WARPS_M)
 #define WARP_COLS (TS / WARPS_N)
@@ -295,7 +303,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
   for (int tile = tile_begin; tile < tile_end; tile++) {
 #pragma unroll
     for (int n = 0; n < LOADS; n++) {
-      const int l = thread + n * RTS * RTS;
+      const int l = thread + n * GROUP_THREADS;
       if (STAGED(l)) {
         a_tile[A_KK(l)][A_II(l)] = a_next[n];
         b_tile[B_KK(l)][B_JJ(l)] = b_next[n];
@@ -393,7 +401,7 @@ inline void gemm_tile(const __global T* a, const __global T* b, __global T* c, i
 
 #ifdef TENSOR_CORES
 // The work-group size is fixed: the compiler may budget registers for it.
-__attribute__((reqd_work_group_size(RTS, RTS, 1)))
+__attribute__((reqd_work_group_size(RTS, GROUP_THREADS / RTS, 1)))
 __kernel void gemm_dmma(const __global T* a, const __global T* b, __global T* c, int M, int N, int K, int offset_a, int lda, int offset_b, int ldb, int offset_c, int ldc, int view_a, int view_b, T alpha, T beta EPILOGUE_PARAMS) {
   __local T a_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));
   __local T b_tile[TILE_K][TS + PAD] __attribute__((aligned(16)));

@@ -82,15 +82,25 @@ fn nvidia_only_kernel_paths_compile() {
         .collect();
     failed.extend(failures(clang, "cholesky", CHOLESKY, &leaf));
     // The tensor-core GEMM: the GPUs' two blockings, slices of 8 and 16,
-    // both MMA shapes, lower-only and transposed operands (the launcher's
-    // own options for each).
+    // both MMA shapes, 8 and 16 warps, lower-only and transposed operands
+    // (the launcher's own options for each).
     let mut gemm = Vec::new();
     for (block, per_item) in [(64, 4), (128, 8)] {
         for tile_k in [8, 16] {
             for shape in [tensor_cores::FLAGS, tensor_cores::FLAGS_8X] {
-                let (_, blocking) = tiled::launch_shape(block, per_item, tile_k, (1, 1, 1), shape);
-                for extra in ["", "-D LOWER_ONLY", "-D TRANS_A -D TRANS_B"] {
-                    gemm.push(format!("-D T=double {blocking} {extra}"));
+                // 16 warps (two rows of items) only on 128-wide tiles.
+                for rows_of_items in [1, 1 + usize::from(block == 128)] {
+                    let (_, blocking) = tiled::launch_shape(
+                        block,
+                        per_item,
+                        tile_k,
+                        (1, 1, 1),
+                        shape,
+                        rows_of_items,
+                    );
+                    for extra in ["", "-D LOWER_ONLY", "-D TRANS_A -D TRANS_B"] {
+                        gemm.push(format!("-D T=double {blocking} {extra}"));
+                    }
                 }
             }
         }

@@ -152,7 +152,7 @@ impl GemmSetup {
             } => (
                 Kernel::Tiled,
                 [1, as_u32(ts), as_u32(wpt), as_u32(tile_k)],
-                tiled::launch_shape(ts, wpt, tile_k, shape, ""),
+                tiled::launch_shape(ts, wpt, tile_k, shape, "", 1),
             ),
             GemmConfig::TensorCores {
                 thread_block_size: ts,
@@ -161,7 +161,18 @@ impl GemmSetup {
             } => (
                 Kernel::TensorCores,
                 [2, as_u32(ts), as_u32(wpt), as_u32(tile_k)],
-                tiled::launch_shape(ts, wpt, tile_k, shape, tensor_cores::build_flags()),
+                tiled::launch_shape(
+                    ts,
+                    wpt,
+                    tile_k,
+                    shape,
+                    tensor_cores::build_flags(),
+                    tensor_cores::rows_of_items(
+                        Runtime::get()?.device_info().max_work_group_size,
+                        ts,
+                        lower_only,
+                    ),
+                ),
             ),
             GemmConfig::Direct { rows, cols } => (
                 Kernel::Direct,

@@ -29,6 +29,26 @@ pub(crate) fn unfit(
     })
 }
 
+/// How many times `(TS / WPT)²` work items a tensor-core work-group has:
+/// 2 (16 warps in a 4 x 4 grid of 32 x 32 blocks, 80 registers each on an
+/// H200) for lower-only products on 128 x 128 tiles where the device allows
+/// 512 work items, else 1 (8 warps in a 4 x 2 grid of 32 x 64 blocks). On an
+/// H200 the 16 warps took the Cholesky at n = 16384 from 46.8 to 46.0 ms
+/// (its updates are lower-only `A·Bᵀ`) and left 4096 and 8192 alike, but
+/// made square products 1-8% slower (DGEMM 2048 to 8192), so only
+/// lower-only ones take them.
+pub(crate) fn rows_of_items(
+    max_work_group_size: usize,
+    thread_block_size: usize,
+    lower_only: bool,
+) -> usize {
+    if lower_only && thread_block_size == 128 && max_work_group_size >= 512 {
+        2
+    } else {
+        1
+    }
+}
+
 /// The build options that select the tensor-core path on compute
 /// capability 9.0 and later (the f64 `m16n8k4` and `m16n8k16` shapes).
 pub(crate) const FLAGS: &str = " -D TENSOR_CORES";
@@ -46,4 +66,40 @@ pub(crate) fn build_flags() -> &'static str {
 /// `m16n8k16`.
 fn dmma_8x8x4_only() -> bool {
     Runtime::get().is_ok_and(|rt| matches!(rt.device_info().nv_compute_capability, Some((8, _))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::tiled;
+    use clfuse_core::NdRange;
+
+    #[test]
+    fn lower_only_products_on_large_tiles_take_sixteen_warps() {
+        assert_eq!(rows_of_items(1024, 128, true), 2);
+        assert_eq!(rows_of_items(1024, 128, false), 1);
+        assert_eq!(rows_of_items(1024, 64, true), 1);
+        // A device that cannot run 512 work items keeps 8 warps.
+        assert_eq!(rows_of_items(256, 128, true), 1);
+    }
+
+    #[test]
+    fn sixteen_warps_double_the_work_groups_rows_of_items() {
+        // 1000 x 300 in 2 parts: 8 x 3 tiles of 128, 16 x 16 or 16 x 32 items.
+        let (range, options) = tiled::launch_shape(128, 8, 8, (1000, 300, 2), FLAGS, 2);
+        assert_eq!(
+            range,
+            NdRange::d3([8 * 16, 3 * 32, 2]).with_local(&[16, 32, 1])
+        );
+        assert!(
+            options.ends_with("-D TENSOR_CORES -D GROUP_THREADS=512"),
+            "{options}"
+        );
+        let (range, options) = tiled::launch_shape(128, 8, 8, (1000, 300, 2), FLAGS, 1);
+        assert_eq!(
+            range,
+            NdRange::d3([8 * 16, 3 * 16, 2]).with_local(&[16, 16, 1])
+        );
+        assert!(!options.contains("GROUP_THREADS"), "{options}");
+    }
 }

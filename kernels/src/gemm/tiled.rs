@@ -36,21 +36,33 @@ pub(crate) fn unfit<T: ClFloat>(
 }
 
 /// The grid of an `m x n` product in `splits` parts along k, and the build
-/// options of the blocking (`extra`: the tensor-core path's flags).
+/// options of the blocking (`extra`: the tensor-core path's flags). A
+/// work-group has `(TS / WPT)²` work items, or `rows_of_items` times as many
+/// (the tensor-core path's 16 warps: [`tensor_cores::rows_of_items`](super::tensor_cores::rows_of_items)).
 pub(crate) fn launch_shape(
     thread_block_size: usize,
     work_per_thread: usize,
     tile_k: usize,
     (m, n, splits): (usize, usize, usize),
     extra: &str,
+    rows_of_items: usize,
 ) -> (NdRange, String) {
     let ts = thread_block_size;
     let rts = ts / work_per_thread;
+    let deep = rows_of_items.max(1);
+    let threads = if deep > 1 {
+        format!(" -D GROUP_THREADS={}", rts * rts * deep)
+    } else {
+        String::new()
+    };
     (
-        NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts, splits])
-            .with_local(&[rts, rts, 1]),
+        NdRange::d3([m.div_ceil(ts) * rts, n.div_ceil(ts) * rts * deep, splits]).with_local(&[
+            rts,
+            rts * deep,
+            1,
+        ]),
         format!(
-            "-D THREAD_BLOCK_SIZE={ts} -D WORK_PER_THREAD={work_per_thread} -D TILE_K={tile_k}{extra}"
+            "-D THREAD_BLOCK_SIZE={ts} -D WORK_PER_THREAD={work_per_thread} -D TILE_K={tile_k}{extra}{threads}"
         ),
     )
 }

@@ -25,8 +25,8 @@
 // 4 x 4 grid of (TS / 4) x (TS / 4) blocks),
 // advanced by mma.m16n8k16 when TILE_K is a multiple of 16 (compute
 // capability 9.0+), else by mma.m16n8k4 (two m8n8k4 on 8.x); the fragment
-// layouts are at K_STEP below. That needs RTS * RTS = 256, TS a multiple
-// of 64 and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
+// layouts are at K_STEP below. That needs RTS = 16, TS a multiple of 64
+// and TILE_K of 4; the host checks. Its entry point is `gemm_dmma`,
 // so that profiles say which path ran.
 //
 // EPILOGUE (defined by a generated prelude, see `src/gemm/epilogue.rs`): a fused
@@ -64,6 +64,9 @@
 // the lower-only products of factorizations; see src/gemm/tensor_cores.rs).
 #ifndef GROUP_THREADS
 #define GROUP_THREADS (RTS * RTS)
+#endif
+#if !defined(TENSOR_CORES) && GROUP_THREADS != RTS * RTS
+#error "GROUP_THREADS other than RTS * RTS needs TENSOR_CORES (the tiled path's register blocks are RTS x RTS)"
 #endif
 
 #define CAT_(a, b) a##b

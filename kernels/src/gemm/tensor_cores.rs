@@ -84,7 +84,7 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_warps_double_the_work_groups_rows_of_items() {
+    fn sixteen_warps_launch_twice_the_work_items_of_a_tile() {
         // 1000 x 300 in 2 parts: 8 x 3 tiles of 128, 16 x 16 or 16 x 32 items.
         let (range, options) = tiled::launch_shape(128, 8, 8, (1000, 300, 2), FLAGS, 2);
         assert_eq!(

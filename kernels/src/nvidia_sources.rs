@@ -88,8 +88,10 @@ fn nvidia_only_kernel_paths_compile() {
     for (block, per_item) in [(64, 4), (128, 8)] {
         for tile_k in [8, 16] {
             for shape in [tensor_cores::FLAGS, tensor_cores::FLAGS_8X] {
-                // 16 warps (two rows of items) only on 128-wide tiles.
-                for rows_of_items in [1, 1 + usize::from(block == 128)] {
+                // 8 warps, and 16 where the launcher takes them.
+                let mut rows = vec![1, tensor_cores::rows_of_items(usize::MAX, block, true)];
+                rows.dedup();
+                for rows_of_items in rows {
                     let (_, blocking) = tiled::launch_shape(
                         block,
                         per_item,
